@@ -1,0 +1,1 @@
+"""fxcourse's grader: the check library, notebook restoration, the hardened runner and the CLI."""

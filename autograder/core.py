@@ -1,0 +1,233 @@
+"""The check framework: a check is cases + evidence + judge, run in-process or across a process boundary.
+
+A `Check` describes how to test one graded function once, and every entry point uses it:
+
+* nbgrader test cells and pytest call `run_check`, which calls the learner's function in this process;
+* the hardened grader calls the function in a jailed worker (`autograder.worker`), which returns only
+  the plain *evidence* of each case, and judges that evidence here, where learner code never runs.
+
+`cases(hidden)` builds fresh, seeded inputs (the same ones in the worker and in the judge);
+`evidence(result, args)` turns what the learner's function returned into plain data (numbers, strings,
+lists, dicts, tensors) and may raise `CheckFailed` when the result has the wrong type;
+`judge(case, evidence)` compares the evidence with the reference and raises `CheckFailed` with a message
+that says what was expected, what was found and where.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import re
+import sys
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import torch
+
+__all__ = [
+    "CheckFailed", "Case", "Check", "CaseResult", "run_check", "check_quiz", "get_check", "collect_evidence",
+    "judge_evidence", "plain", "QUIZ_CHOICES",
+]
+
+QUIZ_CHOICES = "ABCDE"
+
+
+class CheckFailed(AssertionError):
+    """A check did not pass: `message` says what was expected and found; `hint` what to try."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message + (f"\nHint: {hint}" if hint else ""))
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the learner's function: a label for messages and a factory of fresh arguments."""
+
+    label: str
+    make: Callable[[], tuple]
+    kwargs: Callable[[], dict] = field(default=dict)
+    data: dict = field(default_factory=dict)  # anything the judge wants to know about the case
+
+
+@dataclass(frozen=True)
+class Check:
+    """How to test one graded function: its cases, how to describe a result, how to judge it."""
+
+    function: str
+    cases: Callable[[bool], list[Case]]
+    evidence: Callable[[Any, tuple], Any]
+    judge: Callable[[Case, Any], None]
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    label: str
+    passed: bool
+    message: str
+    hint: str | None = None
+
+
+# ----------------------------------------------------------------------------------------- registry
+
+def get_check(assignment: str, function: str) -> Check:
+    """The check of `function` in exercise `assignment` (module autograder.checks.<assignment>)."""
+    if not re.fullmatch(r"ex\d\d_[a-z0-9_]+", assignment):
+        raise KeyError(f"unknown assignment {assignment!r}: expected a name like 'ex01_tracing'")
+    try:
+        module = importlib.import_module(f"autograder.checks.{assignment}")
+    except ModuleNotFoundError as exc:
+        raise KeyError(f"unknown assignment {assignment!r}: no check module autograder.checks.{assignment}") from exc
+    checks: dict[str, Check] = module.CHECKS
+    if function not in checks:
+        raise KeyError(f"assignment {assignment!r} has no check for {function!r}; "
+                       f"it checks {', '.join(sorted(checks))}")
+    return checks[function]
+
+
+# ------------------------------------------------------------------------------------ plain evidence
+
+_PLAIN_SCALARS = (type(None), bool, int, float, str)
+
+
+def plain(value: Any, where: str = "evidence") -> Any:
+    """Check that `value` is plain data (scalars, str, lists, tuples, str-keyed dicts, dense tensors)."""
+    if type(value) in _PLAIN_SCALARS:
+        return value
+    if type(value) is torch.Tensor or type(value) is torch.nn.Parameter:
+        return value.detach().clone().contiguous() if type(value) is torch.Tensor else value.detach().clone()
+    if type(value) in (list, tuple):
+        return type(value)(plain(v, f"{where}[{i}]") for i, v in enumerate(value))
+    if type(value) is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise TypeError(f"{where}: dict keys must be str, got {type(k).__name__}")
+            out[k] = plain(v, f"{where}[{k!r}]")
+        return out
+    raise TypeError(f"{where}: {type(value).__name__} is not plain data")
+
+
+def _raised(exc: BaseException) -> dict:
+    tb = traceback.extract_tb(exc.__traceback__)
+    line = next((f"line {fr.lineno}: {fr.line}" for fr in reversed(tb) if fr.filename.startswith("<")), "")
+    return {"__raised__": type(exc).__name__, "message": str(exc)[:2000], "where": line[:300]}
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterable[io.StringIO]:
+    """Capture stdout, stderr and warnings of learner code: output is data, never a verdict."""
+    buf = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+        warnings.simplefilter("ignore")
+        yield buf
+
+
+def collect_evidence(check: Check, fn: Any, case: Case) -> Any:
+    """Call the learner's `fn` on a fresh copy of the case's inputs and return plain evidence."""
+    if not callable(fn):
+        return {"__missing__": f"{check.function} is {type(fn).__name__}, not a function"}
+    with _quiet():
+        args = case.make()
+        kwargs = case.kwargs()
+        try:
+            result = fn(*args, **kwargs)
+        except NotImplementedError as exc:
+            return {"__todo__": str(exc)[:300]}
+        except Exception as exc:  # the learner's error is evidence, not a crash
+            return _raised(exc)
+        try:
+            return plain(check.evidence(result, args))
+        except CheckFailed as exc:
+            return {"__failed__": exc.message, "hint": exc.hint}
+        except Exception as exc:
+            return {"__failed__": f"could not inspect what {check.function} returned: "
+                                  f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}
+
+
+def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
+    """Judge one case's evidence; never runs learner code."""
+    from .hints import hint_for_error  # local: hints imports core
+    name, label = check.function, case.label
+    if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
+        kind = next(iter(evidence))
+        if kind == "__missing__":
+            return CaseResult(label, False, f"{name} is not defined: {evidence[kind]}",
+                              f"run the cell that defines {name}, and keep its name")
+        if kind == "__todo__":
+            return CaseResult(label, False, f"{name} is not implemented yet (it raises NotImplementedError)",
+                              f"replace `raise NotImplementedError()` in {name} with your code")
+        if kind == "__raised__":
+            where = f" ({evidence['where']})" if evidence.get("where") else ""
+            msg = f"{name} raised {evidence['__raised__']} on {label}{where}: {evidence['message']}"
+            return CaseResult(label, False, msg, hint_for_error(evidence["__raised__"], evidence["message"]))
+        if kind == "__failed__":
+            return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}", evidence.get("hint"))
+        if kind == "__crashed__":
+            return CaseResult(label, False, f"{name} on {label}: {evidence['__crashed__']}", None)
+    try:
+        with _quiet():
+            check.judge(case, evidence)
+    except CheckFailed as exc:
+        return CaseResult(label, False, f"{name} on {label}: {exc.message}", exc.hint)
+    return CaseResult(label, True, "passed")
+
+
+# ------------------------------------------------------------------------------------ in-process runs
+
+def run_check(assignment: str, function: str, fn: Any, hidden: bool = False) -> list[CaseResult]:
+    """Check the learner's `fn` in this process; raise CheckFailed on the first failing case.
+
+    This is what nbgrader test cells call. `hidden=True` runs the hidden cases instead of the visible ones.
+    """
+    __tracebackhide__ = True
+    check = get_check(assignment, function)
+    results = []
+    for case in check.cases(hidden):
+        result = judge_evidence(check, case, collect_evidence(check, fn, case))
+        results.append(result)
+        if not result.passed:
+            raise CheckFailed(result.message, result.hint)
+    kind = "hidden" if hidden else "visible"
+    print(f"\u2714 {function}: {len(results)} {kind} case(s) passed")
+    return results
+
+
+def check_quiz(question: str, answer: Any, key: str | None = None, choices: str = QUIZ_CHOICES) -> None:
+    """Check a quiz answer: one capital letter among `choices`; with `key`, the right one.
+
+    Messages never contain the key.
+    """
+    __tracebackhide__ = True
+    result = judge_quiz(question, quiz_evidence(answer), key, choices)
+    if not result.passed:
+        raise CheckFailed(result.message, result.hint)
+    print(f"\u2714 {question}: " + ("correct" if key else "answered"))
+
+
+def quiz_evidence(answer: Any) -> Any:
+    """Plain evidence of a quiz answer: the string itself, or the name of its type."""
+    if type(answer) is str:
+        return answer[:20]
+    return {"__type__": type(answer).__name__}
+
+
+def judge_quiz(question: str, evidence: Any, key: str | None, choices: str = QUIZ_CHOICES) -> CaseResult:
+    if isinstance(evidence, dict):
+        kind = evidence.get("__type__", "nothing")
+        if kind == "NotImplementedError":
+            return CaseResult(question, False, f"{question} is not answered yet",
+                              f'assign one capital letter, for example {question} = "A"')
+        return CaseResult(question, False, f"{question} must be one capital letter in a string, got {kind}",
+                          f'write {question} = "A" (with quotes), using one of {", ".join(choices)}')
+    if evidence not in tuple(choices):
+        return CaseResult(question, False, f"{question} = {evidence!r} is not one of {', '.join(choices)}",
+                          "answer with one capital letter, in quotes")
+    if key is not None and evidence != key:
+        return CaseResult(question, False, f"{question} = {evidence!r} is not the right answer",
+                          "reread the lesson section the question is about, then try again")
+    return CaseResult(question, True, "passed")

@@ -1,0 +1,40 @@
+"""Hints recognised from the error a learner's function raised: torch.fx's usual failures, said plainly."""
+from __future__ import annotations
+
+import re
+
+__all__ = ["ERROR_HINTS", "hint_for_error"]
+
+# (exception type or None for any, regex on the message, hint). First match wins.
+ERROR_HINTS: list[tuple[str | None, str, str]] = [
+    ("TraceError", r"symbolically traced variables cannot be used as inputs to control flow",
+     "a Python `if`/`while` on a traced tensor cannot be recorded; move the branch into a function "
+     "wrapped with torch.fx.wrap, make the module a leaf, or fix the value with concrete_args"),
+    (None, r"Proxy object cannot be iterated|object of type 'Proxy' has no len|'len' is not supported",
+     "len() and iteration need a concrete size, which a Proxy does not have during tracing; "
+     "wrap the helper with torch.fx.wrap or pass the value through concrete_args"),
+    (None, r"is not an nn\.Module|has no attribute .*call_module|Node referenced nonexistent target|"
+           r"Tried to use .* as a call_module target",
+     "a call_module target must be the string name of a submodule registered on the GraphModule "
+     "(gm.add_submodule(name, module)), not a module object"),
+    ("UnboundLocalError", r"",
+     "inside a pass, make sure every variable is assigned on every path before it is used"),
+    ("RuntimeError", r"(erase|Tried to erase) Node .* but it still had \d+ users",
+     "a node can only be erased once nothing uses it: call node.replace_all_uses_with(new) first"),
+    (None, r"replace_all_uses_of_node",
+     "there is no GraphModule.replace_all_uses_of_node; use node.replace_all_uses_with(new_node)"),
+    (None, r"Node .* (uses|used before|is used before it is defined)|lint",
+     "graph.lint() found a node used before it is defined or not in the graph: insert new nodes with "
+     "graph.inserting_after(node) so they come after their inputs"),
+    (None, r"mat1 and mat2 shapes cannot be multiplied|size mismatch",
+     "a weight has the wrong orientation: nn.Linear computes x @ W.T + b, with W of shape (out, in)"),
+    (None, r"recompile", "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
+]
+
+
+def hint_for_error(exc_type: str, message: str) -> str | None:
+    """The hint for an error raised by a learner's function, or None when no known signature matches."""
+    for etype, pattern, hint in ERROR_HINTS:
+        if (etype is None or etype == exc_type) and re.search(pattern, message or ""):
+            return hint
+    return None

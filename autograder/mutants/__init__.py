@@ -1,0 +1,83 @@
+"""Wrong answers a learner might really write (mutants) and right answers written differently (alternatives).
+
+Each exercise has a module `autograder/mutants/exNN_topic.py` with `MUTANTS` and `ALTERNATIVES`. A mutant is
+killed when the checks fail it *and* say what its author needs to hear: `hint` must appear in the failure's
+message or hint. Every alternative must pass every check. `evaluate` measures both; CI requires 100%.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core import CheckFailed, get_check, judge_evidence, collect_evidence
+
+__all__ = ["Mutant", "Alternative", "Outcome", "load", "run_answer", "evaluate"]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A plausible wrong answer: the answer cell's full source, and the text its failure must mention."""
+
+    function: str
+    why: str
+    source: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A correct answer written differently from the solution."""
+
+    function: str
+    why: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    function: str
+    why: str
+    kind: str           # "mutant" or "alternative"
+    ok: bool            # mutant killed with its hint / alternative passed
+    detail: str
+
+
+def load(assignment: str) -> tuple[list[Mutant], list[Alternative]]:
+    """The mutants and alternatives of one exercise."""
+    module = importlib.import_module(f"autograder.mutants.{assignment}")
+    return list(module.MUTANTS), list(module.ALTERNATIVES)
+
+
+def run_answer(assignment: str, function: str, namespace: dict) -> tuple[bool, str]:
+    """Run all cases (visible, then hidden) of `function` on namespace[function]; (passed, failure text)."""
+    check = get_check(assignment, function)
+    fn = namespace.get(function)
+    for hidden in (False, True):
+        for case in check.cases(hidden):
+            result = judge_evidence(check, case, collect_evidence(check, fn, case))
+            if not result.passed:
+                return False, result.message + (f"\nHint: {result.hint}" if result.hint else "")
+    return True, ""
+
+
+def evaluate(assignment: str, solutions: str | Path) -> list[Outcome]:
+    """Run every mutant and alternative of `assignment` against its checks, in-process."""
+    from ..notebook import answer_namespace, read_notebook
+
+    nb = read_notebook(Path(solutions) / assignment / f"{assignment}.ipynb")
+    mutants, alternatives = load(assignment)
+    outcomes = []
+    for m in mutants:
+        ns = answer_namespace(nb, {m.function: m.source})
+        passed, text = run_answer(assignment, m.function, ns)
+        ok = not passed and m.hint.lower() in text.lower()
+        detail = "passed all checks" if passed else (text if not ok else "killed")
+        if not passed and not ok:
+            detail = f"failed, but without the hint {m.hint!r}: {text}"
+        outcomes.append(Outcome(m.function, m.why, "mutant", ok, detail))
+    for a in alternatives:
+        ns = answer_namespace(nb, {a.function: a.source})
+        passed, text = run_answer(assignment, a.function, ns)
+        outcomes.append(Outcome(a.function, a.why, "alternative", passed, "passed" if passed else text))
+    return outcomes

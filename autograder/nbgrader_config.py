@@ -1,0 +1,37 @@
+"""nbgrader configuration of the course: solutions/ is the source, exercises/ the release.
+
+nbgrader reads this through the nbgrader_config.py at the repository root. The autograde and feedback
+pipelines are the course's hardened ones (see autograder/SECURITY.md); the order of each list is explained
+beside it.
+"""
+c = get_config()  # noqa: F821  (provided by traitlets when nbgrader loads this file)
+
+c.CourseDirectory.course_id = "fxcourse"
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.Execute.timeout = 120
+c.Execute.interrupt_on_timeout = True
+
+from autograder.preprocessors import HardenedExecute, RestoreFromSource, ScrubFeedback  # noqa: E402
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,  # noqa: E402
+                                    GetGrades, LimitOutput, OverwriteCells, OverwriteKernelspec,
+                                    SaveAutoGrades)
+
+# Sanitize: outputs are dropped first; then the notebook is rebuilt from the instructor source with only the
+# learner's answer cells put in (this also repairs deleted, duplicated or re-typed cells and stripped
+# metadata, so it must come before nbgrader's own OverwriteCells/CheckCellMetadata, which would reject them).
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput, RestoreFromSource, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
+]
+# Autograde: the hardened runner replaces nbgrader's Execute: answers run in a jailed worker, the checks are
+# judged here and written as outputs of the test cells; then nbgrader's own steps record grades from them.
+c.Autograde.autograde_preprocessors = [
+    HardenedExecute, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+    CheckCellMetadata,
+]
+# Feedback: grades first (they need the hidden tests' outcome), then hidden tests and tracebacks are scrubbed.
+c.GenerateFeedback.preprocessors = [GetGrades, ScrubFeedback, CSSHTMLHeaderPreprocessor]

@@ -1,0 +1,63 @@
+"""A small, honest benchmark helper: medians from torch.utils.benchmark, reported as ratios."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import torch
+import torch.utils.benchmark as tb
+
+__all__ = ["BenchResult", "benchmark"]
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Median seconds per call for each candidate, and speedups relative to the baseline (the first)."""
+
+    medians: dict[str, float]
+    iqrs: dict[str, float]
+    baseline: str
+    threads: int
+
+    def speedup(self, name: str) -> float:
+        """How many times faster `name` is than the baseline (>1 means faster)."""
+        return self.medians[self.baseline] / self.medians[name]
+
+    def __str__(self) -> str:
+        width = max(len(n) for n in self.medians)
+        lines = [f"{'':{width}}  median (us)    IQR (us)   speedup vs {self.baseline}   [{self.threads} thread(s)]"]
+        for name, m in self.medians.items():
+            lines.append(f"{name:{width}}  {m * 1e6:11.1f}  {self.iqrs[name] * 1e6:10.1f}   {self.speedup(name):6.2f}x")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def benchmark(
+    candidates: Mapping[str, Callable[..., object]],
+    *args: object,
+    min_run_time: float = 0.2,
+    threads: int = 1,
+) -> BenchResult:
+    """Time each callable on `args` under no_grad, interleaving rounds so machine noise hits all alike."""
+    if not candidates:
+        raise ValueError("benchmark needs at least one candidate")
+    timers = {
+        name: tb.Timer(stmt="fn(*args)", globals={"fn": fn, "args": args}, num_threads=threads, label=name)
+        for name, fn in candidates.items()
+    }
+    samples: dict[str, list[float]] = {name: [] for name in candidates}
+    rounds = 3
+    with torch.no_grad():
+        for fn in candidates.values():
+            fn(*args)  # warm-up
+        for _ in range(rounds):
+            for name, timer in timers.items():
+                m = timer.blocked_autorange(min_run_time=min_run_time / rounds)
+                samples[name].extend(m.times)
+    medians, iqrs = {}, {}
+    for name, times in samples.items():
+        t = torch.tensor(times, dtype=torch.float64)
+        medians[name] = float(t.median())
+        iqrs[name] = float(t.quantile(0.75) - t.quantile(0.25))
+    return BenchResult(medians, iqrs, next(iter(candidates)), threads)

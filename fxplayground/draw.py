@@ -1,0 +1,129 @@
+"""Pictures of FX graphs with matplotlib alone: nodes coloured by opcode, laid out top to bottom."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import matplotlib.pyplot as plt
+import torch.fx as fx
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch, Patch
+
+from .table import _target_text
+
+__all__ = ["OP_COLORS", "graph_layout", "draw_graph", "draw_diff"]
+
+OP_COLORS = {
+    "placeholder": "#9ecae1",
+    "get_attr": "#c7e9c0",
+    "call_function": "#fdd0a2",
+    "call_method": "#dadaeb",
+    "call_module": "#fcbba1",
+    "output": "#d9d9d9",
+}
+ADDED, REMOVED, CHANGED = "#2ca02c", "#d62728", "#ff7f0e"
+
+
+def _graph(gm: fx.GraphModule | fx.Graph) -> fx.Graph:
+    graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
+    if not isinstance(graph, fx.Graph):
+        raise TypeError(f"expected a torch.fx.GraphModule or Graph, got {type(gm).__name__}")
+    return graph
+
+
+def graph_layout(gm: fx.GraphModule | fx.Graph) -> dict[str, tuple[float, float]]:
+    """(x, y) of every node by name: y is minus the longest path from an input, x spreads each layer."""
+    layer: dict[fx.Node, int] = {}
+    for node in _graph(gm).nodes:
+        layer[node] = max((layer[a] + 1 for a in node.all_input_nodes), default=0)
+    rows: dict[int, list[fx.Node]] = {}
+    for node, depth in layer.items():
+        rows.setdefault(depth, []).append(node)
+    pos = {}
+    for depth, nodes in rows.items():
+        for i, node in enumerate(nodes):
+            pos[node.name] = (i - (len(nodes) - 1) / 2, -float(depth))
+    return pos
+
+
+def _label(node: fx.Node) -> str:
+    target = _target_text(node)
+    if node.op in ("placeholder", "output") or target == node.name:
+        return node.name
+    short = target.rsplit(".", 1)[-1] if node.op == "call_function" else target
+    if short == node.name.rstrip("_0123456789"):
+        return node.name
+    return f"{node.name}\n{short}"
+
+
+def _draw(graph: fx.Graph, ax: Axes, marks: dict[str, str], ghosts: Iterable[fx.Node] = ()) -> None:
+    pos = graph_layout(graph)
+    for node in graph.nodes:
+        x1, y1 = pos[node.name]
+        for user in node.users:
+            x2, y2 = pos[user.name]
+            bend = 0.0 if y1 - y2 <= 1 and x1 == x2 else (0.35 if x2 >= x1 else -0.35)
+            if x1 != x2 and y1 - y2 <= 1:
+                bend = 0.0
+            ax.annotate("", xy=(x2, y2 + 0.2), xytext=(x1, y1 - 0.2), zorder=1,
+                        arrowprops=dict(arrowstyle="-|>", color="#555555", lw=1, shrinkA=0, shrinkB=0,
+                                        connectionstyle=f"arc3,rad={bend}"))
+    for node in graph.nodes:
+        x, y = pos[node.name]
+        edge = marks.get(node.name)
+        box = FancyBboxPatch((x - 0.42, y - 0.2), 0.84, 0.4, boxstyle="round,pad=0.02",
+                             facecolor=OP_COLORS.get(node.op, "white"),
+                             edgecolor=edge or "#333333", linewidth=3 if edge else 1,
+                             linestyle="--" if edge == REMOVED else "-", zorder=2)
+        ax.add_patch(box)
+        ax.text(x, y, _label(node), ha="center", va="center", fontsize=7, family="monospace", zorder=3)
+    xs = [p[0] for p in pos.values()] or [0.0]
+    ys = [p[1] for p in pos.values()] or [0.0]
+    ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
+    ax.set_ylim(min(ys) - 0.5, max(ys) + 0.5)
+    ax.set_aspect("auto")
+    ax.axis("off")
+
+
+def _legend(ax: Axes, extra: dict[str, str] | None = None) -> None:
+    handles = [Patch(facecolor=c, edgecolor="#333333", label=op) for op, c in OP_COLORS.items()]
+    for label, color in (extra or {}).items():
+        handles.append(Patch(facecolor="white", edgecolor=color, linewidth=3, label=label))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+
+
+def draw_graph(gm: fx.GraphModule | fx.Graph, ax: Axes | None = None, title: str | None = None) -> Figure:
+    """Draw the graph top to bottom, one box per node coloured by opcode; returns the figure."""
+    graph = _graph(gm)
+    depth = -min((y for _, y in graph_layout(graph).values()), default=0)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 1.0 + 0.7 * (depth + 1)))
+    else:
+        fig = ax.figure
+    _draw(graph, ax, {})
+    _legend(ax)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def draw_diff(before: fx.GraphModule | fx.Graph, after: fx.GraphModule | fx.Graph,
+              title: str | None = None) -> Figure:
+    """Before and after a pass side by side: removed nodes outlined red, added green, retargeted orange."""
+    g0, g1 = _graph(before), _graph(after)
+    t0 = {n.name: (n.op, _target_text(n)) for n in g0.nodes}
+    t1 = {n.name: (n.op, _target_text(n)) for n in g1.nodes}
+    marks0 = {name: REMOVED for name in t0 if name not in t1}
+    marks1 = {name: ADDED for name in t1 if name not in t0}
+    marks0.update({n: CHANGED for n in t0 if n in t1 and t0[n] != t1[n]})
+    marks1.update({n: CHANGED for n in t1 if n in t0 and t0[n] != t1[n]})
+    depth = max(-min((y for _, y in graph_layout(g).values()), default=0) for g in (g0, g1))
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 1.0 + 0.7 * (depth + 1)))
+    _draw(g0, ax0, marks0)
+    _draw(g1, ax1, marks1)
+    ax0.set_title(f"before: {len(t0)} nodes, {len(marks0) - sum(v == CHANGED for v in marks0.values())} removed")
+    ax1.set_title(f"after: {len(t1)} nodes, {len(marks1) - sum(v == CHANGED for v in marks1.values())} added")
+    _legend(ax1, {"added": ADDED, "removed": REMOVED, "changed target": CHANGED})
+    if title:
+        fig.suptitle(title)
+    return fig
