@@ -1,0 +1,270 @@
+"""`fxcourse`: the course's command line for learners and instructors.
+
+Exit codes: 0 success (for `check`: full marks), 1 graded or ran but something failed (for `check`: points
+lost), 2 bad input or usage (missing file, not a notebook, unknown assignment).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .course import PACKAGE_ROOT, Course, find_course
+from .notebook import NotebookError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+NBGRADER_CONFIG = Path(__file__).resolve().parent / "nbgrader_config.py"
+
+
+def _err(msg: str) -> int:
+    print(f"fxcourse: error: {msg}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _course(args: argparse.Namespace, start: str | Path | None = None) -> Course:
+    return find_course(start or Path.cwd(), getattr(args, "course", None))
+
+
+# ------------------------------------------------------------------------------------------- check
+
+def _print_report(report) -> None:
+    extra = "hidden tests included" if report.full_tests else "visible tests only: solutions/ not found"
+    print(f"{report.notebook}: {report.score:g} / {report.max_score:g} points  ({extra})")
+    width = max((len(t.id) for t in report.tests), default=10)
+    for t in report.tests:
+        mark = "\u2714" if t.passed else "\u2718"
+        print(f"  {mark} {t.id:<{width}}  {t.points:g}/{t.max_points:g}  {t.message}")
+        if t.hint and not t.passed:
+            print(f"    {'':<{width}}  Hint: {t.hint}")
+    for note in report.notes:
+        print(f"  note: {note}")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .grading import check_notebook
+
+    path = Path(args.notebook)
+    try:
+        report = check_notebook(path, _course(args, path), visible_only=args.visible_only)
+    except NotebookError as exc:
+        return _err(str(exc))
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        _print_report(report)
+    return EXIT_OK if report.score == report.max_score else EXIT_FAILED
+
+
+# ---------------------------------------------------------------------------------------- nbgrader
+
+def _nbgrader(course: Course, *argv: str, db: str | None = None, quiet: bool = False) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "nbgrader", *argv, f"--CourseDirectory.root={course.root}"]
+    if db:
+        cmd.append(f"--CourseDirectory.db_url={db}")
+    env = dict(os.environ)
+    # nbgrader reads nbgrader_config.py from the Jupyter config path: this puts the course's first.
+    env["JUPYTER_CONFIG_PATH"] = str(NBGRADER_CONFIG.parent) + (
+        os.pathsep + env["JUPYTER_CONFIG_PATH"] if env.get("JUPYTER_CONFIG_PATH") else "")
+    env["PYTHONPATH"] = str(PACKAGE_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.run(cmd, cwd=course.root, env=env, text=True,
+                          capture_output=quiet, stdin=subprocess.DEVNULL)
+
+
+def _assignments(course: Course, names: list[str]) -> list[str] | None:
+    known = sorted(p.name for p in course.solutions.iterdir() if p.is_dir()) if course.solutions.is_dir() else []
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        _err(f"unknown assignment {unknown[0]!r}; expected one of {', '.join(known) or '(none: no solutions/)'}")
+        return None
+    return names or known
+
+
+def _normalized(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    course = _course(args)
+    names = _assignments(course, args.assignment)
+    if names is None:
+        return EXIT_USAGE
+    if not args.check:
+        for name in names:
+            r = _nbgrader(course, "generate_assignment", name, "--force", quiet=not args.verbose)
+            if r.returncode != 0:
+                print((r.stdout or "") + (r.stderr or ""), file=sys.stderr)
+                return _err(f"nbgrader could not generate {name}") and EXIT_FAILED
+            print(f"generated exercises/{name}/{name}.ipynb")
+        return EXIT_OK
+    drift = []
+    with tempfile.TemporaryDirectory(prefix="fxcourse-generate-") as tmp:
+        for name in names:
+            r = _nbgrader(course, "generate_assignment", name, "--force",
+                          f"--CourseDirectory.release_directory={tmp}", db=f"sqlite:///{tmp}/gradebook.db", quiet=True)
+            if r.returncode != 0:
+                print(r.stdout + r.stderr, file=sys.stderr)
+                return _err(f"nbgrader could not generate {name}") and EXIT_FAILED
+            fresh = Path(tmp) / name / f"{name}.ipynb"
+            committed = course.exercises / name / f"{name}.ipynb"
+            if not committed.exists():
+                drift.append(f"exercises/{name}/{name}.ipynb is missing")
+            elif _normalized(fresh) != _normalized(committed):
+                drift.append(f"exercises/{name}/{name}.ipynb differs from what solutions/{name} generates")
+            extra = sorted({p.name for p in (course.exercises / name).iterdir()} - {p.name for p in (Path(tmp) / name).iterdir()}) \
+                if (course.exercises / name).is_dir() else []
+            if extra:
+                drift.append(f"exercises/{name}/ has files the generator does not make: {', '.join(extra)}")
+    for line in drift:
+        print(f"drift: {line}")
+    if drift:
+        print("run `fxcourse generate` and commit the result")
+        return EXIT_FAILED
+    print(f"exercises/ is in step with solutions/ ({len(names)} assignments)")
+    return EXIT_OK
+
+
+def _gradebook_summary(course: Course, assignment: str) -> list[tuple[str, float, float]]:
+    from nbgrader.api import Gradebook
+
+    rows = []
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}", "fxcourse") as gb:
+        for sub in gb.assignment_submissions(assignment):
+            rows.append((sub.student_id, float(sub.score), float(sub.max_score)))
+    return sorted(rows)
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    course = _course(args)
+    names = _assignments(course, [args.assignment] if args.assignment else [])
+    if names is None:
+        return EXIT_USAGE
+    submitted = course.root / "submitted"
+    if not submitted.is_dir():
+        return _err(f"no submissions: {submitted} does not exist (expected submitted/<student>/<assignment>/)")
+    status = EXIT_OK
+    for name in names:
+        students = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
+        if args.student:
+            students = [s for s in students if s in args.student]
+        if not students:
+            continue
+        print(f"grading {name}: {len(students)} submission(s)")
+        for i, student in enumerate(students, 1):
+            start = time.monotonic()
+            r = _nbgrader(course, "autograde", name, f"--student={student}", "--create", "--force",
+                          quiet=True)
+            ok = r.returncode == 0
+            took = time.monotonic() - start
+            if not ok:
+                status = EXIT_FAILED
+                last = [l for l in (r.stdout + r.stderr).splitlines() if "ERROR" in l or "rror" in l][-3:]
+                print(f"  [{i}/{len(students)}] {student}: NOT GRADED ({took:.1f} s): {' | '.join(last)[:300]}")
+            else:
+                print(f"  [{i}/{len(students)}] {student}: graded ({took:.1f} s)")
+        print(f"summary of {name}:")
+        for student, score, max_score in _gradebook_summary(course, name):
+            print(f"  {student:<20} {score:g} / {max_score:g}")
+    return status
+
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    course = _course(args)
+    argv = ["generate_feedback", *([args.assignment] if args.assignment else []), "--force"]
+    return EXIT_OK if _nbgrader(course, *argv).returncode == 0 else EXIT_FAILED
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    course = _course(args)
+    out = Path(args.to).resolve()
+    r = _nbgrader(course, "export", f"--to={out}")
+    if r.returncode == 0:
+        print(f"grades written to {out}")
+    return EXIT_OK if r.returncode == 0 else EXIT_FAILED
+
+
+# ---------------------------------------------------------------------------------------------- lab
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    course = _course(args)
+    if args.headless:
+        from .run import run_notebooks
+
+        lessons = sorted((course.root / "lessons").glob("*.ipynb"))
+        if not lessons:
+            return _err(f"no lessons in {course.root / 'lessons'}")
+        failures = run_notebooks(lessons, timeout=args.timeout)
+        return EXIT_FAILED if failures else EXIT_OK
+    if shutil.which("jupyter") is None:
+        return _err("jupyter is not installed: pip install -e .")
+    cmd = ["jupyter", "lab", f"--ServerApp.root_dir={course.root}", "--LabApp.default_url=/lab/tree/lessons",
+           f"--ServerApp.port={args.port}"]
+    if args.no_browser:
+        cmd.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    print("starting JupyterLab on lessons/ (Ctrl-C to stop):", " ".join(cmd))
+    try:
+        return subprocess.call(cmd)
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------- main
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fxcourse", description="The torch.fx course: lessons, exercises, grading.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("lab", help="open the course in JupyterLab (or run every lesson headless)")
+    s.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
+    s.add_argument("--headless", action="store_true", help="run every lesson top to bottom, no server")
+    s.add_argument("--port", type=int, default=8888)
+    s.add_argument("--timeout", type=float, default=600, help="seconds per lesson with --headless")
+    s.set_defaults(func=cmd_lab)
+
+    s = sub.add_parser("check", help="grade one filled-in exercise notebook")
+    s.add_argument("notebook")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--visible-only", action="store_true", help="only the tests a learner can see")
+    s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("generate", help="generate exercises/ from solutions/ with nbgrader")
+    s.add_argument("assignment", nargs="*")
+    s.add_argument("--check", action="store_true", help="fail if exercises/ differs from a fresh generation")
+    s.add_argument("--verbose", action="store_true")
+    s.set_defaults(func=cmd_generate)
+
+    s = sub.add_parser("grade", help="autograde submitted/<student>/<assignment>/ into the gradebook (hardened)")
+    s.add_argument("assignment", nargs="?")
+    s.add_argument("--student", action="append", help="only this student (repeatable)")
+    s.set_defaults(func=cmd_grade)
+
+    s = sub.add_parser("feedback", help="write feedback/ for graded submissions (no hidden tests, no keys)")
+    s.add_argument("assignment", nargs="?")
+    s.set_defaults(func=cmd_feedback)
+
+    s = sub.add_parser("export", help="export the gradebook as CSV")
+    s.add_argument("--to", default="grades.csv")
+    s.set_defaults(func=cmd_export)
+
+    for s in sub.choices.values():
+        s.add_argument("--course", help="course root (default: found from the notebook or the current folder)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

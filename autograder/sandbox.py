@@ -1,0 +1,141 @@
+"""Start the worker in a jail and read back its evidence: limits, isolation, and what happened to it."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+__all__ = ["Limits", "WorkerOutcome", "isolation_level", "run_worker"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-worker limits: wall-clock seconds, address space and file-size bytes."""
+
+    timeout: float = 120.0
+    memory: int = 4 * 2**30
+    output: int = 16 * 2**20
+
+
+@dataclass
+class WorkerOutcome:
+    evidence: dict | None
+    status: str                 # "ok", "timeout", "crashed", "bad-evidence"
+    detail: str = ""
+    last_step: str = ""
+    seconds: float = 0.0
+    stdout_tail: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+_LEVEL: str | None = None
+
+
+def isolation_level() -> str:
+    """"namespaces" when the worker can get its own network, mount and pid namespaces; else "limits"."""
+    global _LEVEL
+    if _LEVEL is None:
+        _LEVEL = "limits"
+        if os.environ.get("FXCOURSE_ISOLATION") == "limits":
+            return _LEVEL
+        if sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("unshare"):
+            try:
+                r = subprocess.run(["unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "true"],
+                                   capture_output=True, timeout=20)
+                if r.returncode == 0:
+                    _LEVEL = "namespaces"
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+    return _LEVEL
+
+
+def _worker_env(scratch: Path) -> dict[str, str]:
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV") if k in os.environ}
+    pkg_parent = str(Path(__file__).resolve().parent.parent)
+    keep["PYTHONPATH"] = pkg_parent + (os.pathsep + keep["PYTHONPATH"] if "PYTHONPATH" in keep else "")
+    keep.update({
+        "HOME": str(scratch), "TMPDIR": str(scratch), "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(scratch / ".mpl"),
+        "IPYTHONDIR": str(scratch / ".ipython"), "JUPYTER_CONFIG_DIR": str(scratch / ".jupyter"),
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "TORCHINDUCTOR_CACHE_DIR": str(scratch / ".inductor"), "PYTHONHASHSEED": "0",
+    })
+    return keep
+
+
+def _tail(path: Path, n: int = 1500) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - n))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(),
+               hide: list[str] | None = None) -> WorkerOutcome:
+    """Run `cells` then `calls` in a fresh jailed worker; return its evidence or what went wrong."""
+    level = isolation_level()
+    scratch = Path(tempfile.mkdtemp(prefix="fxcourse-worker-"))
+    os.chmod(scratch, 0o700)
+    try:
+        job = {"scratch": str(scratch), "cells": cells, "calls": calls,
+               "limits": {"memory": limits.memory, "output": limits.output, "cpu": int(limits.timeout) + 5},
+               "hide": [], "namespaces": False,
+               "host_mnt_ns": os.readlink("/proc/self/ns/mnt") if os.path.exists("/proc/self/ns/mnt") else None}
+        cmd = [sys.executable, "-s", "-m", "autograder.worker", str(scratch / "job.json")]
+        if level == "namespaces":
+            job.update(hide=sorted(set(hide or [])), namespaces=True)
+            cmd = ["unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", *cmd]
+        (scratch / "job.json").write_text(json.dumps(job))
+        start = time.monotonic()
+        with open(scratch / "stdout.txt", "wb") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    cwd=scratch, env=_worker_env(scratch), start_new_session=True)
+            try:
+                code = proc.wait(timeout=limits.timeout)
+                status = "ok" if code == 0 else "crashed"
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                code, status = None, "timeout"
+        seconds = time.monotonic() - start
+        steps = [l for l in (scratch / "progress.txt").read_text(errors="replace").splitlines()] \
+            if (scratch / "progress.txt").exists() else []
+        last = next((s for s in reversed(steps) if s != "done"), "")
+        tail = _tail(scratch / "stdout.txt")
+        evidence = None
+        detail = ""
+        if status == "ok":
+            try:
+                evidence = torch.load(scratch / "evidence.pt", weights_only=True)
+                if not (isinstance(evidence, dict) and isinstance(evidence.get("calls"), list)
+                        and len(evidence["calls"]) == len(calls)):
+                    raise ValueError("evidence has the wrong shape")
+                if not steps or steps[-1] != "done":
+                    raise ValueError("the worker did not finish")
+            except Exception as exc:
+                evidence, status = None, "bad-evidence"
+                detail = f"the grader could not read the answers' results ({type(exc).__name__})"
+        elif status == "crashed":
+            if code is not None and code < 0:
+                detail = f"the process was killed by signal {signal.Signals(-code).name}"
+            else:
+                detail = f"the process exited with code {code}"
+            if "MemoryError" in tail or (code is not None and code == -signal.SIGKILL):
+                detail += " (out of memory?)" if "MemoryError" not in tail else " (MemoryError: over the memory limit)"
+        else:
+            detail = f"timed out after {limits.timeout:g} s"
+        return WorkerOutcome(evidence, status, detail, last, seconds, tail)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
