@@ -188,6 +188,45 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK if r.returncode == 0 else EXIT_FAILED
 
 
+# ----------------------------------------------------------------------------------------- validate
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .mutants import evaluate
+
+    course = _course(args)
+    names = _assignments(course, args.assignment)
+    if names is None:
+        return EXIT_USAGE
+    rows, bad = [], []
+    for name in names:
+        try:
+            outcomes = evaluate(name, course.solutions)
+        except ModuleNotFoundError:
+            rows.append((name, 0, 0, 0, 0))
+            bad.append(f"{name}: no mutants module autograder/mutants/{name}.py")
+            continue
+        mutants = [o for o in outcomes if o.kind == "mutant"]
+        alts = [o for o in outcomes if o.kind == "alternative"]
+        rows.append((name, sum(o.ok for o in mutants), len(mutants), sum(o.ok for o in alts), len(alts)))
+        bad += [f"{name}: {o.kind} of {o.function} ({o.why}): {o.detail.splitlines()[0][:200]}"
+                for o in outcomes if not o.ok]
+    if args.json:
+        print(json.dumps([{"assignment": r[0], "mutants_killed": r[1], "mutants": r[2],
+                           "alternatives_passed": r[3], "alternatives": r[4]} for r in rows]))
+    else:
+        print(f"{'exercise':<16} {'mutants killed':>16} {'kill rate':>10} {'alternatives':>14}")
+        for name, k, m, a, n in rows:
+            rate = f"{100 * k / m:.0f}%" if m else "-"
+            print(f"{name:<16} {f'{k}/{m}':>16} {rate:>10} {f'{a}/{n} pass':>14}")
+        total_k, total_m = sum(r[1] for r in rows), sum(r[2] for r in rows)
+        total_a, total_n = sum(r[3] for r in rows), sum(r[4] for r in rows)
+        print(f"{'all':<16} {f'{total_k}/{total_m}':>16} {f'{100 * total_k / max(total_m, 1):.0f}%':>10} "
+              f"{f'{total_a}/{total_n} pass':>14}")
+        for line in bad:
+            print(f"  not ok: {line}")
+    return EXIT_OK if not bad else EXIT_FAILED
+
+
 # ---------------------------------------------------------------------------------------------- lab
 
 def cmd_lab(args: argparse.Namespace) -> int:
@@ -245,6 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--student", action="append", help="only this student (repeatable)")
     s.set_defaults(func=cmd_grade)
 
+    s = sub.add_parser("validate", help="run every mutant and alternative answer against the checks")
+    s.add_argument("assignment", nargs="*")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_validate)
+
     s = sub.add_parser("feedback", help="write feedback/ for graded submissions (no hidden tests, no keys)")
     s.add_argument("assignment", nargs="?")
     s.set_defaults(func=cmd_feedback)
@@ -252,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("export", help="export the gradebook as CSV")
     s.add_argument("--to", default="grades.csv")
     s.set_defaults(func=cmd_export)
+
+    from .learner import add_learner_commands  # progress, watch, reset, hint: the learner's loop
+    add_learner_commands(sub)
 
     for s in sub.choices.values():
         s.add_argument("--course", help="course root (default: found from the notebook or the current folder)")

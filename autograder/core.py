@@ -33,6 +33,10 @@ __all__ = [
 
 QUIZ_CHOICES = "ABCDE"
 
+# Cases whose data says {"raises": "KeyError"} expect the learner's function to raise that exception:
+# the judge then receives the `__raised__` evidence (type name, message, base classes) and decides.
+SUPPORTS_EXPECTED_ERRORS = True
+
 
 class CheckFailed(AssertionError):
     """A check did not pass: `message` says what was expected and found; `hint` what to try."""
@@ -51,6 +55,8 @@ class Case:
     make: Callable[[], tuple]
     kwargs: Callable[[], dict] = field(default=dict)
     data: dict = field(default_factory=dict)  # anything the judge wants to know about the case
+    # data["raises"] = "ValueError": the function must raise; its error evidence
+    # ({"__raised__": type name, "message", "where", "bases"}) then goes to judge() instead of failing the case.
 
 
 @dataclass(frozen=True)
@@ -114,8 +120,10 @@ def plain(value: Any, where: str = "evidence") -> Any:
 
 def _raised(exc: BaseException) -> dict:
     tb = traceback.extract_tb(exc.__traceback__)
-    line = next((f"line {fr.lineno}: {fr.line}" for fr in reversed(tb) if fr.filename.startswith("<")), "")
-    return {"__raised__": type(exc).__name__, "message": str(exc)[:2000], "where": line[:300]}
+    line = next((f"line {fr.lineno}" + (f": {fr.line}" if fr.line else "")
+                 for fr in reversed(tb) if fr.filename.startswith("<")), "")
+    return {"__raised__": type(exc).__name__, "message": str(exc)[:2000], "where": line[:300],
+            "bases": [c.__name__ for c in type(exc).__mro__]}
 
 
 @contextlib.contextmanager
@@ -138,7 +146,7 @@ def collect_evidence(check: Check, fn: Any, case: Case) -> Any:
             result = fn(*args, **kwargs)
         except NotImplementedError as exc:
             return {"__todo__": str(exc)[:300]}
-        except Exception as exc:  # the learner's error is evidence, not a crash
+        except BaseException as exc:  # the learner's error (even SystemExit) is evidence, not a crash
             return _raised(exc)
         try:
             return plain(check.evidence(result, args))
@@ -161,7 +169,7 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
         if kind == "__todo__":
             return CaseResult(label, False, f"{name} is not implemented yet (it raises NotImplementedError)",
                               f"replace `raise NotImplementedError()` in {name} with your code")
-        if kind == "__raised__":
+        if kind == "__raised__" and "raises" not in case.data:
             where = f" ({evidence['where']})" if evidence.get("where") else ""
             msg = f"{name} raised {evidence['__raised__']} on {label}{where}: {evidence['message']}"
             return CaseResult(label, False, msg, hint_for_error(evidence["__raised__"], evidence["message"]))
@@ -174,6 +182,9 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
             check.judge(case, evidence)
     except CheckFailed as exc:
         return CaseResult(label, False, f"{name} on {label}: {exc.message}", exc.hint)
+    except Exception as exc:  # evidence of an unexpected shape: a failed case, never a crashed grader
+        return CaseResult(label, False, f"{name} on {label}: the grader could not make sense of what "
+                                        f"{name} returned ({type(exc).__name__})", None)
     return CaseResult(label, True, "passed")
 
 

@@ -150,6 +150,11 @@ def identify_assignment(nb: NotebookNode, path: str | Path, course: Course) -> s
 _JUDGE_LOCK = threading.Lock()
 
 
+def _worker_calls(calls: list[Call]) -> list[dict]:
+    """What the worker is told to call: never a quiz key (the learner's code can read its job)."""
+    return [{**asdict(c), "key": None} for c in calls]
+
+
 def _message_for_missing(var: str, outcome: WorkerOutcome) -> str | None:
     for err in (outcome.evidence or {}).get("cell_errors", []):
         if err["cell"] == var or var in err.get("defines", []):
@@ -206,7 +211,7 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
 def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Limits | None = None,
                    jobs: int | None = None) -> list[TestResult]:
     """Grade a restored notebook (its test cells are the source's): one worker per test cell."""
-    limits = limits or Limits(timeout=float(os.environ.get("FXCOURSE_TIMEOUT", "120")))
+    limits = limits or Limits(timeout=float(os.environ.get("FXCOURSE_TIMEOUT", "60")))
     cells = []
     for c in nb.cells:
         if c.cell_type == "code" and not is_test(c):
@@ -227,6 +232,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         plans.append((tid, points, calls, error))
 
     hide = course.secrets() if course else []
+    answer_ids = [{"id": grade_id(c)} for c in nb.cells if is_answer(c)]
 
     def judged(plan, outcome: WorkerOutcome) -> TestResult:
         tid, points, calls, _ = plan
@@ -238,14 +244,29 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         tid, points, calls, error = plan
         if error:
             return TestResult(tid, 0.0, points, False, error)
-        return judged(plan, run_worker(cells, [asdict(c) for c in calls], limits=limits, hide=hide))
+        skipped: list[str] = []
+        while True:
+            outcome = run_worker([c for c in cells if c["id"] not in skipped], _worker_calls(calls),
+                                 limits=limits, hide=hide)
+            # A cell of another answer that kills or hangs the worker at its top level must not cost this
+            # test its points: run again without that cell.
+            culprit = outcome.last_step[5:] if outcome.last_step.startswith("cell ") else ""
+            own = {c.var for c in calls}
+            if outcome.status == "ok" or not culprit or culprit in own or culprit in skipped \
+                    or len(skipped) >= 3 or culprit == "setup" or not any(c["id"] == culprit for c in answer_ids):
+                break
+            skipped.append(culprit)
+        result = judged(plan, outcome)
+        if skipped and not result.passed:
+            result.message += f" (graded without cell(s) {', '.join(skipped)}, which stopped the grader)"
+        return result
 
     # One worker for all test cells first: a notebook's checks share its setup (and torch's import) cost.
     # If that worker dies or times out, each test cell is run again in a worker of its own, so one
     # broken function costs only its own points.
     runnable = [p for p in plans if not p[3]]
     if runnable:
-        together = run_worker(cells, [asdict(c) for p in runnable for c in p[2]], limits=limits, hide=hide)
+        together = run_worker(cells, _worker_calls([c for p in runnable for c in p[2]]), limits=limits, hide=hide)
         if together.status == "ok":
             results, start = {}, 0
             for plan in runnable:

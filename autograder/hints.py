@@ -23,6 +23,11 @@ ERROR_HINTS: list[tuple[str | None, str, str]] = [
      "a node can only be erased once nothing uses it: call node.replace_all_uses_with(new) first"),
     (None, r"replace_all_uses_of_node",
      "there is no GraphModule.replace_all_uses_of_node; use node.replace_all_uses_with(new_node)"),
+    (None, r"Argument '([^']+)' of Node '\1' was used before it has been defined",
+     "a node reads itself: after inserting a consumer of `node`, node.replace_all_uses_with(new) also rewired "
+     "the new node; pass delete_user_cb=lambda user: user is not new, or set new.args after replacing"),
+    ("StopIteration", r"^$",
+     "next(...) found nothing: no node matched; compare node.name (not node.target) with the name you look for"),
     (None, r"Node .* (uses|used before|is used before it is defined)|lint",
      "graph.lint() found a node used before it is defined or not in the graph: insert new nodes with "
      "graph.inserting_after(node) so they come after their inputs"),

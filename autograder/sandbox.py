@@ -19,11 +19,20 @@ __all__ = ["Limits", "WorkerOutcome", "isolation_level", "run_worker"]
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-worker limits: wall-clock seconds, address space and file-size bytes."""
+    """Per-worker limits: CPU seconds, address space and file-size bytes.
 
-    timeout: float = 120.0
+    The time limit counts CPU time, not wall-clock time, so a busy machine does not fail a correct answer;
+    a worker that sleeps instead of computing is stopped by the wall-clock limit, `wall_factor` times longer.
+    """
+
+    timeout: float = 60.0
     memory: int = 4 * 2**30
     output: int = 16 * 2**20
+    wall_factor: float = 4.0
+
+    @property
+    def wall(self) -> float:
+        return self.timeout * self.wall_factor + 60
 
 
 @dataclass
@@ -90,7 +99,7 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
     os.chmod(scratch, 0o700)
     try:
         job = {"scratch": str(scratch), "cells": cells, "calls": calls,
-               "limits": {"memory": limits.memory, "output": limits.output, "cpu": int(limits.timeout) + 5},
+               "limits": {"memory": limits.memory, "output": limits.output, "cpu": int(limits.timeout)},
                "hide": [], "namespaces": False,
                "host_mnt_ns": os.readlink("/proc/self/ns/mnt") if os.path.exists("/proc/self/ns/mnt") else None}
         cmd = [sys.executable, "-s", "-m", "autograder.worker", str(scratch / "job.json")]
@@ -103,7 +112,7 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     cwd=scratch, env=_worker_env(scratch), start_new_session=True)
             try:
-                code = proc.wait(timeout=limits.timeout)
+                code = proc.wait(timeout=limits.wall)
                 status = "ok" if code == 0 else "crashed"
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -127,15 +136,19 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
             except Exception as exc:
                 evidence, status = None, "bad-evidence"
                 detail = f"the grader could not read the answers' results ({type(exc).__name__})"
+        elif status == "crashed" and code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            status, detail = "timeout", f"used more than {limits.timeout:g} s of CPU time"
         elif status == "crashed":
             if code is not None and code < 0:
                 detail = f"the process was killed by signal {signal.Signals(-code).name}"
+            elif code is not None and code > 128 and code - 128 in {s.value for s in signal.Signals}:
+                detail = f"the process was killed by signal {signal.Signals(code - 128).name}"
             else:
                 detail = f"the process exited with code {code}"
             if "MemoryError" in tail or (code is not None and code == -signal.SIGKILL):
                 detail += " (out of memory?)" if "MemoryError" not in tail else " (MemoryError: over the memory limit)"
         else:
-            detail = f"timed out after {limits.timeout:g} s"
+            detail = f"timed out after {limits.wall:g} s of wall-clock time"
         return WorkerOutcome(evidence, status, detail, last, seconds, tail)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

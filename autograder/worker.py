@@ -70,7 +70,8 @@ def _jail(job: dict) -> None:
         if value is not None:
             resource.setrlimit(getattr(resource, name), (value, value))
     if limits.get("cpu"):
-        resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu"], limits["cpu"] + 1))
+        used = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime + resource.getrusage(resource.RUSAGE_SELF).ru_stime)
+        resource.setrlimit(resource.RLIMIT_CPU, (used + limits["cpu"], used + limits["cpu"] + 2))
 
 
 def _snapshot(modules: list[types.ModuleType]) -> dict[str, dict[str, int]]:

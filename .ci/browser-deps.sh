@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what the browser end-to-end tests (tests/test_browser.py, `pytest -m browser`) need: Debian's
+# chromium and the playwright Python package. Idempotent: each step runs only when its piece is missing, and
+# `apt-get update` only when chromium has to be installed. Playwright's own browser download
+# (`playwright install`) is never used: the tests drive /usr/bin/chromium.
+#
+# Usage: .ci/browser-deps.sh            (as root, or with sudo available)
+#        PYTHON=python3.11 .ci/browser-deps.sh
+set -euo pipefail
+
+PYTHON="${PYTHON:-python3}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+
+if [ -x /usr/bin/chromium ]; then
+    echo "browser-deps: chromium present: $(/usr/bin/chromium --version 2>/dev/null | head -n 1)"
+else
+    echo "browser-deps: installing chromium (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q
+    $SUDO apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core
+fi
+
+if version="$("$PYTHON" -c "import playwright.sync_api, importlib.metadata as m; print(m.version('playwright'))" 2>/dev/null)"; then
+    echo "browser-deps: playwright present: $version"
+else
+    echo "browser-deps: installing the playwright Python package (pip; no browser download)"
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check "playwright>=1.40"
+fi

@@ -1,0 +1,44 @@
+"""Test-wide set-up: Jupyter, IPython, matplotlib and torch write into a temporary home, never the user's."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_HOME = Path(tempfile.mkdtemp(prefix="fxcourse-test-home-"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for var, sub in (("HOME", ""), ("JUPYTER_CONFIG_DIR", ".jupyter"), ("JUPYTER_DATA_DIR", ".local/share/jupyter"),
+                     ("JUPYTER_RUNTIME_DIR", ".local/share/jupyter/runtime"), ("IPYTHONDIR", ".ipython"),
+                     ("MPLCONFIGDIR", ".mpl"), ("TORCHINDUCTOR_CACHE_DIR", ".inductor"),
+                     ("TRITON_CACHE_DIR", ".triton"), ("XDG_CACHE_HOME", ".cache")):
+        path = _HOME / sub
+        path.mkdir(parents=True, exist_ok=True)
+        os.environ[var] = str(path)
+    os.environ["MPLBACKEND"] = "Agg"
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    # The kernel spec python3 must be the interpreter running the tests.
+    from jupyter_client.kernelspec import KernelSpecManager  # noqa: F401
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_HOME, ignore_errors=True)
+
+
+def assignments() -> list[str]:
+    """Every graded exercise of the course (from solutions/)."""
+    return sorted(p.name for p in (ROOT / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
+
+
+def lessons() -> list[Path]:
+    return sorted((ROOT / "lessons").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT

@@ -1,0 +1,140 @@
+"""fxplayground: every public function, on structure and on numbers."""
+from __future__ import annotations
+
+import matplotlib
+import pytest
+import torch
+import torch.fx as fx
+import torch.nn as nn
+
+import fxplayground as fp
+
+matplotlib.use("Agg")
+
+MODELS = [(fp.TinyNet, (3, 4)), (fp.Net, (3, 8)), (fp.ThreeReluNet, (3, 8)), (fp.DropoutNet, (3, 6)),
+          (fp.LinearChain, (2, 512)), (fp.ConvBNNet, (2, 3, 8, 8)), (fp.SharedConvNet, (2, 4, 6, 6)),
+          (fp.SmallResNet, (2, 3, 8, 8)), (fp.QATNet, (5, 16))]
+
+
+@pytest.mark.parametrize("cls,shape", MODELS, ids=[m[0].__name__ for m in MODELS])
+def test_models_trace_and_match_eager(cls, shape):
+    model = cls().eval()
+    gm = fx.symbolic_trace(model)
+    x = torch.randn(*shape)
+    with torch.no_grad():
+        assert torch.allclose(gm(x), model(x), atol=1e-6)
+
+
+def test_seed_models_have_the_curriculum_shapes():
+    t, n = fp.TinyNet(), fp.Net()
+    assert (t.fc1.in_features, t.fc1.out_features, t.fc2.out_features) == (4, 8, 2)
+    assert (n.fc1.in_features, n.fc1.out_features, n.fc2.out_features) == (8, 16, 4)
+    ops = [node.op for node in fx.symbolic_trace(fp.ThreeReluNet()).graph.nodes]
+    assert {"call_function", "call_method", "call_module"} <= set(ops)
+
+
+def test_node_table_lists_every_node_with_args_and_users():
+    gm = fx.symbolic_trace(fp.TinyNet())
+    table = fp.node_table(gm)
+    assert [r[1] for r in table.rows] == [n.name for n in gm.graph.nodes]
+    relu = next(r for r in table.rows if r[1] == "relu")
+    assert relu == ("call_function", "relu", "torch.relu", "%fc1", "fc2")
+    text = str(table)
+    assert text.splitlines()[0].split() == ["op", "name", "target", "args", "users"]
+    assert "<table>" in table._repr_html_() and "%fc1" in table._repr_html_()
+    assert len(fp.node_table(gm.graph)) == 5
+    with pytest.raises(TypeError, match="GraphModule or Graph"):
+        fp.node_table(nn.Linear(2, 2))
+
+
+def test_node_table_escapes_html():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(torch.add, (x, "<b>")))
+    assert "<b>" not in fp.node_table(g)._repr_html_()
+
+
+def test_graph_layout_is_top_to_bottom_by_longest_path():
+    gm = fx.symbolic_trace(fp.ThreeReluNet())
+    pos = fp.graph_layout(gm)
+    for node in gm.graph.nodes:
+        for user in node.users:
+            assert pos[user.name][1] < pos[node.name][1], f"{user.name} is not below {node.name}"
+    assert pos["add"][1] == pos["act"][1] - 1  # the skip edge does not pull add up
+
+
+def test_draw_graph_draws_one_box_per_node_coloured_by_opcode():
+    gm = fx.symbolic_trace(fp.ThreeReluNet())
+    fig = fp.draw_graph(gm, title="t")
+    ax = fig.axes[0]
+    boxes = [p for p in ax.patches]
+    assert len(boxes) == len(gm.graph.nodes)
+    colours = {matplotlib.colors.to_hex(b.get_facecolor()) for b in boxes}
+    assert colours == {fp.draw.OP_COLORS[n.op] for n in gm.graph.nodes}
+    assert ax.get_title() == "t"
+
+
+def test_draw_diff_marks_added_removed_and_changed_nodes():
+    before = fx.symbolic_trace(fp.TinyNet())
+    after = fx.symbolic_trace(fp.TinyNet())
+    relu = next(n for n in after.graph.nodes if n.name == "relu")
+    with after.graph.inserting_after(relu):
+        new = after.graph.call_function(torch.sigmoid, (relu,))
+    relu.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
+    fc1 = next(n for n in after.graph.nodes if n.name == "fc1")
+    fc1.target = "fc2"
+    after.recompile()
+    fig = fp.draw_diff(before, after)
+    edges = [matplotlib.colors.to_hex(p.get_edgecolor()) for p in fig.axes[1].patches]
+    assert edges.count(fp.draw.ADDED) == 1 and edges.count(fp.draw.CHANGED) == 1
+    assert "1 added" in fig.axes[1].get_title()
+
+
+def test_compare_modules_reports_the_largest_difference_and_where():
+    model = fp.TinyNet()
+    gm = fx.symbolic_trace(model)
+    same = fp.compare_modules(model, gm, [torch.randn(4, 4)], trials=3)
+    assert same.ok and bool(same) and same.max_abs_diff == 0.0 and same.trials == 3
+    other = fx.symbolic_trace(fp.TinyNet())
+    other.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        other.fc2.bias[1] += 0.25
+    diff = fp.compare_modules(model, other, [torch.randn(4, 4)])
+    assert not diff.ok and diff.worst_index[1] == 1 and abs(diff.max_abs_diff - 0.25) < 1e-5
+    assert "output 0" in diff.message and "index" in diff.message
+
+
+def test_compare_modules_catches_shape_and_arity_differences():
+    a = nn.Linear(3, 2)
+    b = nn.Sequential(nn.Linear(3, 2), nn.Flatten(0))
+    r = fp.compare_modules(a, b, [torch.randn(2, 3)])
+    assert not r.ok and "shape" in r.message
+    with pytest.raises(ValueError):
+        fp.compare_modules(a, a, [torch.randn(2, 3)], trials=0)
+
+
+def test_compare_modules_is_seeded():
+    m1, m2 = nn.Linear(3, 3), nn.Linear(3, 3)
+    r1 = fp.compare_modules(m1, m2, [torch.zeros(2, 3)], seed=7)
+    r2 = fp.compare_modules(m1, m2, [torch.zeros(2, 3)], seed=7)
+    assert r1.max_abs_diff == r2.max_abs_diff and r1.worst_index == r2.worst_index
+
+
+def test_benchmark_reports_medians_and_speedups():
+    calls = {"a": 0, "b": 0}
+
+    def make(name):
+        def fn(x):
+            calls[name] += 1
+            return x @ x
+        return fn
+
+    x = torch.randn(16, 16)
+    res = fp.benchmark({"a": make("a"), "b": make("b")}, x, min_run_time=0.03)
+    assert set(res.medians) == {"a", "b"} and res.baseline == "a"
+    assert calls["a"] > 3 and calls["b"] > 3  # warm-up plus repeated, interleaved rounds
+    assert all(m > 0 for m in res.medians.values()) and all(i >= 0 for i in res.iqrs.values())
+    assert res.speedup("a") == 1.0 and res.speedup("b") == res.medians["a"] / res.medians["b"]
+    assert "speedup vs a" in str(res)
+    with pytest.raises(ValueError):
+        fp.benchmark({}, x)

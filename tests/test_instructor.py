@@ -1,0 +1,92 @@
+"""The instructor's loop, headless, on a temporary course root: generate, submit, grade, feedback, export."""
+from __future__ import annotations
+
+import copy
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.notebook import grade_id
+from conftest import ROOT
+
+pytestmark = pytest.mark.kernel
+A = "ex01_tracing"
+
+
+def fxcourse(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *args, "--course", str(root)],
+                          capture_output=True, text=True, cwd=root, timeout=1200)
+
+
+def _fill(release: Path, answers: dict[str, str], dest: Path) -> None:
+    nb = nbformat.read(str(release), as_version=4)
+    for cell in nb.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(dest))
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("course")
+    shutil.copytree(ROOT / "solutions" / A, root / "solutions" / A)
+    r = fxcourse(root, "generate", A)
+    assert r.returncode == 0, r.stdout + r.stderr
+    release = root / "exercises" / A / f"{A}.ipynb"
+    assert release.read_text() == (ROOT / "exercises" / A / f"{A}.ipynb").read_text()
+    sub = root / "submitted"
+    shutil.copy(ROOT / "solutions" / A / f"{A}.ipynb", (sub / "alice" / A).mkdir(parents=True) or sub / "alice" / A)
+    _fill(release, {
+        "node_summary": "def node_summary(gm):\n    return [(n.op, n.name) for n in gm.graph.nodes]",
+        "count_nodes": "def count_nodes(gm, op=None):\n    return len(gm.graph.nodes)",
+        "quiz_q1": 'q1 = "A"', "quiz_q2": 'q2 = "B"',
+    }, sub / "bob" / A / f"{A}.ipynb")
+    (sub / "carol" / A).mkdir(parents=True)
+    shutil.copy(release, sub / "carol" / A / f"{A}.ipynb")
+    r = fxcourse(root, "grade", A)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (root / "grade.log").write_text(r.stdout)
+    return root
+
+
+def test_grade_scores_correct_wrong_and_empty(course):
+    log = (course / "grade.log").read_text()
+    assert "[3/3]" in log
+    summary = log.split(f"summary of {A}:")[1]
+    scores = {line.split()[0]: line.split()[1] for line in summary.strip().splitlines()}
+    assert scores == {"alice": "10", "bob": "3", "carol": "0"}
+
+
+def test_feedback_shows_messages_but_no_hidden_tests_or_keys(course):
+    r = fxcourse(course, "feedback", A)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for student in ("alice", "bob", "carol"):
+        html = (course / "feedback" / student / A / f"{A}.html").read_text()
+        for secret in ("BEGIN HIDDEN TESTS", "hidden=True", "key="):
+            assert secret not in html, f"{student}'s feedback shows {secret!r}"
+        if student != "alice":  # alice handed in the instructor source itself: her answers are her own
+            assert "BEGIN SOLUTION" not in html
+    bob = (course / "feedback" / "bob" / A / f"{A}.html").read_text()
+    assert "counted 5 nodes, expected 2" in bob and "is not the right answer" in bob
+
+
+def test_export_writes_the_three_scores(course):
+    out = course / "grades.csv"
+    r = fxcourse(course, "export", "--to", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {row["student_id"]: float(row["score"]) for row in csv.DictReader(out.open())}
+    assert rows == {"alice": 10.0, "bob": 3.0, "carol": 0.0}
+
+
+def test_regrading_is_idempotent(course):
+    r = fxcourse(course, "grade", A, "--student", "bob")
+    assert r.returncode == 0
+    summary = r.stdout.split(f"summary of {A}:")[1]
+    assert sorted(l.split()[0] for l in summary.strip().splitlines()) == ["alice", "bob", "carol"]
+    assert "bob                  3 / 10" in summary

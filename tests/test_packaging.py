@@ -1,0 +1,83 @@
+"""Is the project installable and described truthfully (pyproject, environment.yml, README, CI)?"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONDA_NAMES = {"torch": "pytorch"}
+
+
+def _name(spec: str) -> str:
+    return re.split(r"[<>=!~ \[]", spec.strip(), maxsplit=1)[0].lower()
+
+
+def _pyproject_deps() -> dict[str, str]:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    specs = data["project"]["dependencies"] + data["project"]["optional-dependencies"]["dev"]
+    return {CONDA_NAMES.get(_name(s), _name(s)): s.replace(" ", "")[len(_name(s)):] for s in specs}
+
+
+def _environment_deps() -> dict[str, str]:
+    deps = {}
+    text = (ROOT / "environment.yml").read_text()
+    section = text.split("dependencies:", 1)[1]
+    for line in section.splitlines():
+        m = re.match(r"^\s{2}- ([A-Za-z0-9_.-]+)(\S*)\s*$", line)
+        if m and m.group(1) not in ("python", "pip", "cpuonly"):
+            deps[m.group(1).lower()] = m.group(2)
+    return deps
+
+
+def test_environment_yml_names_the_same_dependencies_as_pyproject():
+    py, env = _pyproject_deps(), _environment_deps()
+    assert set(py) == set(env), f"only in pyproject: {set(py) - set(env)}; only in environment.yml: {set(env) - set(py)}"
+    for name, spec in py.items():
+        assert env[name] == spec, f"{name}: pyproject says {spec!r}, environment.yml says {env[name]!r}"
+
+
+def test_packages_and_console_script_are_installed():
+    import autograder
+    import fxplayground
+
+    assert Path(fxplayground.__file__).resolve().parent == ROOT / "fxplayground"
+    assert Path(autograder.__file__).resolve().parent == ROOT / "autograder"
+    exe = shutil.which("fxcourse")
+    assert exe, "the fxcourse console script is not on PATH"
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    assert out.returncode == 0
+    for command in ("lab", "check", "generate", "grade", "feedback", "export"):
+        assert command in out.stdout
+
+
+def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```(?:bash|sh)?\n(.*?)```", readme, re.S)
+    assert blocks, "README has no command block"
+    first = [l for l in blocks[0].splitlines() if l.strip() and not l.strip().startswith("#")]
+    assert len(first) == 2, f"the README's first block should hold exactly two commands, has {first}"
+    lab, test = (line.split("#", 1)[0].strip() for line in first)
+    assert "lab" in lab and "test" in test
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert test.strip() in [l.strip() for l in ci.splitlines()], f".ci/run does not call {test!r}"
+
+
+def test_ci_script_fails_when_no_test_ran():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "set -euo pipefail" in ci or "set -eo pipefail" in ci
+    make = (ROOT / "Makefile").read_text()
+    assert "pytest" in make
+
+
+def test_torch_pinned_for_ci_but_range_wide_for_users():
+    make = (ROOT / "Makefile").read_text()
+    assert "torch==2.13.0" in make
+    assert _pyproject_deps()["pytorch"].startswith(">=")
+
+
+def test_python_version_supported():
+    assert sys.version_info >= (3, 10)
