@@ -10,7 +10,7 @@ from .core import CheckFailed
 
 __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
-    "expect_equal", "nodes_where", "first_difference",
+    "expect_equal", "nodes_where", "first_difference", "unravel",
 ]
 
 
@@ -79,7 +79,9 @@ def graph_module_evidence(result: Any, function: str, inputs: Sequence[torch.Ten
     with torch.no_grad():
         for x in inputs:
             try:
-                outputs.append(result(*x) if isinstance(x, tuple) else result(x))
+                # forward() directly: a GraphModule's __call__ builds its error message with torch._dynamo,
+                # an import that costs seconds the first time a learner's graph raises.
+                outputs.append(result.forward(*x) if isinstance(x, tuple) else result.forward(x))
             except Exception as exc:
                 raise CheckFailed(f"the returned GraphModule raised {type(exc).__name__} when run: {exc}") from None
     evidence["outputs"] = outputs
@@ -135,9 +137,18 @@ def expect_close(got: Any, expected: torch.Tensor, what: str, *, rtol: float = 1
     if not torch.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True):
         diff = torch.nan_to_num((g - e).abs(), nan=float("inf"))
         flat = int(diff.argmax())
-        idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)) if e.dim() else ()
+        idx = unravel(flat, tuple(e.shape))
         raise CheckFailed(f"{what}: differs by up to {float(diff.flatten()[flat]):.3g} at index {idx} "
                           f"(got {float(g.flatten()[flat]):.6g}, expected {float(e.flatten()[flat]):.6g})", hint)
+
+
+def unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The index of element `flat` of a tensor of `shape` (torch.unravel_index imports sympy: seconds)."""
+    idx = []
+    for size in reversed(shape):
+        idx.append(flat % size if size else 0)
+        flat //= size if size else 1
+    return tuple(reversed(idx))
 
 
 def nodes_where(graph: list[dict], pred: Callable[[dict], bool]) -> list[dict]:

@@ -12,11 +12,34 @@ ERROR_HINTS: list[tuple[str | None, str, str]] = [
      "wrapped with torch.fx.wrap, make the module a leaf, or fix the value with concrete_args"),
     (None, r"Proxy object cannot be iterated|object of type 'Proxy' has no len|'len' is not supported",
      "len() and iteration need a concrete size, which a Proxy does not have during tracing; "
-     "wrap the helper with torch.fx.wrap or pass the value through concrete_args"),
+     "wrap the helper with torch.fx.wrap, pass the value through concrete_args, or make the module that "
+     "loops a leaf (a custom Tracer's is_leaf_module)"),
+    (None, r"'Proxy' object cannot be interpreted as an integer",
+     "range() needs a real int: fix the value with concrete_args"),
+    ("NotImplementedError", r"wrap must be called at the top level",
+     "call torch.fx.wrap(\"name\") at the top level of the cell, outside any def, or use "
+     "fx.Tracer(autowrap_functions=(fn,))"),
     (None, r"is not an nn\.Module|has no attribute .*call_module|Node referenced nonexistent target|"
            r"Tried to use .* as a call_module target",
      "a call_module target must be the string name of a submodule registered on the GraphModule "
      "(gm.add_submodule(name, module)), not a module object"),
+    (None, r"Unable to represent lambda",
+     "a node's target is a lambda: use a real function such as torch.clamp and put its arguments in "
+     "node.args/node.kwargs"),
+    (None, r"Expected node.target to be str for call_module|object has no attribute '(__name__|split)'",
+     "a call_module target must be the string name of a submodule registered on the GraphModule "
+     "(gm.add_submodule(name, module)), not a module object"),
+    (None, r"unexpected keyword argument 'inplace'",
+     "the new target does not take the old node's kwargs (a traced F.relu carries inplace=...): set node.kwargs"),
+    (None, r"NoneType",
+     "a layer built with bias=False has .bias None, and BatchNorm2d(affine=False) has .weight and .bias None: "
+     "treat a missing bias as 0 and a missing weight as 1"),
+    (None, r"has no attribute 'activation_post_process'",
+     "torch.ao.quantization.convert and quantize_dynamic are eager-mode APIs; convert an FX-prepared model "
+     "with convert_fx"),
+    ("KeyError", r"activation_post_process_\d+",
+     "prepare registers some fake-quant modules under two names and dict(gm.named_modules()) lists each once: "
+     "use gm.get_submodule(node.target) or named_modules(remove_duplicate=False)"),
     ("UnboundLocalError", r"",
      "inside a pass, make sure every variable is assigned on every path before it is used"),
     ("RuntimeError", r"(erase|Tried to erase) Node .* but it still had \d+ users",

@@ -241,8 +241,9 @@ def restore(source: NotebookNode, submitted: NotebookNode) -> Restored:
             cell.outputs = []
             cell.execution_count = None
     known = {grade_id(c) for c in source.cells if grade_id(c)}
+    plain_sources = {_norm(c.source) for c in source.cells if c.cell_type == "code" and not grade_id(c)}
     extra = [c for c in submitted.cells if c.cell_type == "code" and id(c) not in used
-             and grade_id(c) not in known and c.source.strip()]
+             and grade_id(c) not in known and c.source.strip() and _norm(c.source) not in plain_sources]
     if extra:
         notes.append(f"{len(extra)} code cell(s) added by the learner are not graded")
     return Restored(out, answers, notes)

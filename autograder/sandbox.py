@@ -91,6 +91,22 @@ def _tail(path: Path, n: int = 1500) -> str:
         return ""
 
 
+def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
+    """Wait for the worker (and its namespace) to end: (exit code or None on timeout, CPU seconds it used)."""
+    deadline = time.monotonic() + wall
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, usage.ru_utime + usage.ru_stime
+        if time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return None, usage.ru_utime + usage.ru_stime
+        time.sleep(0.05)
+
+
 def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(),
                hide: list[str] | None = None) -> WorkerOutcome:
     """Run `cells` then `calls` in a fresh jailed worker; return its evidence or what went wrong."""
@@ -111,13 +127,8 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
         with open(scratch / "stdout.txt", "wb") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     cwd=scratch, env=_worker_env(scratch), start_new_session=True)
-            try:
-                code = proc.wait(timeout=limits.wall)
-                status = "ok" if code == 0 else "crashed"
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                code, status = None, "timeout"
+            code, cpu = _wait(proc, limits.wall)
+            status = "timeout" if code is None else ("ok" if code == 0 else "crashed")
         seconds = time.monotonic() - start
         steps = [l for l in (scratch / "progress.txt").read_text(errors="replace").splitlines()] \
             if (scratch / "progress.txt").exists() else []
@@ -136,7 +147,8 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
             except Exception as exc:
                 evidence, status = None, "bad-evidence"
                 detail = f"the grader could not read the answers' results ({type(exc).__name__})"
-        elif status == "crashed" and code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        elif status == "crashed" and (code in (124, -signal.SIGXCPU, 128 + signal.SIGXCPU)
+                                      or "cpu-limit" in steps or cpu >= limits.timeout):
             status, detail = "timeout", f"used more than {limits.timeout:g} s of CPU time"
         elif status == "crashed":
             if code is not None and code < 0:

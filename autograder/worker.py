@@ -16,6 +16,33 @@ import types
 from pathlib import Path
 
 
+class _CappedWriter:
+    """A text stream that keeps the first `limit` characters and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.kept, self.dropped = limit, [], 0
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        text = str(text)
+        room = self.limit - self.size
+        if room > 0:
+            self.kept.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+
 def _log(path: Path, text: str) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write(text + "\n")
@@ -135,6 +162,15 @@ def main(job_path: str) -> int:
     import autograder.hints  # noqa: F401  (everything from the package is loaded before the course is hidden)
 
     _jail(job)
+    import signal
+
+    def _over_cpu(signum, frame):  # the soft CPU limit: say so, then stop (the hard limit follows anyway)
+        _log(progress, "cpu-limit")
+        os._exit(124)
+
+    signal.signal(signal.SIGXCPU, _over_cpu)
+    # Learner output goes to a capped buffer: a flood cannot fill the disk or break the grader's own writes.
+    sys.stdout = sys.stderr = _CappedWriter(job.get("limits", {}).get("output") or 2**20)
 
     shell.user_ns["__name__"] = "__main__"
     cell_errors = []

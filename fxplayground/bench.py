@@ -48,13 +48,18 @@ def benchmark(
     }
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     rounds = 3
-    with torch.no_grad():
-        for fn in candidates.values():
-            fn(*args)  # warm-up
-        for _ in range(rounds):
-            for name, timer in timers.items():
-                m = timer.blocked_autorange(min_run_time=min_run_time / rounds)
-                samples[name].extend(m.times)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)  # warm up at the thread count we time at (compiled code is guarded on it)
+    try:
+        with torch.no_grad():
+            for fn in candidates.values():
+                fn(*args)
+            for _ in range(rounds):
+                for name, timer in timers.items():
+                    m = timer.blocked_autorange(min_run_time=min_run_time / rounds)
+                    samples[name].extend(m.times)
+    finally:
+        torch.set_num_threads(before)
     medians, iqrs = {}, {}
     for name, times in samples.items():
         t = torch.tensor(times, dtype=torch.float64)

@@ -38,6 +38,14 @@ def _flatten(out: object) -> list[torch.Tensor]:
     raise TypeError(f"outputs must be tensors or tuples/lists/dicts of tensors, got {type(out).__name__}")
 
 
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    idx = []
+    for size in reversed(shape):
+        idx.append(flat % size if size else 0)
+        flat //= size if size else 1
+    return tuple(reversed(idx))
+
+
 def _random_like(example: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     if example.is_floating_point():
         return torch.randn(example.shape, generator=gen, dtype=example.dtype)
@@ -81,9 +89,9 @@ def compare_modules(
             if d != d:  # nan
                 d = float("inf")
             if d > worst[0] or trial == 0 and i == 0:
-                worst = (d, trial, i, tuple(int(v) for v in torch.unravel_index(torch.tensor(flat), e.shape)))
+                worst = (d, trial, i, _unravel(flat, tuple(e.shape)))
             if not torch.allclose(g.double(), e.double(), rtol=rtol, atol=atol, equal_nan=True):
-                idx = tuple(int(v) for v in torch.unravel_index(torch.tensor(flat), e.shape))
+                idx = _unravel(flat, tuple(e.shape))
                 return Comparison(
                     False, trial + 1, d, trial, i, idx,
                     f"outputs differ: trial {trial}, output {i}, index {idx}: "

@@ -70,7 +70,7 @@ def test_monkeypatching_torch_equal_earns_nothing(tmp_path):
 def test_monkeypatching_builtins_earns_nothing(tmp_path):
     cheat = "import builtins\nbuiltins.isinstance = lambda *a: True\n" + CORRECT["count_nodes"]
     report, _ = grade(submit(tmp_path, {"count_nodes": cheat}))
-    assert report.score == 0 and "builtins.isinstance" in report.tests[0].message
+    assert report.score == 0  # the patch either breaks the worker or is reported as tampering
 
 
 def test_patching_the_check_library_earns_nothing(tmp_path):

@@ -9,7 +9,7 @@ stay shared). `judge` rebuilds the same model from `case.make()` and computes ev
 the pass changes what is computed, the eager model runs under `_EagerSwap`, a TorchFunctionMode that replaces
 the old function by the new one whenever eager code calls it.
 
-Judging order: lambda targets, lint, stale code (forgot recompile), run errors, structure, numbers,
+Judging order: lambda targets, lint, stale code (forgot recompile), structure, run errors, numbers,
 the original model, shared parameters: the first message a learner sees is the root cause.
 """
 from __future__ import annotations
@@ -283,18 +283,22 @@ def _facts(gm: fx.GraphModule, model: nn.Module) -> list[dict]:
 
 
 def _run_hint(message: str) -> str | None:
-    if "inplace" in message:
-        return ("F.gelu takes no `inplace` argument: give the new node only the ReLU's input, not the old "
-                "node's kwargs")
-    if "NoneType" in message:
+    """The hint for an error raised while running (or linting) the returned GraphModule."""
+    if re.search(r"nonexistent attribute bias|NoneType", message):
         return "this nn.Linear has no bias (bias=None): leave the add out for it"
+    if "unexpected keyword argument" in message:
+        if "gelu" in message:
+            return ("F.gelu takes no `inplace` argument: give the new node only the ReLU's input, not the old "
+                    "node's kwargs")
+        return ("the node's new target does not accept the kwargs the node carries: did the pass change a node it "
+                "should have left alone?")
     if re.search(r"shapes cannot be multiplied|size mismatch|must match the size", message):
         return "nn.Linear computes x @ W.T + b, with W of shape (out_features, in_features): transpose W"
-    if "must be a matrix" in message or "expected 2D" in message or "3D" in message:
+    if "must be a matrix" in message or "expected 2D" in message:
         return "torch.mm only multiplies 2-d matrices: use torch.matmul (or @), which handles leading dimensions"
-    if "has no attribute" in message:
-        return ("a node reads a submodule or attribute that no longer exists: keep the nn.Linear submodule whose "
-                "parameters your get_attr nodes read (or register those same parameters on gm first)")
+    if "has no attribute" in message or "nonexistent attribute" in message:
+        return ("a node names a submodule or attribute that no longer exists on gm: keep every submodule that a "
+                "call_module or get_attr node still uses (gm.delete_all_unused_submodules() removes only the others)")
     if re.search(r"str is expected|Expected node.target to be str", message):
         return STR_TARGET_HINT
     return None
@@ -330,11 +334,13 @@ def _evidence(function: str, result, args: tuple, *, step: bool = False) -> dict
         ev["lint"] = None
     except Exception as exc:
         ev["lint"] = f"{type(exc).__name__}: {exc}"[:500]
-    ev["outputs"], ev["run_error"] = _run(result, inputs)
+    # result.forward, not result(...): when a GraphModule raises, its __call__ builds a pretty error message and
+    # that imports torch._dynamo (seconds, once per process); the error itself is the same
+    ev["outputs"], ev["run_error"] = _run(result.forward, inputs)
     ev["original_outputs"], ev["original_error"] = _run(model, inputs)
     if step:
         _sgd_step(model)
-        ev["stepped_outputs"], ev["stepped_error"] = _run(result, inputs)
+        ev["stepped_outputs"], ev["stepped_error"] = _run(result.forward, inputs)
     return ev
 
 
@@ -360,7 +366,7 @@ def _judge_common(ev: dict) -> None:
             raise CheckFailed(f"{n['op']} node '{n['name']}' targets a lambda; {where}, so nobody reading the "
                               "code (or searching it for the op) can see what the node computes", LAMBDA_HINT)
     if ev["lint"]:
-        hint = STR_TARGET_HINT if "str is expected" in ev["lint"] else (
+        hint = _run_hint(ev["lint"]) or (
             "graph.lint() checks that every node's inputs are defined before it and belong to the graph")
         raise CheckFailed(f"graph.lint() fails on the returned graph: {ev['lint']}", hint)
     if ev["codegen"]:
@@ -371,6 +377,9 @@ def _judge_common(ev: dict) -> None:
         raise CheckFailed("the graph was changed but gm.code (and so forward) is out of date"
                           + (f": the graph now says `{line}`, which gm.code does not contain" if line else ""),
                           RECOMPILE_HINT)
+
+
+def _judge_ran(ev: dict) -> None:
     if ev["run_error"]:
         raise CheckFailed(f"the returned GraphModule raised {ev['run_error']['error']} when run",
                           ev["run_error"]["hint"])
@@ -472,8 +481,10 @@ def _swap_judge(case: Case, ev: dict) -> None:
             hint = ("compare targets by identity (node.target is old): different functions can share a "
                     "__name__, such as torch.relu and F.relu") if g[1] == new else (
                 "only call_function nodes whose target is `old` change; leave every other node as it is")
-            raise CheckFailed(f"node {i} ('{name}') was {e[0]} {was}, which is not `old` ({old}), and should "
-                              f"be {e[0]} {e[1]}; found {g[0]} {g[1]}", hint)
+            now = f"now {g[0]} {g[1]}" if g[0] != e[0] else f"now calls {g[1]}"
+            raise CheckFailed(f"{e[0]} node '{name}' ({was}) should have stayed as it was, since {was} is not "
+                              f"`old` ({old}); it is {now}", hint)
+    _judge_ran(ev)
     _judge_outputs(ev["outputs"], _eager(model, inputs, case.data["eager"]),
                    f"output (compared with the eager model calling {new} where it called {old})",
                    "every call_function node that targeted old must target new, with the same args and kwargs")
@@ -538,6 +549,7 @@ def _clamp_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"expected {want} call_function node(s) calling torch.clamp (one per torch.relu), "
                           f"found {got}", "use torch.clamp itself (not torch.clip, F.hardtanh or x.clamp()) as "
                                           "the target of a call_function node")
+    _judge_ran(ev)
     if want and "clamp" not in ev["code"]:
         raise CheckFailed("gm.code does not mention clamp", RECOMPILE_HINT)
     expected = _eager(model, inputs, [(torch.relu, lambda x, *a, **k: torch.clamp(x, min=0, max=max_value))])
@@ -600,7 +612,8 @@ def _gelu_judge(case: Case, ev: dict) -> None:
         what = {"call_module": f"calls nn.ReLU '{n['target']}'", "call_method": f"calls .{n['target']}()"}.get(
             n["op"], f"calls {n['target']}")
         raise CheckFailed(f"{n['op']} node '{n['name']}' still {what}: no node may compute a ReLU",
-                          f"ReLU comes in three forms; {FORM_HINTS.get(n['kind'], '')}")
+                          "ReLU comes in three forms; " + FORM_HINTS.get(
+                              n["kind"], "match every function, method and module that computes a ReLU"))
     approx = [n for n in graph if n["gelu"] not in (None, "none")]
     if approx:
         raise CheckFailed(f"node '{approx[0]['name']}' computes GELU with approximate={approx[0]['gelu']!r}",
@@ -610,6 +623,7 @@ def _gelu_judge(case: Case, ev: dict) -> None:
     if got < want:
         raise CheckFailed(f"expected {want} GELU node(s), one in place of each ReLU, found {got}",
                           "replace each ReLU node by a node computing exact GELU: F.gelu or an nn.GELU() submodule")
+    _judge_ran(ev)
     _judge_outputs(ev["outputs"], _eager(model, inputs, RELU_TO_GELU),
                    "output (compared with the eager model computing exact GELU where it computed ReLU)",
                    "each ReLU must become exact GELU of the same input; every other node stays as it is")
@@ -686,6 +700,7 @@ def _matmul_judge(case: Case, ev: dict) -> None:
         for pname in ("weight", "bias"):
             if getattr(lin, pname) is not None and f"{c['target']}.{pname}" not in read:
                 raise CheckFailed(f"no get_attr node reads the {pname} of nn.Linear '{c['target']}'", SHARED_HINT)
+    _judge_ran(ev)
     _judge_outputs(ev["outputs"], _eager(model, inputs), "output",
                    "nn.Linear computes x @ W.T + b, with W of shape (out_features, in_features)")
     _judge_original(ev, model, inputs)

@@ -26,7 +26,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..core import Case, Check, CheckFailed
-from ..evidence import describe_graph, expect, expect_close, expect_type
+from ..evidence import describe_graph, expect, expect_close, expect_type, qualified
 from ..randmodels import random_mlp
 
 # ------------------------------------------------------------------------------ the notebook's own models
@@ -110,6 +110,12 @@ MixerNet: type = REF["MixerNet"]
 FlagNet: type = REF["FlagNet"]
 
 
+def _seed(seed: int) -> None:
+    """Seed the CPU generator that nn.Module initialisation draws from (torch.manual_seed also queues CUDA
+    seeding, which records a stack trace each time: 40x slower here)."""
+    torch.default_generator.manual_seed(seed)
+
+
 def _x(*shape: int, seed: int) -> torch.Tensor:
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
@@ -131,7 +137,11 @@ def _gm_evidence(result: Any, args: tuple, function: str) -> dict:
     """Graph, lint result and the outputs on the model's probe inputs; an error when run is evidence too."""
     _check_gm(result, function)
     ev: dict = {"graph": describe_graph(result), "code": result.code, "lint": None, "outputs": [],
-                "run_error": None}
+                "run_error": None, "stale": False}
+    try:
+        ev["stale"] = result.graph.python_code(root_module="self").src != result.code
+    except Exception:
+        pass
     try:
         result.graph.lint()
     except Exception as exc:
@@ -139,7 +149,9 @@ def _gm_evidence(result: Any, args: tuple, function: str) -> dict:
     with torch.no_grad():
         for inputs in args[0].probe_inputs:
             try:
-                ev["outputs"].append(result(*inputs))
+                # forward, not __call__: on torch 2.13 a GraphModule whose generated code raises builds its
+                # error message with torch._dynamo.disable, importing all of dynamo (seconds of CPU) first.
+                ev["outputs"].append(result.forward(*inputs))
             except Exception as exc:
                 ev["run_error"] = f"{type(exc).__name__}: {str(exc)[:400]}"
                 break
@@ -147,12 +159,21 @@ def _gm_evidence(result: Any, args: tuple, function: str) -> dict:
 
 
 def _lint_ok(ev: dict) -> None:
+    expect(not ev["stale"], "gm.code is out of date: the graph was changed after the code was generated",
+           "call gm.recompile() after changing gm.graph, so gm.code and forward are regenerated")
     expect(ev["lint"] is None, f"graph.lint() fails on the returned graph: {ev['lint']}",
            "call gm.graph.lint() and gm.recompile() after editing the graph")
 
 
 def _short(target: str) -> str:
     return target.rsplit(".", 1)[-1]
+
+
+def _graph_sequence(graph: fx.Graph, gate_name: str | None = None) -> list[tuple[str, str]]:
+    """Like _sequence, straight from a Graph: no GraphModule, so no code is generated. (Generated code that
+    calls a wrapped function runs fx.wrap at its top level, and torch.fx keeps every such registration, and
+    patches all of them at every later trace, for the life of the process.)"""
+    return _sequence([{"op": n.op, "target": qualified(n.target)} for n in graph.nodes], gate_name)
 
 
 def _sequence(graph: list[dict], gate_name: str | None = None) -> list[tuple[str, str]]:
@@ -180,7 +201,7 @@ class _TwoGates(nn.Module):
 
     def __init__(self, seed: int) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.fc1 = nn.Linear(5, 7)
         self.fc2 = nn.Linear(7, 7)
         self.head = nn.Linear(7, 2)
@@ -206,7 +227,7 @@ class _Nested(nn.Module):
 
     def __init__(self, seed: int, cell: type) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.cells = nn.Sequential(cell(6), cell(6))
         self.head = nn.Linear(6, 3)
 
@@ -219,7 +240,7 @@ class _TwoInputs(nn.Module):
 
     def __init__(self, seed: int) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x, y):
@@ -236,23 +257,27 @@ def _bind(cls: type, g: dict) -> type:
 
 
 def _is_notebook(g: Any) -> bool:
-    return (isinstance(g, dict) and g is not REF and callable(g.get("gate")) and isinstance(g.get("GatedNet"), type)
-            and g.get("__name__") != __name__)
+    return isinstance(g, dict) and g is not REF and callable(g.get("gate")) and g.get("__name__") != __name__
 
 
 def notebook_namespace() -> dict:
-    """The globals of the notebook that defines gate and GatedNet: those of the learner's function on the stack.
+    """The globals of the notebook that defines gate: those of the learner's function, found on the stack.
 
     collect_evidence (and run_check, run_answer, the worker) hold the learner's function in a local variable;
-    its __globals__ is the namespace its cell ran in. Fallbacks: the globals of a frame on the stack (a test
-    cell), then sys.modules['__main__'] (a kernel).
+    its __globals__ is the namespace its cell ran in. Fallbacks, for when it is not a plain function: a
+    namespace dict held by a caller or the globals of a frame on the stack (a test cell), then
+    sys.modules['__main__'], and last a private copy of the reference namespace, so that a broken notebook
+    fails its own cases instead of crashing the grader (fx.wrap in the notebook then has no effect on the
+    case's model, and tracing it raises the usual TraceError).
     """
     frame = sys._getframe(1)
     seen_globals = []
     while frame is not None:
-        for value in list(frame.f_locals.values()):
+        values = list(frame.f_locals.values())
+        for value in values:
             if isinstance(value, types.FunctionType) and _is_notebook(value.__globals__):
                 return value.__globals__
+        seen_globals.extend(v for v in values if isinstance(v, dict))  # e.g. the worker's `ns`
         seen_globals.append(frame.f_globals)
         frame = frame.f_back
     for g in seen_globals:
@@ -261,8 +286,7 @@ def notebook_namespace() -> dict:
     main = sys.modules.get("__main__")
     if main is not None and _is_notebook(vars(main)):
         return vars(main)
-    raise RuntimeError("ex04_wrapping: no notebook namespace defines `gate` and `GatedNet`; "
-                       "run the setup cell of the exercise notebook first")
+    return dict(REF)
 
 
 GATED_KINDS = {
@@ -278,7 +302,7 @@ GATED_KINDS = {
 def build_gated(kind: str, seed: int, g: dict) -> nn.Module:
     """The model of a trace_gated case, its forwards bound to the globals `g` (the notebook's, or REF)."""
     if kind.startswith("GatedNet"):
-        torch.manual_seed(seed)
+        _seed(seed)
         cls = _bind(REF["GatedNet"], g)
         return cls() if kind == "GatedNet" else cls(4, 10, 2)
     if kind == "_Nested":
@@ -300,8 +324,21 @@ def _first_gate_sums(model_of, inputs: tuple) -> list[float]:
     return sums
 
 
-def gated_inputs(kind: str, seed: int) -> list[tuple[torch.Tensor, ...]]:
-    """Inputs that send gate's first call down both branches: one positive sum, one negative, deterministically."""
+_PROBES: dict[tuple[str, int], tuple[list[tuple[torch.Tensor, ...]], list[float]]] = {}
+
+
+def gated_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]], list[float]]:
+    """Inputs that send gate's first call down both branches (positive sum first), and those sums.
+
+    Deterministic: the same in the worker and in the judge. Cached; the tensors returned are fresh copies.
+    """
+    if (kind, seed) not in _PROBES:
+        _PROBES[(kind, seed)] = _search_probe(kind, seed)
+    inputs, sums = _PROBES[(kind, seed)]
+    return [tuple(t.clone() for t in inp) for inp in inputs], list(sums)
+
+
+def _search_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]], list[float]]:
     n_in = GATED_KINDS[kind][1]
     d = {"GatedNet": 6, "GatedNet(4, 10, 2)": 4, "_TwoGates": 5, "_Nested": 6, "_TwoInputs": 4}[kind]
     for trial in range(50):
@@ -310,10 +347,15 @@ def gated_inputs(kind: str, seed: int) -> list[tuple[torch.Tensor, ...]]:
             pair = [(3.0 * base[0],), (-3.0 * base[0],)]
         else:
             pair = [(base[0], base[1]), (base[1], base[0])]
-        signs = [_first_gate_sums(lambda g: build_gated(kind, seed, g), p)[0] for p in pair]
-        if signs[0] * signs[1] < 0 and min(abs(s) for s in signs) > 0.5:
-            return pair if signs[0] > 0 else pair[::-1]
+        sums = [_first_gate_sums(lambda g: build_gated(kind, seed, g), p)[0] for p in pair]
+        if sums[0] * sums[1] < 0 and min(abs(s) for s in sums) > 0.5:
+            return (pair, sums) if sums[0] > 0 else (pair[::-1], sums[::-1])
     raise AssertionError(f"no inputs found on both sides of gate for {kind}")  # never: tested
+
+
+def gated_inputs(kind: str, seed: int) -> list[tuple[torch.Tensor, ...]]:
+    """The probe inputs of a trace_gated case."""
+    return gated_probe(kind, seed)[0]
 
 
 def _gated_case(label: str, kind: str, seed: int) -> Case:
@@ -345,8 +387,7 @@ WRAP_HINT = ("make gate a leaf function, recorded as one call_function node: cal
 def _gated_judge(case, ev):
     kind, seed = case.data["kind"], case.data["seed"]
     reference = build_gated(kind, seed, REF)
-    tracer = fx.Tracer(autowrap_functions=(REF["gate"],))
-    ref_graph = describe_graph(fx.GraphModule(reference, tracer.trace(reference)))
+    expected = _graph_sequence(fx.Tracer(autowrap_functions=(REF["gate"],)).trace(reference), "gate")
     n_expected = GATED_KINDS[kind][0]
     gates = [n for n in ev["graph"] if n["op"] == "call_function" and _short(n["target"]) == "gate"]
     if not gates:
@@ -361,16 +402,15 @@ def _gated_judge(case, ev):
                           f"expected {n_expected}: one per call of gate in the model's forward",
                           "trace the model you are given: every call of gate becomes its own node")
     _lint_ok(ev)
-    got, expected = _sequence(ev["graph"], "gate"), _sequence(ref_graph, "gate")
+    got = _sequence(ev["graph"], "gate")
     expect(got == expected, f"the graph differs from a trace with gate as a leaf: {_first_diff(got, expected)}",
            "trace the `model` argument itself, with gate as a leaf and everything else traced as usual")
     if ev["run_error"]:
         raise CheckFailed(f"the returned GraphModule raised {ev['run_error']} when run")
-    inputs = gated_inputs(kind, seed)
+    inputs, sums = gated_probe(kind, seed)
     expect(len(ev["outputs"]) == len(inputs), f"{len(ev['outputs'])} outputs, expected {len(inputs)}")
     with torch.no_grad():
-        for inp, out in zip(inputs, ev["outputs"]):
-            s = _first_gate_sums(lambda g: build_gated(kind, seed, g), inp)[0]
+        for inp, out, s in zip(inputs, ev["outputs"], sums):
             side = "relu" if s > 0 else "tanh"
             expect_close(out, reference(*inp),
                          f"output on an input where gate's input sums to {s:+.2f} (the {side} branch)",
@@ -396,7 +436,7 @@ class _Tower(nn.Module):
 
     def __init__(self, seed: int) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.stem = nn.Linear(5, 8)
         self.stages = nn.Sequential(Block(8), nn.Sequential(nn.ReLU(), Block(8)))
         self.shared = Block(8)
@@ -411,7 +451,7 @@ class _NormTower(nn.Module):
 
     def __init__(self, seed: int) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.block = Block(4)
         self.post = nn.Sequential(nn.Linear(4, 4), nn.Sequential(ScaledRowNorm(3.0)))
         self.head = nn.Linear(4, 2)
@@ -432,7 +472,7 @@ class _SubBlockTower(nn.Module):
 
     def __init__(self, seed: int) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.first = Block(6)
         self.rest = nn.Sequential(nn.Tanh(), ScaledBlock(6))
         self.head = nn.Linear(6, 3)
@@ -446,7 +486,7 @@ class _SeqModel(nn.Module):
 
     def __init__(self, seed: int) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.mlp = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 6))
         self.block = Block(6)
 
@@ -470,7 +510,7 @@ _IN_FEATURES = {"MixerNet": 6, "_Tower": 5, "_NormTower": 4, "_SeqModel": 6, "_S
 
 def _leaf_case(label: str, kind: str, seed: int, leaf_types: Any) -> Case:
     def make():
-        torch.manual_seed(seed)
+        _seed(seed)
         model = _leaf_models()[kind](seed)
         d = model.width if kind == "random_mlp" else _IN_FEATURES[kind]
         return _with_inputs(model, [(_x(4, d, seed=seed + 100),)]), leaf_types()
@@ -484,10 +524,10 @@ def _leaf_cases(hidden: bool) -> list[Case]:
     return [
         _leaf_case("Blocks nested in Sequentials and one called twice, leaf_types=[Block] (a list) (unseen)",
                    "_Tower", 31, lambda: [Block]),
-        _leaf_case("a subclass of RowNorm nested two levels deep, leaf_types=(RowNorm,) (unseen)",
-                   "_NormTower", 32, lambda: (RowNorm,)),
         _leaf_case("a subclass of Block with its own forward, nested, leaf_types=(Block,) (unseen)",
                    "_SubBlockTower", 35, lambda: (Block,)),
+        _leaf_case("a subclass of RowNorm nested two levels deep, leaf_types=(RowNorm,) (unseen)",
+                   "_NormTower", 32, lambda: (RowNorm,)),
         _leaf_case("leaf_types=(nn.Sequential,) on a model with an nn.Sequential and a Block (unseen)",
                    "_SeqModel", 33, lambda: (nn.Sequential,)),
         _leaf_case("a random model, leaf_types=() (unseen)", "random_mlp", 34, lambda: ()),
@@ -521,6 +561,16 @@ def _leaf_judge(case, ev):
     ref_modules = [n["target"] for n in ref if n["op"] == "call_module"]
     got_modules = [n["target"] for n in ev["graph"] if n["op"] == "call_module"]
     touched = {n["target"] for n in ev["graph"] if n["op"] in ("call_module", "get_attr")}
+    for target in dict.fromkeys(got_modules):
+        inside_a_ref_module = any(target.startswith(r + ".") for r in ref_modules)
+        if target not in ref_modules and not inside_a_ref_module:  # (inside: a leaf traced through, see below)
+            try:
+                kind = _type_name(model, target)
+            except AttributeError:
+                kind = "not a submodule of the model"
+            raise CheckFailed(f"module {target!r} ({kind}) is one call_module node, but it is not an instance of "
+                              "leaf_types (nor a torch.nn layer): it should be traced through",
+                              "only instances of leaf_types, plus what torch.nn makes a leaf anyway, stay whole")
     for target in dict.fromkeys(ref_modules):
         if target in got_modules:
             continue
@@ -533,25 +583,19 @@ def _leaf_judge(case, ev):
                     "decide by type with isinstance(m, tuple(leaf_types)), which counts subclasses too")
             raise CheckFailed(f"module {target!r} ({kind}) is an instance of a leaf type but is not one "
                               f"call_module node{where}", hint)
-        raise CheckFailed(f"torch.nn module {target!r} ({kind}) was traced through{' into ' + inside[0] if inside else ''}"
-                          f"; it should stay a call_module node as usual",
+        into = f" into {inside[0]}" if inside else ""
+        raise CheckFailed(f"torch.nn module {target!r} ({kind}) was traced through{into}; it should stay a "
+                          "call_module node as usual",
                           "keep the default rule for the other modules: "
                           "return ... or super().is_leaf_module(m, module_qualified_name)")
-    for target in dict.fromkeys(got_modules):
-        if target not in ref_modules:
-            try:
-                kind = _type_name(model, target)
-            except AttributeError:
-                kind = "not a submodule of the model"
-            raise CheckFailed(f"module {target!r} ({kind}) is a call_module node, but {kind} is not a leaf type: "
-                              "it should be traced through",
-                              "only instances of leaf_types, plus what torch.nn makes a leaf anyway, stay whole")
     _lint_ok(ev)
     got, expected = _sequence(ev["graph"]), _sequence(ref)
     expect(got == expected, f"the graph differs from the reference trace: {_first_diff(got, expected)}",
            "trace the model you are given with a custom fx.Tracer whose is_leaf_module decides the leaves")
     if ev["run_error"]:
         raise CheckFailed(f"the returned GraphModule raised {ev['run_error']} when run")
+    expect(len(ev["outputs"]) == len(model.probe_inputs), f"{len(ev['outputs'])} outputs, expected "
+                                                           f"{len(model.probe_inputs)}")
     with torch.no_grad():
         for inp, out in zip(model.probe_inputs, ev["outputs"]):
             expect_close(out, model(*inp), "output of the returned GraphModule")
@@ -564,7 +608,7 @@ class _TwoInputFlags(nn.Module):
 
     def __init__(self, seed: int) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.px = nn.Linear(5, 5)
         self.py = nn.Linear(5, 5)
         self.head = nn.Linear(5, 2)
@@ -581,7 +625,7 @@ class _ClipNet(nn.Module):
 
     def __init__(self, seed: int) -> None:
         super().__init__()
-        torch.manual_seed(seed)
+        _seed(seed)
         self.fc = nn.Linear(4, 4)
         self.out = nn.Linear(4, 3)
 
@@ -603,7 +647,7 @@ _SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,)}
 
 def _spec_case(label: str, kind: str, seed: int, flags: dict, hint: str | None = None) -> Case:
     def make():
-        torch.manual_seed(seed)
+        _seed(seed)
         model = _SPEC_MODELS[kind](seed)
         inputs = [tuple(_x(3, d, seed=seed + 10 * t + i) for i, d in enumerate(_SPEC_INPUTS[kind]))
                   for t in range(2)]
@@ -646,6 +690,15 @@ GUARD_HINT = ("concrete_args leaves a guard for each flag: a placeholder named <
 def _spec_judge(case, ev):
     (model,) = case.make()
     flags = case.kwargs()
+    ref = describe_graph(fx.symbolic_trace(model, concrete_args=flags))
+    n_tensors = len(model.probe_inputs[0])
+    tensor_inputs = [n["target"] for n in ref if n["op"] == "placeholder"][:n_tensors]
+    placeholders = [n["target"] for n in ev["graph"] if n["op"] == "placeholder"]
+    expect(placeholders[:n_tensors] == tensor_inputs,
+           f"the placeholders are {placeholders}; the first {n_tensors} should be the tensor input(s) "
+           f"{tensor_inputs}, in order",
+           "keep every tensor input as a placeholder, even one the flags leave unused")
+    _lint_ok(ev)
     if ev["run_error"]:
         err = ev["run_error"]
         hint = None
@@ -656,10 +709,8 @@ def _spec_judge(case, ev):
                     "give it the fixed value as default, or remove it with its guard")
         elif "positional argument" in err and "given" in err:
             hint = "keep every tensor input as a placeholder, even one the flags leave unused"
-        n = len(model.probe_inputs[0])
-        raise CheckFailed(f"calling the returned GraphModule with the {n} tensor input(s) only raised {err}", hint)
-    _lint_ok(ev)
-    ref = describe_graph(fx.symbolic_trace(model, concrete_args=flags))
+        raise CheckFailed(f"calling the returned GraphModule with the {n_tensors} tensor input(s) only raised "
+                          f"{err}", hint)
     expected = collections.Counter(n["target"] for n in ref if n["op"] == "call_module")
     got = collections.Counter(n["target"] for n in ev["graph"] if n["op"] == "call_module")
     for target in sorted(set(expected) | set(got)):

@@ -65,12 +65,12 @@ def gate(x):
 def trace_gated(model):
     return fx.symbolic_trace(model)
 ''', hint="traced through"),
-    Mutant("trace_gated", "make_fx on an example input: aten ops, no gate node", '''
-from torch.fx.experimental.proxy_tensor import make_fx
+    Mutant("trace_gated", "wraps the model class instead of the helper", '''
+fx.wrap("GatedNet")
 
 def trace_gated(model):
-    return make_fx(model)(torch.ones(2, model.fc1.in_features))
-''', hint='fx.wrap("gate")'),
+    return fx.symbolic_trace(model)
+''', hint="torch.fx.wrap"),
 
     # ----------------------------------------------------------------------------- trace_with_leaves
     Mutant("trace_with_leaves", "ignores leaf_types: RowNorm's loop over rows cannot be traced", '''
@@ -125,7 +125,7 @@ def trace_with_leaves(model, leaf_types):
 
     tracer = T()
     return fx.GraphModule(model, tracer.trace(model))
-''', hint="is not a leaf type"),
+''', hint="not an instance of leaf_types"),
     Mutant("trace_with_leaves", "returns the Tracer's Graph", '''
 def trace_with_leaves(model, leaf_types):
     leaves = tuple(leaf_types)
@@ -181,17 +181,7 @@ def trace_specialized(model, **flags):
             if node.target != name and name in flags:
                 node.args = (flags[name],)
     return gm
-''', hint="recompile"),
-    Mutant("trace_specialized", "erases the torch._assert guards but not the _assert_is_none ones", '''
-def trace_specialized(model, **flags):
-    gm = fx.symbolic_trace(model, concrete_args=flags)
-    for node in list(gm.graph.nodes):
-        if node.op == "call_function" and node.target is torch._assert:
-            gm.graph.erase_node(node)
-    gm.graph.eliminate_dead_code()
-    gm.recompile()
-    return gm
-''', hint="guard"),
+''', hint="call gm.recompile() after changing gm.graph"),
 ]
 
 ALTERNATIVES = [

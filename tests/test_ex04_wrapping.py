@@ -1,0 +1,175 @@
+"""Does the ex04_wrapping check library pass the solution, fail the stubs, and kill every mutant with its hint?
+
+Also: is the notebook namespace found the way the checks of trace_gated need it, and does torch.fx.wrap behave
+in an exec'd namespace (as answer_namespace and the grader run cells) the way the exercise relies on?
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+
+from autograder.checks import ex04_wrapping as checks
+from autograder.core import collect_evidence, get_check, judge_evidence
+from autograder.mutants import load, run_answer
+from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.notebook import test_cells as notebook_test_cells
+
+A = "ex04_wrapping"
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
+FUNCTIONS = ("trace_gated", "trace_with_leaves", "trace_specialized")
+MUTANTS, ALTERNATIVES = load(A)
+
+
+@pytest.fixture(scope="module")
+def nb():
+    return read_notebook(SOLUTION)
+
+
+@pytest.fixture(scope="module")
+def solution(nb):
+    return answer_namespace(nb)
+
+
+def test_the_notebook_follows_the_cell_contract(nb):
+    answers = [grade_id(c) for c in answer_cells(nb)]
+    tests = [grade_id(c) for c in notebook_test_cells(nb)]
+    assert [a for a in answers if not a.startswith("quiz_")] == list(FUNCTIONS)
+    assert [t for t in tests if not t.startswith("test_quiz_")] == [f"test_{f}" for f in FUNCTIONS]
+    quizzes = [a for a in answers if a.startswith("quiz_")]
+    assert len(quizzes) >= 3 and [f"test_{q}" for q in quizzes] == [t for t in tests if t.startswith("test_quiz_")]
+    ids = [c.id for c in nb.cells]
+    assert len(ids) == len(set(ids))
+
+
+def test_the_setup_cell_defines_the_models_the_checks_use(nb):
+    """One text, two places: the check's reference models are the notebook's own, character for character."""
+    setup = next(c for c in nb.cells if grade_id(c) == "setup")
+    assert checks.MODELS_SOURCE in setup.source
+
+
+def test_the_notebook_gatednet_computes_what_the_reference_computes(solution):
+    torch.manual_seed(0)
+    theirs = solution["GatedNet"]()
+    ours = checks.build_gated("GatedNet", 0, checks.REF)
+    for inputs in checks.gated_inputs("GatedNet", 0):
+        assert torch.equal(theirs(*inputs), ours(*inputs))
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_solution_passes_visible_and_hidden_cases(solution, function):
+    passed, text = run_answer(A, function, solution)
+    assert passed, text
+
+
+def test_every_test_cell_of_the_solution_passes(nb, solution):
+    """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution."""
+    ns = dict(solution)
+    for cell in notebook_test_cells(nb):
+        exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)  # noqa: S102 (course code)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_each_check_is_fast(solution, function):
+    """Visible and hidden cases together, in CPU seconds (wall time on a shared machine says little)."""
+    run_answer(A, function, solution)  # warm the caches of probe inputs
+    start = time.process_time()
+    run_answer(A, function, solution)
+    assert time.process_time() - start < 2.0
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_released_stubs_score_zero(nb, function):
+    stubs = {grade_id(c): stub_solution(c.source) for c in answer_cells(nb) if grade_id(c) in FUNCTIONS}
+    ns = answer_namespace(nb, stubs)
+    passed, text = run_answer(A, function, ns)
+    assert not passed and "not implemented yet" in text
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: f"{m.function}-{m.why[:40]}")
+def test_mutant_is_killed_with_its_hint(nb, mutant):
+    ns = answer_namespace(nb, {mutant.function: mutant.source})
+    passed, text = run_answer(A, mutant.function, ns)
+    assert not passed, f"mutant passed: {mutant.why}"
+    assert mutant.hint.lower() in text.lower(), text
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=lambda a: f"{a.function}-{a.why[:40]}")
+def test_alternative_passes(nb, alternative):
+    ns = answer_namespace(nb, {alternative.function: alternative.source})
+    passed, text = run_answer(A, alternative.function, ns)
+    assert passed, text
+
+
+def test_enough_mutants_and_alternatives_per_function():
+    for f in FUNCTIONS:
+        assert sum(m.function == f for m in MUTANTS) >= 5, f
+        assert sum(a.function == f for a in ALTERNATIVES) >= 1, f
+
+
+# ------------------------------------------------------------------------- trace_gated: the notebook namespace
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_probe_inputs_take_both_branches_of_gate(hidden):
+    for case in checks.CHECKS["trace_gated"].cases(hidden):
+        inputs, sums = checks.gated_probe(case.data["kind"], case.data["seed"])
+        assert len(inputs) == 2 and sums[0] > 0 > sums[1], (case.label, sums)
+
+
+def test_models_of_the_cases_look_gate_up_in_the_learners_namespace(solution):
+    """The forward of every model a case builds has the namespace of the learner's function as globals."""
+    fn = solution["trace_gated"]  # noqa: F841 (found on the stack by notebook_namespace)
+    for case in checks.CHECKS["trace_gated"].cases(True):
+        (model,) = case.make()
+        forwards = [type(m).forward for m in model.modules() if "gate" in type(m).forward.__code__.co_names]
+        assert forwards and all(f.__globals__ is solution for f in forwards), case.label
+
+
+def test_without_a_notebook_namespace_the_case_still_builds_a_model():
+    """A broken notebook fails its own cases (the model cannot be traced plainly); the grader does not crash."""
+    case = checks.CHECKS["trace_gated"].cases(False)[0]
+    (model,) = case.make()
+    assert type(model).forward.__globals__ is not checks.REF
+    with pytest.raises(fx.proxy.TraceError):
+        fx.symbolic_trace(model)
+
+
+def test_the_judge_needs_no_notebook_namespace(solution):
+    """Evidence is collected where the learner's code ran; the judge only uses the reference models (REF)."""
+    check = get_check(A, "trace_gated")
+    evidences = [(case, collect_evidence(check, solution["trace_gated"], case)) for case in check.cases(True)]
+    for case, ev in evidences:  # no learner function on the stack here
+        assert judge_evidence(check, case, ev).passed, case.label
+
+
+def test_fx_wrap_in_an_exec_namespace_is_registered_for_that_namespace_only(nb):
+    """fx.wrap at the top level of an exec'd cell wraps gate in that dict; a fresh namespace is unaffected."""
+    wrap_alt = next(a for a in ALTERNATIVES if a.function == "trace_gated" and "top level" in a.why)
+    wrapped = answer_namespace(nb, {"trace_gated": wrap_alt.source})
+    gm = wrapped["trace_gated"](wrapped["GatedNet"]())
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == [wrapped["gate"]]
+    fresh = answer_namespace(nb)
+    with pytest.raises(fx.proxy.TraceError):
+        fx.symbolic_trace(fresh["GatedNet"]())
+
+
+def test_fx_wrap_inside_a_function_raises_not_implemented():
+    ns = {"__name__": "__main__", "fx": fx}
+    exec(compile("def f():\n    fx.wrap('len')\n", "<cell>", "exec"), ns)  # noqa: S102
+    with pytest.raises(NotImplementedError, match="top level of a module"):
+        ns["f"]()
+
+
+# ------------------------------------------------------------------- trace_specialized: torch 2.13's guards
+
+def test_concrete_args_leaves_guard_placeholders_with_the_original_default():
+    """The behaviour the exercise is built on: if torch changes it, revisit the task text and GUARD_HINT."""
+    gm = fx.symbolic_trace(checks.FlagNet(), concrete_args={"use_extra": False})
+    placeholders = {n.target: n.args for n in gm.graph.nodes if n.op == "placeholder"}
+    assert placeholders == {"x": (), "use_extra_1": (True,), "repeats": (1,)}  # repeats: not fixed, kept as is
+    with pytest.raises(AssertionError, match="has been specialized"):
+        gm(torch.randn(2, 6))

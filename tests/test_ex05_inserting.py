@@ -1,0 +1,146 @@
+"""ex05_inserting: the solution passes every case, every mutant is killed with its hint, every alternative
+passes, the released stubs score nothing, and the checks themselves notice what they claim to notice."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+
+from autograder.checks import ex05_inserting as checks
+from autograder.core import collect_evidence, judge_evidence
+from autograder.mutants import load, run_answer
+from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from fxplayground import DropoutNet, ThreeReluNet, TinyNet
+
+A = "ex05_inserting"
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
+FUNCTIONS = ("insert_after", "remove_dropout", "record_shapes", "linear_flops")
+MUTANTS, ALTERNATIVES = load(A)
+
+
+@pytest.fixture(scope="module")
+def notebook():
+    return read_notebook(SOLUTION)
+
+
+@pytest.fixture(scope="module")
+def solution(notebook):
+    return answer_namespace(notebook)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_solution_passes_visible_and_hidden_cases(solution, function):
+    passed, text = run_answer(A, function, solution)
+    assert passed, text
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_every_function_has_hidden_cases_mutants_and_an_alternative(function):
+    check = checks.CHECKS[function]
+    assert check.cases(False) and len(check.cases(True)) >= 3
+    assert sum(m.function == function for m in MUTANTS) >= 5
+    assert any(a.function == function for a in ALTERNATIVES)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: f"{m.function}: {m.why}")
+def test_mutant_is_killed_with_its_hint(notebook, mutant):
+    ns = answer_namespace(notebook, {mutant.function: mutant.source})
+    passed, text = run_answer(A, mutant.function, ns)
+    assert not passed, f"mutant survived: {mutant.why}"
+    assert mutant.hint.lower() in text.lower(), text
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=lambda a: f"{a.function}: {a.why}")
+def test_alternative_passes(notebook, alternative):
+    ns = answer_namespace(notebook, {alternative.function: alternative.source})
+    passed, text = run_answer(A, alternative.function, ns)
+    assert passed, text
+
+
+def test_released_stubs_fail_every_check(notebook):
+    overrides = {grade_id(c): stub_solution(c.source) for c in answer_cells(notebook) if grade_id(c) in FUNCTIONS}
+    assert set(overrides) == set(FUNCTIONS)
+    ns = answer_namespace(notebook, overrides)
+    for function in FUNCTIONS:
+        check = checks.CHECKS[function]
+        for hidden in (False, True):
+            for case in check.cases(hidden):
+                result = judge_evidence(check, case, collect_evidence(check, ns[function], case))
+                assert not result.passed and "not implemented" in result.message, result.message
+
+
+def test_stub_keeps_the_dropout_tuples(notebook):
+    cell = next(c for c in answer_cells(notebook) if grade_id(c) == "remove_dropout")
+    stub = stub_solution(cell.source)
+    assert "DROPOUT_MODULES = (" in stub and "NotImplementedError" in stub
+
+
+def test_solution_raises_keyerror_naming_the_node(solution):
+    with pytest.raises(KeyError, match="fc9"):
+        solution["insert_after"](fx.symbolic_trace(TinyNet()), "fc9", torch.tanh)
+
+
+def test_insert_after_on_the_input_rewires_both_users(solution):
+    gm = solution["insert_after"](fx.symbolic_trace(ThreeReluNet()), "x", torch.tanh)
+    x = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    assert [u.target for u in x.users] == [torch.tanh]
+    new = next(iter(x.users))
+    assert {u.name for u in new.users} == {"fc1", "add"}
+
+
+def test_remove_dropout_result_matches_eval_model(solution):
+    torch.manual_seed(0)
+    model = DropoutNet()  # train mode: F.dropout is traced with training=True
+    gm = solution["remove_dropout"](fx.symbolic_trace(model))
+    x = torch.randn(5, 6)
+    assert torch.allclose(gm(x), model.eval()(x))
+    assert not any(isinstance(m, torch.nn.Dropout) for m in gm.modules())
+
+
+def test_reference_answers_agree_with_the_solution(solution):
+    model = checks.ShapeZoo()
+    x = torch.randn(5, 4)
+    assert solution["record_shapes"](fx.symbolic_trace(model), x) == checks.reference_shapes(
+        fx.symbolic_trace(model), x)
+    reshaped = checks.ReshapeNet()
+    y = torch.randn(2, 12)
+    # fc: rows 2*3, 4 -> 5; out: rows 2, 15 -> 3
+    assert checks.reference_linear_flops(fx.symbolic_trace(reshaped), y) == 2 * 6 * 4 * 5 + 2 * 2 * 15 * 3
+    assert solution["linear_flops"](fx.symbolic_trace(reshaped), y) == 420
+
+
+def test_record_shapes_excludes_non_tensors_and_output():
+    gm = fx.symbolic_trace(checks.ShapeZoo())
+    shapes = checks.reference_shapes(gm, torch.randn(5, 4))
+    assert "output" not in shapes and "size" not in shapes and "chunk" not in shapes
+    assert shapes["x"] == (5, 4) and shapes["scale"] == (3,) and shapes["sum_1"] == ()
+
+
+def test_evidence_is_plain_data():
+    from autograder.core import plain
+    for function in FUNCTIONS:
+        check = checks.CHECKS[function]
+        for case in check.cases(True)[:2]:
+            args = case.make()
+            ref = {"insert_after": lambda a: checks.reference_insert_after(*a),
+                   "remove_dropout": lambda a: checks.reference_remove_dropout(*a),
+                   "record_shapes": lambda a: checks.reference_shapes(*a),
+                   "linear_flops": lambda a: checks.reference_linear_flops(*a)}[function](args)
+            plain(check.evidence(ref, args))
+
+
+def test_stale_code_is_detected():
+    gm = fx.symbolic_trace(TinyNet())
+    relu = next(n for n in gm.graph.nodes if n.target is torch.relu)
+    relu.target = torch.sigmoid
+    assert checks._stale(gm)
+    gm.recompile()
+    assert not checks._stale(gm)
+
+
+def test_no_case_expects_an_error_unless_the_framework_supports_it():
+    raising = [c for f in FUNCTIONS for h in (False, True) for c in checks.CHECKS[f].cases(h) if "raises" in c.data]
+    assert bool(raising) == checks.EXPECTED_ERRORS

@@ -1,0 +1,199 @@
+"""Does the ex06_fusing check library pass the solution, fail the stubs, and kill every mutant with its hint?"""
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+import torch.nn as nn
+
+from autograder.checks import ex06_fusing as checks
+from autograder.core import collect_evidence, get_check, judge_evidence
+from autograder.mutants import load, run_answer
+from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.notebook import test_cells as notebook_test_cells
+
+A = "ex06_fusing"
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
+FUNCTIONS = ("fuse_linear_pair", "fuse_consecutive_linears", "fold_bn_into_conv", "fuse_conv_bn")
+MUTANTS, ALTERNATIVES = load(A)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Cases run hundreds of tiny ops: on a busy machine a second intra-op thread only adds waiting."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def nb():
+    return read_notebook(SOLUTION)
+
+
+@pytest.fixture(scope="module")
+def solution(nb):
+    return answer_namespace(nb)
+
+
+def test_the_notebook_follows_the_cell_contract(nb):
+    """Is every graded function alone in an answer cell named after it, with a test cell test_<name>?"""
+    answers = [grade_id(c) for c in answer_cells(nb)]
+    tests = [grade_id(c) for c in notebook_test_cells(nb)]
+    assert [a for a in answers if not a.startswith("quiz_")] == list(FUNCTIONS)
+    assert [t for t in tests if not t.startswith("test_quiz_")] == [f"test_{f}" for f in FUNCTIONS]
+    quizzes = [a for a in answers if a.startswith("quiz_")]
+    assert len(quizzes) >= 3 and [f"test_{q}" for q in quizzes] == [t for t in tests if t.startswith("test_quiz_")]
+    ids = [c.id for c in nb.cells]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_solution_passes_visible_and_hidden_cases(solution, function):
+    passed, text = run_answer(A, function, solution)
+    assert passed, text
+
+
+def test_every_test_cell_of_the_solution_passes(nb, solution):
+    """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution."""
+    ns = dict(solution)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for cell in notebook_test_cells(nb):
+            exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)  # noqa: S102 (course code)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_each_check_is_fast(solution, function):
+    start = time.process_time()   # CPU time: on a shared machine wall time measures the neighbours
+    run_answer(A, function, solution)
+    assert time.process_time() - start < 2.0
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_released_stub_fails_every_case(nb, function):
+    """The stub raises NotImplementedError, and every case (visible and hidden) says so."""
+    cell = next(c for c in answer_cells(nb) if grade_id(c) == function)
+    ns = answer_namespace(nb, {function: stub_solution(cell.source)})
+    check = get_check(A, function)
+    for hidden in (False, True):
+        for case in check.cases(hidden):
+            result = judge_evidence(check, case, collect_evidence(check, ns[function], case))
+            assert not result.passed, f"the stub passes {case.label}"
+            assert "not implemented" in result.message
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m.function}: {m.why}" for m in MUTANTS])
+def test_mutant_is_killed_with_its_hint(nb, mutant):
+    passed, text = run_answer(A, mutant.function, answer_namespace(nb, {mutant.function: mutant.source}))
+    assert not passed, f"the mutant ({mutant.why}) passes every case"
+    assert mutant.hint.lower() in text.lower(), f"failure does not say {mutant.hint!r}:\n{text}"
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
+def test_alternative_passes(nb, alternative):
+    passed, text = run_answer(A, alternative.function,
+                              answer_namespace(nb, {alternative.function: alternative.source}))
+    assert passed, f"the correct alternative ({alternative.why}) fails:\n{text}"
+
+
+def test_enough_mutants_and_alternatives_per_function():
+    for f in FUNCTIONS:
+        assert sum(m.function == f for m in MUTANTS) >= 5, f
+        assert sum(a.function == f for a in ALTERNATIVES) >= 1, f
+
+
+def test_brief_mutants_are_present():
+    """The wrong answers the curriculum names are among the mutants."""
+    whys = " | ".join(m.why for m in MUTANTS).lower()
+    for needle in ("training", "two sites", "eps", "wrong order", "pairs only", "in place", "name"):
+        assert needle in whys, needle
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_cases_are_deterministic(function):
+    """The worker and the judge each call case.make(): both must build the same inputs and weights."""
+    check = get_check(A, function)
+    for hidden in (False, True):
+        for case in check.cases(hidden):
+            a, b = case.make(), case.make()
+            pa, pb = checks._probe(a[0]), checks._probe(b[0])
+            assert len(pa) == len(pb) == 1 and torch.equal(pa[0], pb[0]), case.label
+            for ma, mb in zip(a, b):
+                sa, sb = ma.state_dict(), mb.state_dict()
+                assert sa.keys() == sb.keys(), case.label
+                assert all(torch.equal(sa[k], sb[k]) for k in sa), case.label
+
+
+def test_training_mode_cases_expect_a_value_error(solution):
+    """A raised ValueError is what the training-mode cases want.
+
+    This needs autograder.core.judge_evidence to hand a raised error to the judge when the case's
+    data names one (data={"raises": "ValueError"}), the convention ex02_nodes uses too.
+    """
+    check = get_check(A, "fuse_conv_bn")
+    cases = [c for h in (False, True) for c in check.cases(h) if c.data.get("raises")]
+    assert len(cases) == 2
+    for case in cases:
+        ev = collect_evidence(check, solution["fuse_conv_bn"], case)
+        assert ev.get("__raised__") == "ValueError", ev
+        result = judge_evidence(check, case, ev)
+        assert result.passed, result.message
+
+    def wrong_error(gm):
+        raise AssertionError("Fusion only for eval!")
+
+    result = judge_evidence(check, cases[0], collect_evidence(check, wrong_error, cases[0]))
+    assert not result.passed and "expected ValueError" in result.message
+
+
+def test_evidence_is_plain_data(solution):
+    """Evidence crosses a process boundary in hardened grading: it must survive weights_only loading."""
+    import io
+    for function in FUNCTIONS:
+        check = get_check(A, function)
+        for case in check.cases(True)[:2]:
+            ev = collect_evidence(check, solution[function], case)
+            buf = io.BytesIO()
+            torch.save(ev, buf)
+            buf.seek(0)
+            torch.load(buf, weights_only=True)
+
+
+def test_judge_rejects_an_identity_pass(solution):
+    """A pass that returns its input unchanged keeps the outputs right: the structure checks must catch it."""
+    for function in ("fuse_consecutive_linears", "fuse_conv_bn"):
+        check = get_check(A, function)
+        case = check.cases(False)[0]
+        result = judge_evidence(check, case, collect_evidence(check, lambda gm: gm, case))
+        assert not result.passed
+        assert "not fused" in result.message or "still called" in result.message
+
+
+# ------------------------------------------------------- torch behaviour the lesson and the statement rely on
+
+def test_torch_reference_fuser_is_still_wrong_on_a_shared_conv():
+    """Lesson 06 shows optimization.fuse breaking SharedConvNet; if torch fixes it, the lesson must change."""
+    from torch.fx.experimental.optimization import fuse
+
+    from fxplayground import SharedConvNet
+    torch.manual_seed(0)
+    model = checks._randomize_bn(SharedConvNet(), 0).eval()
+    x = torch.randn(2, 4, 8, 8)
+    with torch.no_grad():
+        diff = (fuse(model)(x) - model(x)).abs().max().item()
+    assert diff > 1e-2
+
+
+def test_tracing_leaves_container_modules_in_training_mode():
+    """Why fuse_conv_bn must not test every submodule's .training (the statement says so)."""
+    from fxplayground import LinearChain
+    gm = fx.symbolic_trace(LinearChain((4, 8, 4)).eval())
+    assert not gm.training and not gm.get_submodule("layers.0").training
+    assert isinstance(gm.layers, nn.Module) and gm.layers.training

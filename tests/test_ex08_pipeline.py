@@ -1,0 +1,203 @@
+"""ex08_pipeline: the solution passes every check, the stubs pass none, mutants die with their hint,
+alternatives pass, and the evidence is plain data that survives a process boundary."""
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+
+from autograder.checks import ex08_pipeline as checks
+from autograder.core import Case, Check, CheckFailed, collect_evidence, get_check, judge_evidence
+from autograder.mutants import load, run_answer
+from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+
+A = "ex08_pipeline"
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
+FUNCTIONS = ("run_pipeline", "optimize_for_inference")
+MUTANTS, ALTERNATIVES = load(A)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Small models: one thread is faster, and steadier on a shared machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def solution_ns() -> dict:
+    return answer_namespace(SOLUTION)
+
+
+def _with_source(base: dict, source: str) -> dict:
+    """The solution's namespace with one answer cell replaced (the other cells are not run again)."""
+    ns = dict(base)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(source, "<cell>", "exec"), ns)  # noqa: S102 (course code)
+    return ns
+
+
+def _all_results(function: str, fn) -> list:
+    check = get_check(A, function)
+    return [judge_evidence(check, case, collect_evidence(check, fn, case))
+            for hidden in (False, True) for case in check.cases(hidden)]
+
+
+# ------------------------------------------------------------------------------------------------ core
+
+def test_core_hands_expected_errors_to_the_judge():
+    """Cases with data["raises"] need autograder.core to pass the raised evidence to judge() (see the report)."""
+    seen = []
+    check = Check("f", lambda hidden: [], lambda result, args: result, lambda case, ev: seen.append(ev))
+    case = Case("raises on purpose", lambda: (), data={"raises": "RuntimeError"})
+
+    def raising():
+        raise RuntimeError("pass 'p' broke the graph")
+
+    result = judge_evidence(check, case, collect_evidence(check, raising, case))
+    assert result.passed, result.message
+    assert seen and seen[0]["__raised__"] == "RuntimeError"
+
+
+# ------------------------------------------------------------------------------------------ solutions
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_solution_passes_visible_and_hidden(solution_ns, function):
+    passed, text = run_answer(A, function, solution_ns)
+    assert passed, text
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_released_stub_passes_no_case(function):
+    nb = read_notebook(SOLUTION)
+    stubs = {grade_id(c): stub_solution(c.source) for c in answer_cells(nb) if grade_id(c) in FUNCTIONS}
+    ns = answer_namespace(nb, stubs)
+    results = _all_results(function, ns[function])
+    assert results and not any(r.passed for r in results)
+    assert all("not implemented yet" in r.message for r in results)
+
+
+def test_solution_notebook_cells():
+    nb = read_notebook(SOLUTION)
+    ids = [grade_id(c) for c in nb.cells if grade_id(c)]
+    for f in FUNCTIONS:
+        assert f in ids and f"test_{f}" in ids
+    quizzes = [i for i in ids if i.startswith("quiz_q")]
+    assert len(quizzes) >= 3 and all(f"test_{q}" in ids for q in quizzes)
+    assert len({c.id for c in nb.cells}) == len(nb.cells)
+
+
+# ------------------------------------------------------------------------------- mutants, alternatives
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m.function}: {m.why}" for m in MUTANTS])
+def test_mutant_is_killed_with_its_hint(solution_ns, mutant):
+    passed, text = run_answer(A, mutant.function, _with_source(solution_ns, mutant.source))
+    assert not passed, f"mutant passed every check: {mutant.why}"
+    assert mutant.hint.lower() in text.lower(), f"killed without the hint {mutant.hint!r}:\n{text}"
+
+
+@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
+def test_alternative_passes(solution_ns, alternative):
+    passed, text = run_answer(A, alternative.function, _with_source(solution_ns, alternative.source))
+    assert passed, text
+
+
+def test_enough_mutants_and_alternatives():
+    for f in FUNCTIONS:
+        assert sum(m.function == f for m in MUTANTS) >= 5
+        assert sum(a.function == f for a in ALTERNATIVES) >= 1
+
+
+# ----------------------------------------------------------------------------------- the checks
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_evidence_is_plain_and_survives_a_process_boundary(solution_ns, function):
+    check = get_check(A, function)
+    for hidden in (False, True):
+        for case in check.cases(hidden):
+            ev = collect_evidence(check, solution_ns[function], case)
+            buf = io.BytesIO()
+            torch.save(ev, buf)
+            buf.seek(0)
+            again = torch.load(buf, weights_only=True)
+            assert judge_evidence(check, case, again).passed, case.label
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_cases_are_deterministic(function):
+    check = get_check(A, function)
+    for hidden in (False, True):
+        for a, b in zip(check.cases(hidden), check.cases(hidden)):
+            first, second = a.make(), b.make()
+            if function == "run_pipeline":
+                assert first[0].code == second[0].code
+                assert [getattr(p, "__name__", type(p).__name__) for p in first[1]] == \
+                       [getattr(p, "__name__", type(p).__name__) for p in second[1]]
+            else:
+                sa, sb = first[0].state_dict(), second[0].state_dict()
+                assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa), a.label
+                assert all(torch.equal(x, y) for x, y in zip(first[1], second[1]))
+
+
+def test_visible_pipeline_case_needs_four_rounds():
+    """The probes of the first visible case: one double negation per call, three of them, plus one quiet round."""
+    case = get_check(A, "run_pipeline").cases(False)[0]
+    gm, passes = case.make()
+    checks._reference_pipeline(gm, passes)
+    names = [c[0] for c in gm._fxcourse_log.calls]
+    assert names == ["cancel_double_neg", "drop_mul_one"] * 4
+
+
+def test_a_pipeline_that_returns_instead_of_raising_is_told_so(solution_ns):
+    check = get_check(A, "run_pipeline")
+    case = next(c for c in check.cases(False) if "raises" in c.data)
+
+    def no_lint(gm, passes, max_rounds=10):
+        for p in passes:
+            gm = p(gm)
+        return gm
+
+    result = judge_evidence(check, case, collect_evidence(check, no_lint, case))
+    assert not result.passed and "returned normally, expected a RuntimeError" in result.message
+    assert "lint" in (result.hint or "")
+
+
+def test_raised_error_must_be_a_runtime_error(solution_ns):
+    check = get_check(A, "run_pipeline")
+    case = next(c for c in check.cases(False) if "raises" in c.data)
+    ev = {"__raised__": "ValueError", "message": "pass 'misplace_neg' broke the graph", "where": "",
+          "bases": ["ValueError", "Exception", "BaseException", "object"]}
+    with pytest.raises(CheckFailed, match="expected a RuntimeError"):
+        check.judge(case, ev)
+    ev = dict(ev, __raised__="GraphBroken", bases=["GraphBroken", "RuntimeError", "Exception"])
+    check.judge(case, ev)  # a subclass of RuntimeError is fine
+
+
+def test_optimize_leaves_the_callers_model_alone(solution_ns):
+    check = get_check(A, "optimize_for_inference")
+    case = check.cases(False)[1]  # ConvBNNet
+    model, example = case.make()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    gm = solution_ns["optimize_for_inference"](model, example)
+    assert isinstance(gm, fx.GraphModule)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_structure_judge_names_the_chain():
+    check = get_check(A, "optimize_for_inference")
+    case = check.cases(False)[2]  # LinearChain: an untouched trace leaves the whole chain
+
+    def trace_only(model, example_inputs):
+        return fx.symbolic_trace(model.eval()).eval()
+
+    result = judge_evidence(check, case, collect_evidence(check, trace_only, case))
+    assert not result.passed
+    assert "Linear -> Linear chain can be fused" in result.message and "layers.0" in result.message
