@@ -116,7 +116,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
                 drift.append(f"exercises/{name}/{name}.ipynb is missing")
             elif _normalized(fresh) != _normalized(committed):
                 drift.append(f"exercises/{name}/{name}.ipynb differs from what solutions/{name} generates")
-            extra = sorted({p.name for p in (course.exercises / name).iterdir()} - {p.name for p in (Path(tmp) / name).iterdir()}) \
+            learner_side = (".fxcourse-hints.json", ".ipynb_checkpoints")
+            extra = sorted({p.name for p in (course.exercises / name).iterdir()
+                            if p.name not in learner_side and ".backup-" not in p.name}
+                           - {p.name for p in (Path(tmp) / name).iterdir()}) \
                 if (course.exercises / name).is_dir() else []
             if extra:
                 drift.append(f"exercises/{name}/ has files the generator does not make: {', '.join(extra)}")

@@ -148,6 +148,9 @@ def identify_assignment(nb: NotebookNode, path: str | Path, course: Course) -> s
 # ---------------------------------------------------------------------------------- probe + judge
 
 _JUDGE_LOCK = threading.Lock()
+_CRASH_HINTS = {"timeout": "look for an endless loop, or work that grows too fast",
+                "crashed": "the answers must not exit the interpreter or use more memory than the limit",
+                "bad-evidence": "the answers must not exit the interpreter"}
 
 
 def _worker_calls(calls: list[Call]) -> list[dict]:
@@ -171,10 +174,7 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
             where = f" while checking {fn} on {label}"
         elif outcome.last_step.startswith("cell "):
             where = f" while running cell {outcome.last_step[5:]!r}"
-        hint = {"timeout": "look for an endless loop, or work that grows too fast",
-                "crashed": "the answers must not exit the interpreter or use more memory than the limit"}.get(
-            outcome.status)
-        return False, f"{outcome.detail}{where}", hint, 0
+        return False, f"{outcome.detail}{where}", _CRASH_HINTS.get(outcome.status), 0
     ev = outcome.evidence
     if ev.get("tampered"):
         names = ", ".join(ev["tampered"][:5])
@@ -210,14 +210,20 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
 
 def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Limits | None = None,
                    jobs: int | None = None) -> list[TestResult]:
-    """Grade a restored notebook (its test cells are the source's): one worker per test cell."""
+    """Grade a restored notebook (its test cells are the source's).
+
+    One worker runs the checks of every test cell in order, saving its evidence after each. If it dies or runs
+    out of time, the test it was in fails alone (or, when an answer cell's top-level code stopped it, the tests
+    of that cell), and a new worker goes on with the rest, without that cell.
+    """
     limits = limits or Limits(timeout=float(os.environ.get("FXCOURSE_TIMEOUT", "60")))
+    hide = course.secrets() if course else []
     cells = []
     for c in nb.cells:
         if c.cell_type == "code" and not is_test(c):
-            cid = grade_id(c) or c.get("id", "cell")
-            cells.append({"id": cid, "source": c.source})
-    plans = []
+            cells.append({"id": grade_id(c) or c.get("id", "cell"), "source": c.source,
+                          "answer": is_answer(c), "defines": sorted(defined_names(c.source))})
+    plans, results = [], {}
     for c in nb.cells:
         if not is_test(c):
             continue
@@ -226,59 +232,61 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         try:
             calls = parse_test_cell(c.source)
         except (SyntaxError, ValueError) as exc:
-            calls, error = [], f"the grader cannot read test cell {tid!r}: {exc}"
-        else:
-            error = None if calls else f"test cell {tid!r} calls no check the grader knows"
-        plans.append((tid, points, calls, error))
+            results[tid] = TestResult(tid, 0.0, points, False, f"the grader cannot read test cell {tid!r}: {exc}")
+            continue
+        if not calls:
+            results[tid] = TestResult(tid, 0.0, points, False, f"test cell {tid!r} calls no check the grader knows")
+            continue
+        plans.append((tid, points, calls))
 
-    hide = course.secrets() if course else []
-    answer_ids = [{"id": grade_id(c)} for c in nb.cells if is_answer(c)]
-
-    def judged(plan, outcome: WorkerOutcome) -> TestResult:
-        tid, points, calls, _ = plan
+    def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome) -> TestResult:
         with _JUDGE_LOCK:  # torch.fx tracing patches module globals: judge one cell at a time
             passed, message, hint, ncases = _judge_cell(tid, calls, outcome)
         return TestResult(tid, points if passed else 0.0, points, passed, message, hint, ncases)
 
-    def alone(plan) -> TestResult:
-        tid, points, calls, error = plan
-        if error:
-            return TestResult(tid, 0.0, points, False, error)
-        skipped: list[str] = []
-        while True:
-            outcome = run_worker([c for c in cells if c["id"] not in skipped], _worker_calls(calls),
-                                 limits=limits, hide=hide)
-            # A cell of another answer that kills or hangs the worker at its top level must not cost this
-            # test its points: run again without that cell.
-            culprit = outcome.last_step[5:] if outcome.last_step.startswith("cell ") else ""
-            own = {c.var for c in calls}
-            if outcome.status == "ok" or not culprit or culprit in own or culprit in skipped \
-                    or len(skipped) >= 3 or culprit == "setup" or not any(c["id"] == culprit for c in answer_ids):
-                break
+    pending, skipped = list(plans), []
+    for _ in range(len(plans) + len(cells) + 1):
+        if not pending:
+            break
+        flat = [call for _, _, calls in pending for call in calls]
+        outcome = run_worker([c for c in cells if c["id"] not in skipped], _worker_calls(flat),
+                             limits=limits, hide=hide)
+        done = outcome.evidence["calls"] if outcome.evidence else []
+        base = dict(outcome.evidence or {"cell_errors": [], "tampered": []})
+        start, rest = 0, []
+        for tid, points, calls in pending:
+            n = len(calls)
+            if start + n <= len(done):
+                part = WorkerOutcome({**base, "calls": done[start:start + n]}, "ok", "", outcome.last_step)
+                results[tid] = judged(tid, points, calls, part)
+            else:
+                rest.append((tid, points, calls))
+            start += n
+        if outcome.status == "ok" or not rest:
+            break
+        step = outcome.last_step
+        culprit = step[5:] if step.startswith("cell ") else ""
+        cell = next((c for c in cells if c["id"] == culprit), None)
+        if cell is not None and cell["answer"] and culprit not in skipped:
+            # An answer cell's top-level code stopped the worker: its own tests fail, the others go on without it.
             skipped.append(culprit)
-        result = judged(plan, outcome)
-        if skipped and not result.passed:
-            result.message += f" (graded without cell(s) {', '.join(skipped)}, which stopped the grader)"
-        return result
-
-    # One worker for all test cells first: a notebook's checks share its setup (and torch's import) cost.
-    # If that worker dies or times out, each test cell is run again in a worker of its own, so one
-    # broken function costs only its own points.
-    runnable = [p for p in plans if not p[3]]
-    if runnable:
-        together = run_worker(cells, _worker_calls([c for p in runnable for c in p[2]]), limits=limits, hide=hide)
-        if together.status == "ok":
-            results, start = {}, 0
-            for plan in runnable:
-                n = len(plan[2])
-                part = WorkerOutcome({**together.evidence, "calls": together.evidence["calls"][start:start + n]},
-                                     "ok", "", together.last_step, together.seconds)
-                results[plan[0]] = judged(plan, part)
-                start += n
-            return [results[p[0]] if not p[3] else alone(p) for p in plans]
-    jobs = jobs or int(os.environ.get("FXCOURSE_JOBS", "0")) or min(2, os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(alone, plans))
+            own = [p for p in rest if any(call.var in cell["defines"] or call.var == culprit for call in p[2])]
+            for tid, points, calls in own:
+                results[tid] = TestResult(tid, 0.0, points, False, f"the cell {culprit!r} stopped the grader: "
+                                          f"{outcome.detail}", _CRASH_HINTS.get(outcome.status))
+            pending = [p for p in rest if p not in own]
+            continue
+        if step.startswith(("case ", "quiz ")) and outcome.evidence is not None:
+            # The first test without evidence is the one that was running: it fails alone.
+            tid, points, calls = rest[0]
+            results[tid] = judged(tid, points, calls, outcome)
+            pending = rest[1:]
+            continue
+        for tid, points, calls in rest:  # a setup cell or the worker itself failed: nothing more can be learned
+            results[tid] = judged(tid, points, calls, outcome)
+        break
+    order = [grade_id(c) or "test" for c in nb.cells if is_test(c)]
+    return [results[t] for t in order if t in results]
 
 
 def check_notebook(path: str | Path, course: Course, *, visible_only: bool = False,

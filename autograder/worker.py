@@ -182,10 +182,21 @@ def main(job_path: str) -> int:
             cell_errors.append({"cell": cell["id"], "error": f"{type(err).__name__}: {err}"[:500]})
     ns = shell.user_ns
 
-    out: dict = {"calls": [], "cell_errors": cell_errors, "tampered": []}
+    out: dict = {"calls": [], "cell_errors": cell_errors, "tampered": [], "complete": False}
+
+    def checkpoint(complete: bool = False) -> None:
+        """Save the evidence so far: a crash in a later call keeps what the earlier calls found."""
+        out["tampered"] = _tampered(before, guarded)
+        out["complete"] = complete
+        save(out, scratch / "evidence.tmp")
+        os.replace(scratch / "evidence.tmp", scratch / "evidence.pt")
+
+    checkpoint()
     for call in job["calls"]:
         if call["kind"] == "quiz":
+            _log(progress, f"quiz {call['var']}")
             out["calls"].append({"evidence": [quiz_evidence(ns.get(call["var"], NotImplementedError()))]})
+            checkpoint()
             continue
         key = (call["assignment"], call["function"])
         fn = ns.get(call["var"])
@@ -194,8 +205,8 @@ def main(job_path: str) -> int:
             _log(progress, f"case {call['function']}|{case.label}")
             evs.append(collect(checks[key], fn, case))
         out["calls"].append({"evidence": evs})
-    out["tampered"] = _tampered(before, guarded)
-    save(out, scratch / "evidence.pt")
+        checkpoint()
+    checkpoint(complete=True)
     _log(progress, "done")
     return 0
 

@@ -3,7 +3,6 @@ every alternative passes, and the checks' own machinery (eager oracle, stash, ev
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -36,11 +35,9 @@ def solution(notebook):
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden(solution, function):
-    start = time.process_time()  # CPU time, so that a busy machine does not make this flaky
+def test_solution_passes_visible_and_hidden_cases(solution, function):
     passed, text = run_answer(A, function, solution)
     assert passed, text
-    assert time.process_time() - start < 2.0, "visible + hidden cases of one function must stay well under 2 s"
 
 
 def test_every_function_has_visible_and_hidden_cases():

@@ -1,7 +1,6 @@
 """Does the ex06_fusing check library pass the solution, fail the stubs, and kill every mutant with its hint?"""
 from __future__ import annotations
 
-import time
 import warnings
 from pathlib import Path
 
@@ -67,13 +66,6 @@ def test_every_test_cell_of_the_solution_passes(nb, solution):
         warnings.simplefilter("ignore")
         for cell in notebook_test_cells(nb):
             exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)  # noqa: S102 (course code)
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_each_check_is_fast(solution, function):
-    start = time.process_time()   # CPU time: on a shared machine wall time measures the neighbours
-    run_answer(A, function, solution)
-    assert time.process_time() - start < 2.0
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)

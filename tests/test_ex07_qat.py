@@ -6,7 +6,6 @@ import copy
 import io
 import os
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -69,13 +68,9 @@ def test_the_notebook_follows_the_cell_contract(nb):
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden_cases_fast(solution, function):
-    """It passes; and once the references are cached, a check costs the learner's calls and little else."""
+def test_solution_passes_visible_and_hidden_cases(solution, function):
     passed, text = run_answer(A, function, solution)
     assert passed, text
-    start = time.process_time()   # CPU time: on a shared machine wall time measures the neighbours
-    run_answer(A, function, solution)
-    assert time.process_time() - start < 3.0
 
 
 def test_every_test_cell_of_the_solution_passes(nb, solution):

@@ -1,9 +1,10 @@
 """The instructor's loop, headless, on a temporary course root: generate, submit, grade, feedback, export."""
 from __future__ import annotations
 
-import copy
 import csv
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,31 @@ def test_regrading_is_idempotent(course):
     summary = r.stdout.split(f"summary of {A}:")[1]
     assert sorted(l.split()[0] for l in summary.strip().splitlines()) == ["alice", "bob", "carol"]
     assert "bob                  3 / 10" in summary
+
+
+def test_a_broken_submission_does_not_stop_the_batch_and_a_killed_run_loses_nothing(course):
+    sub = course / "submitted"
+    (sub / "dave" / A).mkdir(parents=True)
+    (sub / "dave" / A / f"{A}.ipynb").write_text("{ this is not json")
+    (sub / "erin" / A).mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / A / f"{A}.ipynb", sub / "erin" / A / f"{A}.ipynb")
+    # A first run is killed as soon as one student is graded.
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--course", str(course)],
+                            stdout=subprocess.PIPE, text=True, cwd=course, start_new_session=True)
+    for line in proc.stdout:
+        if "] " in line and ("graded" in line or "NOT GRADED" in line):
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+    proc.wait()
+    # The rerun grades everyone; the broken notebook is reported, the others keep their scores.
+    r = fxcourse(course, "grade", A)
+    assert r.returncode == 1, r.stdout
+    assert "dave: NOT GRADED" in r.stdout
+    summary = r.stdout.split(f"summary of {A}:")[1]
+    scores = {line.split()[0]: line.split()[1] for line in summary.strip().splitlines()}
+    assert {k: v for k, v in scores.items() if k != "dave"} == {"alice": "10", "bob": "3", "carol": "0",
+                                                                  "erin": "10"}
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "fxcourse") as gb:
+        subs = [s.student_id for s in gb.assignment_submissions(A)]
+    assert len(subs) == len(set(subs)), f"duplicate submissions: {subs}"

@@ -1,0 +1,20 @@
+"""The course's benchmarks: `python -m benchmarks` (or `make bench`) measures, side by side in one run, what
+the lessons claim about speed, size and grading cost, and writes BENCHMARKS.md plus benchmarks/plots/*.png.
+
+One module per section, each with `TITLE`, `run(cfg) -> Section` and `plot(section, path)`:
+
+| key        | module                 | what it measures                                                  |
+|------------|------------------------|-------------------------------------------------------------------|
+| `fusion`   | benchmarks.fusion      | Linear-chain fusion (ex06): eager vs fused, speedup vs FLOP ratio |
+| `convbn`   | benchmarks.convbn      | Conv+BN folding (ex06) vs torch.fx's `fuse` vs eager              |
+| `qat`      | benchmarks.qat         | QAT (ex07): fp32 vs int8 size, latency at 1 and 2 threads, accuracy |
+| `pipeline` | benchmarks.pipeline    | optimize_for_inference (ex08) vs eager vs torch.compile           |
+| `grading`  | benchmarks.grading     | fxcourse check / hardened grade / plain nbgrader autograde        |
+| `lessons`  | benchmarks.lessons     | seconds for each lesson top to bottom                             |
+
+Benchmarks are never timed assertions: tests/test_benchmarks_smoke.py runs `--smoke` and checks the shape of
+the results only.
+"""
+SECTIONS = ("fusion", "convbn", "qat", "pipeline", "grading", "lessons")
+
+__all__ = ["SECTIONS"]

@@ -1,0 +1,391 @@
+"""Section 5: what grading costs. One correct submission of the whole course graded three ways, side by side
+(per assignment, in turn): `fxcourse check`, `fxcourse grade` (the hardened nbgrader autograde) and PLAIN
+nbgrader autograde (nbgrader's default preprocessors, tests run in a Jupyter kernel); then a class of
+simulated students graded one after another and two processes at once; then where the time goes.
+
+Everything runs on temporary course roots, never this checkout's gradebook:
+- hardened root: solutions/ copied, `fxcourse generate` run there (release + gradebook);
+- plain root: the same solutions/, exercises/ and gradebook (copied before any grading) and an
+  nbgrader_config.py that sets only course_id, source_directory and release_directory; nbgrader runs there
+  with JUPYTER_CONFIG_PATH pointing at that root only, so autograder/nbgrader_config.py is never loaded.
+A correct submission is the generated release with every answer cell filled in from the solution.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import nbformat
+
+from .common import ROOT, Config, Section, Skip, Table, Target, children_cpu, fmt_s, run_cmd
+
+TITLE = "Grading: fxcourse check, hardened grade and plain nbgrader autograde"
+PLAIN_CONFIG = '''c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "fxcourse"
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+'''
+FULL = "full"  # the student who hands in the whole course
+
+
+def _py(*args: str) -> list[str]:
+    return [sys.executable, *args]
+
+
+def _answers(solution: Path) -> dict[str, str]:
+    """grade_id -> the solution's answer code without the BEGIN/END SOLUTION marker lines."""
+    from autograder.notebook import SOLUTION_BEGIN, SOLUTION_END, answer_cells, grade_id, read_notebook
+
+    out = {}
+    for cell in answer_cells(read_notebook(solution)):
+        lines = [l for l in cell.source.splitlines() if l.strip() not in (SOLUTION_BEGIN, SOLUTION_END)]
+        out[grade_id(cell)] = "\n".join(lines)
+    return out
+
+
+def _submit(release: Path, answers: dict[str, str], dest: Path) -> None:
+    from autograder.notebook import grade_id
+
+    nb = nbformat.read(str(release), as_version=4)
+    for cell in nb.cells:
+        if grade_id(cell) in answers:
+            cell.source = answers[grade_id(cell)]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(dest))
+
+
+def _scores(root: Path, assignment: str, students: list[str]) -> dict[str, tuple[float, float] | None]:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out: dict[str, tuple[float, float] | None] = {}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "fxcourse") as gb:
+        for s in students:
+            try:
+                sub = gb.find_submission(assignment, s)
+                out[s] = (float(sub.score), float(sub.max_score))
+            except MissingEntry:
+                out[s] = None
+    return out
+
+
+def _why(r: subprocess.CompletedProcess) -> str:
+    """The first failed test's message of a `check --json` run, else the last line of output."""
+    try:
+        rep = json.loads(r.stdout.strip().splitlines()[-1])
+        failed = next(t for t in rep["tests"] if not t["passed"])
+        return f": {failed['id']}: {failed['message'][:200]}"
+    except (ValueError, IndexError, KeyError, StopIteration, TypeError):
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        return f"; last line: {lines[-1][:200]}" if lines else ""
+
+
+def _fmt_score(s: tuple[float, float] | None) -> str:
+    return "not graded" if s is None else f"{s[0]:g}/{s[1]:g}"
+
+
+class _Course:
+    """The two temporary course roots with their submissions."""
+
+    def __init__(self, tmp: Path, assignments: list[str], class_assignment: str, class_size: int) -> None:
+        self.tmp, self.notes = tmp, []
+        self.hard, self.plain = tmp / "hardened", tmp / "plain"
+        (tmp / "jupyter-config").mkdir()
+        base = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"), PYTHONWARNINGS="ignore")
+        base.pop("JUPYTER_CONFIG_PATH", None)
+        self.hard_env = base
+        self.plain_env = dict(base, JUPYTER_CONFIG_PATH=str(self.plain))
+        for a in assignments:
+            shutil.copytree(ROOT / "solutions" / a, self.hard / "solutions" / a)
+        self.assignments = []
+        for a in assignments:
+            _, _, r = run_cmd(_py("-m", "autograder.cli", "generate", a, "--course", str(self.hard)),
+                              cwd=self.hard, env=self.hard_env, timeout=600)
+            if r.returncode == 0:
+                self.assignments.append(a)
+            else:
+                tail = (r.stdout + r.stderr).strip().splitlines()[-1:] or [""]
+                self.notes.append(f"{a} left out: `fxcourse generate {a}` failed ({tail[0][:160]})")
+        if not self.assignments:
+            raise Skip("no assignment could be generated: " + "; ".join(self.notes))
+        self.students = [f"c{i:02d}" for i in range(1, class_size + 1)]
+        for a in self.assignments:
+            release = self.hard / "exercises" / a / f"{a}.ipynb"
+            answers = _answers(self.hard / "solutions" / a / f"{a}.ipynb")
+            _submit(release, answers, self.hard / "submitted" / FULL / a / f"{a}.ipynb")
+            if a == class_assignment:
+                for s in self.students:
+                    _submit(release, answers, self.hard / "submitted" / s / a / f"{a}.ipynb")
+        for sub in ("solutions", "exercises", "submitted"):
+            shutil.copytree(self.hard / sub, self.plain / sub)
+        shutil.copy(self.hard / "gradebook.db", self.plain / "gradebook.db")
+        (self.plain / "nbgrader_config.py").write_text(PLAIN_CONFIG)
+
+    def check(self, a: str):
+        wall, cpu, r = run_cmd(_py("-m", "autograder.cli", "check", str(self.hard / "submitted" / FULL / a / f"{a}.ipynb"),
+                                   "--json", "--course", str(self.hard)), cwd=self.hard, env=self.hard_env)
+        try:
+            rep = json.loads(r.stdout.strip().splitlines()[-1])
+            score = (float(rep["score"]), float(rep["max_score"]))
+        except (ValueError, IndexError, KeyError):
+            score = None
+        return wall, cpu, score, r
+
+    def grade(self, a: str, students: list[str]):
+        argv = [x for s in students for x in ("--student", s)]
+        wall, cpu, r = run_cmd(_py("-m", "autograder.cli", "grade", a, *argv, "--course", str(self.hard)),
+                               cwd=self.hard, env=self.hard_env)
+        return wall, cpu, _scores(self.hard, a, students), r
+
+    def plain_grade(self, a: str, student: str):
+        wall, cpu, r = run_cmd(_py("-m", "nbgrader", "autograde", a, f"--student={student}", "--create", "--force",
+                                   f"--CourseDirectory.root={self.plain}"), cwd=self.plain, env=self.plain_env)
+        return wall, cpu, _scores(self.plain, a, [student])[student], r
+
+
+def _median_run(fn, repeats: int) -> tuple[float, float]:
+    """Median wall and CPU seconds (this process plus finished children) of `fn()` over `repeats` calls."""
+    walls, cpus = [], []
+    for _ in range(repeats):
+        c0, p0, t0 = children_cpu(), time.process_time(), time.perf_counter()
+        fn()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - p0 + children_cpu() - c0)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
+    """Wall and CPU seconds of the pieces a grading is made of."""
+    from autograder.course import Course
+    from autograder.grading import parse_test_cell
+    from autograder.notebook import grade_id, is_test, read_notebook, restore
+    from autograder.run import execute
+    from autograder.sandbox import run_worker
+
+    env, cwd = course.hard_env, course.hard
+    submission = course.hard / "submitted" / FULL / a / f"{a}.ipynb"
+    restored = restore(read_notebook(course.hard / "solutions" / a / f"{a}.ipynb"), read_notebook(submission)).notebook
+    cells = [{"id": grade_id(c) or "cell", "source": c.source} for c in restored.cells
+             if c.cell_type == "code" and not is_test(c)]
+    calls = [asdict(call) for c in restored.cells if is_test(c) for call in parse_test_cell(c.source)]
+    hide = Course(course.hard).secrets()
+    scratch = course.tmp / "phases"
+    scratch.mkdir(exist_ok=True)
+    empty_nb, torch_nb = scratch / "empty.ipynb", scratch / "imports.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")]), str(empty_nb))
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import torch, torch.fx\nimport fxplayground\nfrom autograder.checks import run_check")]), str(torch_nb))
+
+    def sub(*argv: str):
+        return lambda: subprocess.run(_py(*argv), cwd=cwd, env=env, capture_output=True, check=True)
+
+    phases = [
+        ("python start (`python -c pass`)", "python start", "both", True, sub("-c", "pass")),
+        ("`python -c 'import torch'`", "import torch", "both", False, sub("-c", "import torch")),
+        ("nbgrader CLI start (`python -m nbgrader --version`)", "nbgrader CLI start", "both", False,
+         sub("-m", "nbgrader", "--version")),
+        ("grader-side imports (`python -c 'import autograder.grading'`: torch, nbformat)", "grader-side imports",
+         "hardened", False, sub("-c", "import autograder.grading")),
+        ("jailed worker, no cells (`run_worker([], [])`)", "worker, no cells", "hardened", False,
+         lambda: run_worker([], [], hide=hide)),
+        (f"jailed worker, {a}: all answer cells and checks", f"worker, {a.split('_')[0]} cells + checks",
+         "hardened", False, lambda: run_worker(cells, calls, hide=hide)),
+        ("Jupyter kernel start + one empty cell + shutdown", "kernel start + stop", "plain", True,
+         lambda: execute(empty_nb, cwd=scratch)),
+        ("the same plus `import torch, fxplayground, autograder.checks` in the kernel", "kernel + imports",
+         "plain", False, lambda: execute(torch_nb, cwd=scratch)),
+    ]
+    out = []
+    for name, short, side, keep, fn in phases:
+        if smoke and not keep:
+            continue
+        try:
+            wall, cpu = _median_run(fn, repeats)
+            out.append({"phase": name, "short": short, "side": side, "wall": wall, "cpu": cpu})
+        except Exception as exc:  # a phase that cannot run here is reported, not fatal
+            out.append({"phase": name, "short": short, "side": side, "wall": float("nan"), "cpu": float("nan"),
+                        "error": f"{type(exc).__name__}: {str(exc)[:120]}"})
+    return out
+
+
+def _parallel(course: _Course, a: str, students: list[str]) -> tuple[float, float, list[subprocess.CompletedProcess]]:
+    """Two `fxcourse grade --student ...` processes at once on the same course, each with half the class."""
+    halves = [students[0::2], students[1::2]]
+    cpu0, start = children_cpu(), time.perf_counter()
+    procs = [subprocess.Popen(_py("-m", "autograder.cli", "grade", a, *[x for s in h for x in ("--student", s)],
+                                  "--course", str(course.hard)), cwd=course.hard, env=course.hard_env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+             for h in halves]
+    done = []
+    for p in procs:
+        out, err = p.communicate(timeout=3600)
+        done.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+    return time.perf_counter() - start, children_cpu() - cpu0, done
+
+
+def run(cfg: Config) -> Section:
+    sec = Section("grading", TITLE)
+    available = sorted(p.name for p in (ROOT / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
+    if cfg.smoke:
+        assignments = [a for a in available if a == "ex01_tracing"]
+        class_assignment, class_size, repeats = "ex01_tracing", 0, 1  # the class: the one student above
+    else:
+        assignments = [a for a in available if a in cfg.assignments] if cfg.assignments else available
+        class_assignment, class_size, repeats = cfg.class_assignment, cfg.class_size, 3
+    if not assignments:
+        raise Skip("solutions/ex01_tracing not present" if cfg.smoke else "no solutions/ present")
+    if class_assignment not in assignments:
+        class_assignment = assignments[0]
+    tmp = Path(tempfile.mkdtemp(prefix="fxcourse-bench-grading-"))
+    try:
+        course = _Course(tmp, assignments, class_assignment, class_size)
+        sec.notes.extend(course.notes)
+        return _measure(sec, cfg, course, class_assignment, repeats)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, repeats: int) -> Section:
+    per, rows = [], []
+    totals = {"check": [0.0, 0.0], "grade": [0.0, 0.0], "plain": [0.0, 0.0]}
+    for a in course.assignments:
+        c_wall, c_cpu, c_score, c_r = course.check(a)
+        g_wall, g_cpu, g_scores, g_r = course.grade(a, [FULL])
+        p_wall, p_cpu, p_score, p_r = course.plain_grade(a, FULL)
+        g_score = g_scores[FULL]
+        print(f"      {a}: check {c_wall:.0f} s, grade {g_wall:.0f} s, plain {p_wall:.0f} s", flush=True)
+        for key, (w, c) in (("check", (c_wall, c_cpu)), ("grade", (g_wall, g_cpu)), ("plain", (p_wall, p_cpu))):
+            totals[key][0] += w
+            totals[key][1] += c
+        per.append({"assignment": a, "check": [c_wall, c_cpu], "grade": [g_wall, g_cpu], "plain": [p_wall, p_cpu],
+                    "scores": {"check": c_score, "grade": g_score, "plain": p_score}})
+        rows.append([a, f"{c_wall:.1f} / {c_cpu:.1f}", f"{g_wall:.1f} / {g_cpu:.1f}", f"{p_wall:.1f} / {p_cpu:.1f}",
+                     f"{g_wall / p_wall:.2f}", f"{c_wall / p_wall:.2f}",
+                     f"{_fmt_score(c_score)} · {_fmt_score(g_score)} · {_fmt_score(p_score)}"])
+        for name, score, r in (("fxcourse check", c_score, c_r), ("fxcourse grade", g_score, g_r),
+                               ("plain nbgrader", p_score, p_r)):
+            if score is None or score[0] != score[1]:
+                sec.notes.append(f"{a}: {name} gave {_fmt_score(score)} for the correct submission "
+                                 f"(exit {r.returncode}){_why(r)}")
+    rows.append(["**whole course**", f"**{totals['check'][0]:.1f} / {totals['check'][1]:.1f}**",
+                 f"**{totals['grade'][0]:.1f} / {totals['grade'][1]:.1f}**",
+                 f"**{totals['plain'][0]:.1f} / {totals['plain'][1]:.1f}**",
+                 f"**{totals['grade'][0] / totals['plain'][0]:.2f}**",
+                 f"**{totals['check'][0] / totals['plain'][0]:.2f}**", ""])
+    sec.tables.append(Table(
+        "one correct submission, seconds wall / CPU (CPU: the command and all its child processes); "
+        "ratios are wall-clock, < 1 means faster than plain nbgrader",
+        ["assignment", "fxcourse check", "fxcourse grade (hardened)", "plain nbgrader autograde",
+         "hardened / plain", "check / plain", "score: check · grade · plain"], rows))
+    sec.targets.append(Target(
+        "whole course: hardened vs plain nbgrader", "reported as a ratio (no target in the brief)",
+        f"hardened grade {totals['grade'][0] / totals['plain'][0]:.2f}x the time of plain "
+        f"({totals['grade'][0]:.0f} s vs {totals['plain'][0]:.0f} s wall; CPU "
+        f"{totals['grade'][1] / totals['plain'][1]:.2f}x); check {totals['check'][0] / totals['plain'][0]:.2f}x",
+        None))
+
+    # A class of simulated students on one assignment: sequential, then two grading processes at once.
+    students = course.students
+    if students:
+        s_wall, s_cpu, s_scores, s_r = course.grade(class_assignment, students)
+        print(f"      class of {len(students)}, one process: {s_wall:.0f} s", flush=True)
+    else:  # --smoke: the class is the one student graded above
+        students = [FULL]
+        row = next(p for p in per if p["assignment"] == class_assignment)
+        s_wall, s_cpu, s_scores = row["grade"][0], row["grade"][1], {FULL: row["scores"]["grade"]}
+    bad = [s for s, v in s_scores.items() if v is None or v[0] != v[1]]
+    thr_rows = [["sequential: one `fxcourse grade`", str(len(students)), f"{s_wall:.1f}", f"{s_cpu:.1f}",
+                 f"{s_wall / len(students):.1f}", f"{60 * len(students) / s_wall:.1f}",
+                 "all full marks" if not bad else f"{len(bad)} not at full marks"]]
+    throughput = {"assignment": class_assignment, "students": len(students),
+                  "sequential": {"wall": s_wall, "cpu": s_cpu, "not_full": bad}}
+    if len(students) >= 2:
+        p_wall, p_cpu, procs = _parallel(course, class_assignment, students)
+        print(f"      class of {len(students)}, two processes: {p_wall:.0f} s", flush=True)
+        p_scores = _scores(course.hard, class_assignment, students)
+        p_bad = [s for s, v in p_scores.items() if v is None or v[0] != v[1]]
+        failed = sum("NOT GRADED" in p.stdout for p in procs) + sum(p.returncode != 0 for p in procs)
+        thr_rows.append(["parallel: two `fxcourse grade --student …` at once", str(len(students)), f"{p_wall:.1f}",
+                         f"{p_cpu:.1f}", f"{p_wall / len(students):.1f}", f"{60 * len(students) / p_wall:.1f}",
+                         ("all full marks" if not p_bad else f"{len(p_bad)} not at full marks")
+                         + (f"; {failed} failure(s) reported" if failed else "")])
+        throughput["parallel"] = {"wall": p_wall, "cpu": p_cpu, "not_full": p_bad, "failures": failed}
+        course_s = totals["grade"][0]
+        sec.notes.append(
+            f"Projected for the whole course ({len(course.assignments)} assignments, {course_s:.0f} s per student "
+            f"with `fxcourse grade` above): {len(students)} students take about "
+            f"{len(students) * course_s / 60:.0f} min sequentially and "
+            f"{len(students) * course_s / 60 * p_wall / s_wall:.0f} min with two processes "
+            f"(the measured parallel speedup on {class_assignment}, {s_wall / p_wall:.2f}x).")
+    else:
+        sec.notes.append("--smoke: one student, so no parallel grading and no class projection.")
+    sec.tables.append(Table(
+        f"class throughput: {len(students)} simulated students, each handing in the correct {class_assignment}; "
+        f"{os.cpu_count()} cores",
+        ["how", "students", "wall s", "CPU s", "s per student", "students per minute", "scores"], thr_rows))
+
+    phases = _phases(course, class_assignment, repeats, cfg.smoke)
+    sec.tables.append(Table(
+        f"where the time goes ({class_assignment}), median of {repeats}; seconds wall / CPU (this process and "
+        "its children)",
+        ["phase", "pipeline", "wall s", "CPU s"],
+        [[p["phase"], p["side"], f"{p['wall']:.2f}" if p["wall"] == p["wall"] else p.get("error", "n/a"),
+          f"{p['cpu']:.2f}" if p["cpu"] == p["cpu"] else ""] for p in phases]))
+    sec.data = {"per_assignment": per, "totals": totals, "throughput": throughput, "phases": phases,
+                "assignments": course.assignments, "class_assignment": class_assignment}
+    return sec
+
+
+def plot(sec: Section, path: str) -> None:
+    import matplotlib.pyplot as plt
+
+    d = sec.data
+    per = d["per_assignment"]
+    fig, (ax_a, ax_t, ax_p) = plt.subplots(1, 3, figsize=(16, 4.6), gridspec_kw={"width_ratios": [1.4, 0.6, 1.2]})
+    w = 0.27
+    series = [("check", "fxcourse check", "#55a868"), ("grade", "fxcourse grade (hardened)", "#4c72b0"),
+              ("plain", "plain nbgrader autograde", "#8c8c8c")]
+    for k, (key, label, color) in enumerate(series):
+        xs = [i + (k - 1) * w for i in range(len(per))]
+        ax_a.bar(xs, [p[key][0] for p in per], w, color=color, label=label)
+        ax_a.bar(xs, [p[key][1] for p in per], w * 0.35, color="black", alpha=0.45,
+                 label="CPU s (all processes)" if k == 2 else None)
+    ax_a.set_xticks(range(len(per)))
+    ax_a.set_xticklabels([p["assignment"].split("_")[0] for p in per], fontsize=8)
+    ax_a.set_ylabel("seconds")
+    t = d["totals"]
+    ax_a.set_title(f"one correct submission (wall; dark: CPU)\nwhole course: check {t['check'][0]:.0f} s, "
+                   f"grade {t['grade'][0]:.0f} s, plain {t['plain'][0]:.0f} s "
+                   f"(hardened/plain {t['grade'][0] / t['plain'][0]:.2f})", fontsize=9)
+    ax_a.legend(fontsize=7)
+    thr = d["throughput"]
+    modes = [m for m in ("sequential", "parallel") if m in thr]
+    rates = [60 * thr["students"] / thr[m]["wall"] for m in modes]
+    ax_t.bar(range(len(modes)), rates, color=["#4c72b0", "#dd8452"][: len(modes)])
+    for i, r in enumerate(rates):
+        ax_t.text(i, r, f"{r:.1f}", ha="center", va="bottom", fontsize=8)
+    ax_t.set_xticks(range(len(modes)))
+    ax_t.set_xticklabels(["one process" if m == "sequential" else "two at once" for m in modes], fontsize=8)
+    ax_t.set_ylabel("students graded per minute")
+    ax_t.set_title(f"class of {thr['students']}, {thr['assignment']}", fontsize=9)
+    phases = [p for p in d["phases"] if p["wall"] == p["wall"]]
+    colors = {"both": "#c7c7c7", "hardened": "#4c72b0", "plain": "#8c8c8c"}
+    ys = list(range(len(phases)))
+    ax_p.barh(ys, [p["wall"] for p in phases], color=[colors[p["side"]] for p in phases])
+    ax_p.barh(ys, [p["cpu"] for p in phases], height=0.3, color="black", alpha=0.45)
+    ax_p.set_yticks(ys)
+    ax_p.set_yticklabels([p["short"] for p in phases], fontsize=8)
+    ax_p.invert_yaxis()
+    ax_p.set_xlabel("seconds (bar: wall, dark: CPU)")
+    ax_p.set_title(f"where the time goes ({d['class_assignment']})\nblue: hardened only, grey: plain only, "
+                   "light: both", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
