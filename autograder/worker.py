@@ -101,24 +101,41 @@ def _jail(job: dict) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (used + limits["cpu"], used + limits["cpu"] + 2))
 
 
-def _snapshot(modules: list[types.ModuleType]) -> dict[str, dict[str, int]]:
-    """Identity of every attribute of the modules (and classes) the grader relies on."""
+def _snapshot(modules: list[types.ModuleType]) -> dict[str, dict[str, object]]:
+    """Every attribute of the modules (and their classes) the grader relies on, kept by reference."""
     snap = {}
     for mod in modules:
-        snap[mod.__name__] = {k: id(v) for k, v in vars(mod).items()}
+        snap[mod.__name__] = dict(vars(mod))
         for k, v in list(vars(mod).items()):
             if isinstance(v, type) and v.__module__ == mod.__name__:
-                snap[f"{mod.__name__}.{k}"] = {a: id(b) for a, b in vars(v).items()}
+                snap[f"{mod.__name__}.{k}"] = dict(vars(v))
     return snap
 
 
-def _tampered(before: dict[str, dict[str, int]], modules: list[types.ModuleType]) -> list[str]:
+def _torch_rewrap(new: object, old: object) -> bool:
+    """torch wraps some of its own functions when a part of it loads (dynamo wraps torch.manual_seed):
+    a wrapper whose code lives in torch's package and that unwraps to the original is not tampering."""
+    import inspect
+
+    import torch
+
+    code = getattr(new, "__code__", None)
+    home = os.path.dirname(os.path.abspath(torch.__file__))
+    try:
+        return code is not None and os.path.abspath(code.co_filename).startswith(home) \
+            and inspect.unwrap(new) is old
+    except ValueError:
+        return False
+
+
+def _tampered(before: dict[str, dict[str, object]], modules: list[types.ModuleType]) -> list[str]:
     after = _snapshot(modules)
     changed = []
     for name, attrs in before.items():
         now = after.get(name, {})
-        for attr, ident in attrs.items():
-            if now.get(attr) != ident and not attr.startswith("__"):
+        for attr, old in attrs.items():
+            new = now.get(attr, _tampered)
+            if new is not old and not attr.startswith("__") and not _torch_rewrap(new, old):
                 changed.append(f"{name}.{attr}")
     return changed
 

@@ -48,7 +48,7 @@ def run(cfg: Config) -> Section:
     model = trained_statistics(SmallResNet(**kwargs)).eval()
     ours = fuse_conv_bn(fx.symbolic_trace(copy.deepcopy(model))).eval()
     theirs = torch_fuse(model)  # inplace=False: works on a traced copy
-    bns = (_count(fx.symbolic_trace(model), nn.BatchNorm2d), _count(ours, nn.BatchNorm2d), _count(theirs, nn.BatchNorm2d))
+    bns = tuple(_count(gm, nn.BatchNorm2d) for gm in (fx.symbolic_trace(model), ours, theirs))
     rows, results = [], []
     for batch in batches:
         x = torch.randn(batch, 3, size, size)
