@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 ROOT = Path(__file__).resolve().parent.parent
 
 __all__ = ["ROOT", "Config", "Table", "Target", "Section", "Skip", "Timing", "timeit", "load_solutions",
-           "machine", "load_average", "fmt_s", "fmt_x", "run_cmd", "children_cpu"]
+           "machine", "load_average", "fmt_s", "fmt_x", "Job", "run_cmd", "children_cpu"]
 
 
 @dataclass(frozen=True)
@@ -85,9 +85,10 @@ class Timing:
     """Median seconds per call and speedups vs the first candidate, each the median over `repeats` runs.
 
     `medians`/`speedups` are wall-clock (fxplayground.benchmark). `cpu_medians`/`cpu_speedups` are the same
-    measurement with the process's CPU clock (1-thread timings only): on a shared machine a call longer than
-    the scheduler's time slice is often preempted, and its wall time then includes other processes' work,
-    which favours the shorter candidate; CPU time does not count that.
+    measurement with the calling thread's CPU clock (1-thread timings only, where torch computes on that
+    thread): on a shared machine a call longer than the scheduler's time slice is often preempted, and its
+    wall time then includes other processes' work, which favours the shorter candidate; CPU time does not
+    count that. The thread's clock, not the process's, so that no helper thread's spinning is counted.
     """
 
     medians: dict[str, float]
@@ -113,12 +114,12 @@ class Timing:
 
 def _cpu_benchmark(candidates: Mapping[str, Callable[..., object]], *args: object, min_run_time: float,
                    threads: int) -> dict[str, float]:
-    """fxplayground.benchmark's method (warm-up, 3 interleaved rounds, median) with the process CPU clock."""
+    """fxplayground.benchmark's method (warm-up, 3 interleaved rounds, median) with the thread's CPU clock."""
     import torch
     import torch.utils.benchmark as tb
 
     timers = {name: tb.Timer(stmt="fn(*args)", globals={"fn": fn, "args": args}, num_threads=threads,
-                             timer=time.process_time) for name, fn in candidates.items()}
+                             timer=time.thread_time) for name, fn in candidates.items()}
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     with torch.no_grad():
         for fn in candidates.values():
@@ -270,13 +271,42 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+class Job:
+    """A command started now, its output in temporary files; `result()` waits for it and returns
+    (wall seconds, CPU seconds of it and its descendants, the completed process), CPU from wait4's rusage."""
+
+    def __init__(self, cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> None:
+        import tempfile
+
+        self.cmd = cmd
+        self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.start = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=self._out, stderr=self._err,
+                                     stdin=subprocess.DEVNULL)
+
+    def result(self, timeout: float = 1800) -> tuple[float, float, subprocess.CompletedProcess]:
+        while True:
+            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - self.start > timeout:
+                self.proc.kill()
+            time.sleep(0.005)
+        wall = time.perf_counter() - self.start
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        texts = []
+        for f in (self._out, self._err):
+            f.seek(0)
+            texts.append(f.read().decode("utf-8", "replace"))
+            f.close()
+        return wall, usage.ru_utime + usage.ru_stime, subprocess.CompletedProcess(
+            self.cmd, self.proc.returncode, texts[0], texts[1])
+
+
 def run_cmd(cmd: list[str], *, cwd: Path, env: dict[str, str] | None = None,
             timeout: float = 1800) -> tuple[float, float, subprocess.CompletedProcess]:
     """Run a command to completion; (wall seconds, CPU seconds of it and its descendants, the process)."""
-    cpu0, start = children_cpu(), time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
-    return time.perf_counter() - start, children_cpu() - cpu0, proc
+    return Job(cmd, cwd=cwd, env=env).result(timeout)
 
 
 def python() -> str:

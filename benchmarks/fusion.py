@@ -52,9 +52,9 @@ def machine_balance(quick: bool) -> dict[str, float]:
             fn()
             times = []
             for _ in range(reps):
-                t = time.process_time()
+                t = time.thread_time()
                 fn()
-                times.append(time.process_time() - t)
+                times.append(time.thread_time() - t)
             return min(times)  # the machine's capability: CPU time of the least-disturbed run
         t_mm = best(lambda: torch.mm(a, b), 3 if quick else 7)
         t_cp = best(lambda: dst.copy_(src), 3 if quick else 7)

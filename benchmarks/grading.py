@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from .common import ROOT, Config, Section, Skip, Table, Target, children_cpu, load_average, run_cmd
+from .common import ROOT, Config, Job, Section, Skip, Table, Target, children_cpu, load_average, run_cmd
 
 TITLE = "Grading: fxcourse check, hardened grade and plain nbgrader autograde"
 PLAIN_CONFIG = '''c = get_config()  # noqa: F821
@@ -128,27 +128,27 @@ class _Course:
         shutil.copy(self.hard / "gradebook.db", self.plain / "gradebook.db")
         (self.plain / "nbgrader_config.py").write_text(PLAIN_CONFIG)
 
-    def check(self, a: str):
+    def check(self, a: str) -> Job:
         notebook = self.hard / "submitted" / FULL / a / f"{a}.ipynb"
         argv = ["-m", "autograder.cli", "check", str(notebook), "--json", "--course", str(self.hard)]
-        wall, cpu, r = run_cmd(_py(*argv), cwd=self.hard, env=self.hard_env)
-        try:
-            rep = json.loads(r.stdout.strip().splitlines()[-1])
-            score = (float(rep["score"]), float(rep["max_score"]))
-        except (ValueError, IndexError, KeyError):
-            score = None
-        return wall, cpu, score, r
+        return Job(_py(*argv), cwd=self.hard, env=self.hard_env)
 
-    def grade(self, a: str, students: list[str]):
+    def grade(self, a: str, students: list[str]) -> Job:
         argv = [x for s in students for x in ("--student", s)]
-        wall, cpu, r = run_cmd(_py("-m", "autograder.cli", "grade", a, *argv, "--course", str(self.hard)),
-                               cwd=self.hard, env=self.hard_env)
-        return wall, cpu, _scores(self.hard, a, students), r
+        return Job(_py("-m", "autograder.cli", "grade", a, *argv, "--course", str(self.hard)), cwd=self.hard,
+                   env=self.hard_env)
 
-    def plain_grade(self, a: str, student: str):
-        wall, cpu, r = run_cmd(_py("-m", "nbgrader", "autograde", a, f"--student={student}", "--create", "--force",
-                                   f"--CourseDirectory.root={self.plain}"), cwd=self.plain, env=self.plain_env)
-        return wall, cpu, _scores(self.plain, a, [student])[student], r
+    def plain_grade(self, a: str, student: str) -> Job:
+        return Job(_py("-m", "nbgrader", "autograde", a, f"--student={student}", "--create", "--force",
+                       f"--CourseDirectory.root={self.plain}"), cwd=self.plain, env=self.plain_env)
+
+
+def _check_score(r: subprocess.CompletedProcess) -> tuple[float, float] | None:
+    try:
+        rep = json.loads(r.stdout.strip().splitlines()[-1])
+        return float(rep["score"]), float(rep["max_score"])
+    except (ValueError, IndexError, KeyError):
+        return None
 
 
 def _median_run(fn, repeats: int) -> tuple[float, float]:
@@ -216,19 +216,13 @@ def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
     return out
 
 
-def _parallel(course: _Course, a: str, students: list[str]) -> tuple[float, float, list[subprocess.CompletedProcess]]:
-    """Two `fxcourse grade --student ...` processes at once on the same course, each with half the class."""
-    halves = [students[0::2], students[1::2]]
-    cpu0, start = children_cpu(), time.perf_counter()
-    procs = [subprocess.Popen(_py("-m", "autograder.cli", "grade", a, *[x for s in h for x in ("--student", s)],
-                                  "--course", str(course.hard)), cwd=course.hard, env=course.hard_env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-             for h in halves]
-    done = []
-    for p in procs:
-        out, err = p.communicate(timeout=3600)
-        done.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
-    return time.perf_counter() - start, children_cpu() - cpu0, done
+def _parallel(course: _Course, a: str, students: list[str]) -> tuple[float, float,
+                                                                      list[subprocess.CompletedProcess]]:
+    """Two `fxcourse grade --student ...` processes at once on the same course, each with half the students."""
+    start = time.perf_counter()
+    jobs = [course.grade(a, group) for group in (students[0::2], students[1::2])]
+    done = [job.result(timeout=3600) for job in jobs]
+    return time.perf_counter() - start, sum(cpu for _, cpu, _ in done), [r for _, _, r in done]
 
 
 def run(cfg: Config) -> Section:
@@ -257,10 +251,12 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
     per, rows = [], []
     totals = {"check": [0.0, 0.0], "grade": [0.0, 0.0], "plain": [0.0, 0.0]}
     for a in course.assignments:
-        c_wall, c_cpu, c_score, c_r = course.check(a)
-        g_wall, g_cpu, g_scores, g_r = course.grade(a, [FULL])
-        p_wall, p_cpu, p_score, p_r = course.plain_grade(a, FULL)
-        g_score = g_scores[FULL]
+        # one after another, so that each has the machine to itself
+        c_wall, c_cpu, c_r = course.check(a).result()
+        g_wall, g_cpu, g_r = course.grade(a, [FULL]).result()
+        p_wall, p_cpu, p_r = course.plain_grade(a, FULL).result()
+        c_score, g_score = _check_score(c_r), _scores(course.hard, a, [FULL])[FULL]
+        p_score = _scores(course.plain, a, [FULL])[FULL]
         print(f"      {a}: check {c_wall:.0f} s, grade {g_wall:.0f} s, plain {p_wall:.0f} s", flush=True)
         for key, (w, c) in (("check", (c_wall, c_cpu)), ("grade", (g_wall, g_cpu)), ("plain", (p_wall, p_cpu))):
             totals[key][0] += w
@@ -300,7 +296,8 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
     if students:
         half = (len(students) + 1) // 2
         seq_group, par_group = students[:half], students[half:]
-        s_wall, s_cpu, s_scores, _ = course.grade(class_assignment, seq_group)
+        s_wall, s_cpu, _ = course.grade(class_assignment, seq_group).result(timeout=3600)
+        s_scores = _scores(course.hard, class_assignment, seq_group)
         print(f"      {len(seq_group)} students, one process: {s_wall:.0f} s", flush=True)
     else:  # --smoke: the class is the one student graded above
         seq_group, par_group = [FULL], []

@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import ROOT, Config, Section, Skip, Table, children_cpu
+from .common import ROOT, Config, Section, Skip, Table, Target, children_cpu
 
 TITLE = "Lessons: run time top to bottom"
 
@@ -45,6 +45,9 @@ def run(cfg: Config) -> Section:
     sec.tables.append(Table(
         "fresh python3 kernel per lesson, including kernel start; CPU s is the kernel's (counted when it exits)",
         ["lesson", "wall s", "kernel CPU s", "code cells", "status"], rows))
+    ok = sum(r["status"] == "ok" for r in results)
+    sec.targets.append(Target("lessons, top to bottom", "each runs without error (no time target in the brief)",
+                              f"{ok} of {len(results)} ran cleanly, {total:.0f} s in all", None))
     if cfg.smoke:
         sec.notes.append(f"--smoke: only {lessons[0].stem}.")
     sec.data = {"lessons": results}

@@ -14,12 +14,13 @@ CLOCKS = """\
 candidates measured in the same run (interleaved rounds, `fxplayground.benchmark`, which uses
 `torch.utils.benchmark`), then the median over runs; ranges in parentheses are the spread over runs.
 Model timings run on **one thread** unless a table says otherwise, and are reported with two clocks:
-**wall-clock** (what `fxplayground.benchmark` measures) and **CPU time** of the process (the same method with
-`time.process_time`). On a quiet machine they agree. On a shared machine a call that lasts longer than the
-scheduler's time slice is often preempted, its wall time then includes other processes' work, and the ratio
-tilts towards the shorter candidate; CPU time does not count that, so the **targets are judged on CPU time**
-for one-thread timings (wall-clock is shown beside it). Grading and lesson times are wall-clock seconds with
-the CPU seconds of all the processes involved beside them.
+**wall-clock** (what `fxplayground.benchmark` measures) and **CPU time** of the timing thread (the same
+method with `time.thread_time`; at one thread torch computes on the calling thread). On a quiet machine
+they agree. On a shared machine a call that lasts longer than the scheduler's time slice is often
+preempted, its wall time then includes other processes' work, and the ratio tilts towards the shorter
+candidate; CPU time does not count that, so the **targets are judged on CPU time** for one-thread timings
+(wall-clock is shown beside it). Grading and lesson times are wall-clock seconds with the CPU seconds of
+all the processes involved beside them.
 """
 
 
