@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plots", help="folder for the PNG plots (default: benchmarks/plots next to the default report, "
                                    "else a plots/ folder next to --out)")
     p.add_argument("--json", help="also write the raw results as JSON here")
-    p.add_argument("--repeats", type=int, help="benchmark runs per comparison (default 3; 1 with --smoke)")
+    p.add_argument("--repeats", type=int, help="benchmark runs per comparison (default 5; 1 with --smoke)")
     p.add_argument("--min-run-time", type=float, help="seconds per candidate per run (default 0.4)")
     p.add_argument("--class-size", type=int, help="simulated students for the grading throughput (default 20)")
     p.add_argument("--class-assignment", help="the assignment the simulated class hands in (default ex01_tracing)")

@@ -3,12 +3,13 @@ vs eager, on fxplayground.SmallResNet in eval mode with BatchNorm statistics as 
 from __future__ import annotations
 
 import copy
+import time
 
 import torch
 import torch.fx as fx
 import torch.nn as nn
 
-from .common import Config, Section, Table, Target, fmt_s, fmt_x, load_solutions, timeit
+from .common import Config, Section, Table, Target, fmt_s, fmt_x, load_solutions, paired_ratio, timeit
 
 TITLE = "Conv+BN folding: the course's fuser vs torch.fx's fuse vs eager"
 PARITY = 0.97
@@ -56,12 +57,16 @@ def run(cfg: Config) -> Section:
             ref = model(x)
             d_ours, d_theirs = float((ours(x) - ref).abs().max()), float((theirs(x) - ref).abs().max())
         t = timeit({"eager": model, "torch fuse": theirs, "course fuse_conv_bn": ours}, x, cfg=cfg)
-        parity, parity_range = t.ratio("course fuse_conv_bn", "torch fuse", cpu=True)
-        parity_wall, parity_wall_range = t.ratio("course fuse_conv_bn", "torch fuse")
+        block, block_range = t.ratio("course fuse_conv_bn", "torch fuse", cpu=True)
+        block_wall, _ = t.ratio("course fuse_conv_bn", "torch fuse")
+        budget = 0.1 if cfg.smoke else 4.0
+        parity, parity_q, pairs = paired_ratio(ours, theirs, x, seconds=budget)
+        parity_wall, parity_wall_q, _ = paired_ratio(ours, theirs, x, seconds=budget, clock=time.perf_counter)
         r = {"batch": batch, "cpu": t.cpu_medians, "wall": t.medians,
              "speedup_cpu": t.cpu_speedups, "spread_cpu": {k: list(v) for k, v in t.cpu_spread.items()},
-             "speedup_wall": t.speedups, "parity": parity, "parity_range": list(parity_range),
-             "parity_wall": parity_wall, "max_abs_diff": {"course": d_ours, "torch": d_theirs}}
+             "speedup_wall": t.speedups, "parity": parity, "parity_quartiles": list(parity_q), "pairs": pairs,
+             "parity_wall": parity_wall, "parity_block": block, "parity_block_range": list(block_range),
+             "parity_block_wall": block_wall, "max_abs_diff": {"course": d_ours, "torch": d_theirs}}
         results.append(r)
         for name in ("eager", "torch fuse", "course fuse_conv_bn"):
             rows.append([str(batch), name, fmt_s(t.cpu_medians[name]), fmt_s(t.medians[name]),
@@ -69,7 +74,9 @@ def run(cfg: Config) -> Section:
                          "—" if name == "eager" else f"{(d_ours if name.startswith('course') else d_theirs):.1e}"])
         sec.targets.append(Target(
             f"batch {batch}: course fuser vs torch fuse", f"speed ratio ≥ {PARITY} (t_torch / t_course)",
-            f"{parity:.3f} (range {parity_range[0]:.3f}–{parity_range[1]:.3f}; wall-clock {parity_wall:.3f})",
+            f"{parity:.3f} paired per call over {pairs} pairs (quartiles {parity_q[0]:.3f}–{parity_q[1]:.3f}; "
+            f"wall-clock {parity_wall:.3f}); from the block timings above {block:.3f} (runs "
+            f"{block_range[0]:.3f}–{block_range[1]:.3f}), wall-clock {block_wall:.3f}",
             parity >= PARITY))
         beat = min(t.cpu_speedups["torch fuse"], t.cpu_speedups["course fuse_conv_bn"])
         sec.targets.append(Target(
@@ -82,7 +89,11 @@ def run(cfg: Config) -> Section:
         ["batch", "model", "CPU time", "wall-clock", "speedup, CPU", "speedup, wall", "max |diff| vs eager"], rows))
     sec.notes.append(f"BatchNorm2d calls: {bns[0]} in the traced model, {bns[1]} after the course's fuse_conv_bn, "
                      f"{bns[2]} after torch.fx.experimental.optimization.fuse. Targets are judged on CPU time "
-                     "(see the note on clocks at the top).")
+                     "(see the note on clocks at the top). The two fused models run the same convolutions, so "
+                     "their ratio is near 1 and the block timings' run-to-run noise (± several percent at batch 1) "
+                     "is as large as the 3% the target allows: the parity targets are judged on a paired "
+                     "measurement instead (the two models called back to back, order alternating, for about "
+                     f"{budget:g} s; the median of the per-pair ratios, thread CPU time).")
     sec.data = {"results": results, "repeats": cfg.repeats, "input": [3, size, size]}
     return sec
 

@@ -46,7 +46,7 @@ def run(cfg: Config) -> Section:
         "fresh python3 kernel per lesson, including kernel start; CPU s is the kernel's (counted when it exits)",
         ["lesson", "wall s", "kernel CPU s", "code cells", "status"], rows))
     ok = sum(r["status"] == "ok" for r in results)
-    sec.targets.append(Target("lessons, top to bottom", "each runs without error (no time target in the brief)",
+    sec.targets.append(Target("lessons, top to bottom", "each runs without error (no time target set)",
                               f"{ok} of {len(results)} ran cleanly, {total:.0f} s in all", None))
     if cfg.smoke:
         sec.notes.append(f"--smoke: only {lessons[0].stem}.")

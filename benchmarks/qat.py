@@ -3,8 +3,10 @@
 For each model: train it in fp32 on a small synthetic task, then the course's path (prepare_for_qat,
 qat_finetune, to_int8) from a copy of it; compare state-dict bytes (state_dict_bytes), latency at 1 and 2
 threads, and test accuracy. Sizes and schedule follow lesson 07 (200 fp32 SGD steps, 100 QAT steps at lr 0.01,
-batches of 128, latency on a batch of 256) and its task, four Gaussian blobs (`blobs`), carried over to wider
-inputs and to images.
+batches of 128, latency on a batch of 256) and its task, four Gaussian blobs (`blobs`), carried over to
+images for the exercise's ConvBNNet. The models are the lesson's QATNet() and the widest of its width sweep,
+QATNet(hidden=1024); then the sweep itself (each width prepared, calibrated on one batch and converted, as the
+lesson does): how the size ratio and the int8 speedup grow with the model.
 """
 from __future__ import annotations
 
@@ -33,8 +35,11 @@ def _models(smoke: bool) -> list[tuple[str, callable, tuple[int, ...], bool]]:
         return [("QATNet()", lambda: QATNet(), (16,), True),
                 ("ConvBNNet(channels=4)", lambda: ConvBNNet(channels=4), (3, 8, 8), False)]
     return [("QATNet()", lambda: QATNet(), (16,), True),
-            ("QATNet(features=256, hidden=1024)", lambda: QATNet(features=256, hidden=1024), (256,), True),
+            ("QATNet(hidden=1024)", lambda: QATNet(hidden=1024), (16,), True),
             ("ConvBNNet(channels=16)", lambda: ConvBNNet(channels=16), (3, 16, 16), False)]
+
+
+SWEEP = (64, 128, 256, 512, 1024)  # lesson 07's widths
 
 
 def blobs(n: int, seed: int, shape: tuple[int, ...] = (16,)) -> tuple[torch.Tensor, torch.Tensor]:
@@ -122,6 +127,34 @@ def run(cfg: Config) -> Section:
                 f"and {b_int8 - p_int8:,} to the int8 one, which stores more, smaller tensors (per-channel "
                 "float64 scales, int64 zero points, activation scales): a fixed cost a model this small cannot "
                 "amortize"))
+    sweep, sweep_rows = [], []
+    x_cal, _ = blobs(512, 1)
+    for hidden in (SWEEP[0], SWEEP[2]) if cfg.smoke else SWEEP:
+        from fxplayground import QATNet
+
+        torch.manual_seed(0)
+        fp32 = QATNet(hidden=hidden).eval()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            prepared = prepare(copy.deepcopy(fp32), (x_cal[:batch],))
+            with torch.no_grad():
+                prepared.train()(x_cal)  # calibration: the observers see one batch
+            int8 = to_int8(prepared)
+        t = timeit({"fp32": fp32, "int8": int8}, x_cal[:lat_batch], cfg=cfg, cpu=True)
+        b_fp32, b_int8 = nbytes(fp32), nbytes(int8)
+        params = sum(p.numel() for p in fp32.parameters())
+        sweep.append({"hidden": hidden, "params": params, "bytes_fp32": b_fp32, "bytes_int8": b_int8,
+                      "size_ratio": b_fp32 / b_int8, "speedup_cpu": t.cpu_speedups["int8"],
+                      "speedup_wall": t.speedups["int8"]})
+        sweep_rows.append([f"QATNet(hidden={hidden})", f"{params:,}", f"{b_fp32:,}", f"{b_int8:,}",
+                           f"{b_fp32 / b_int8:.2f}x", "✅" if b_fp32 / b_int8 >= SIZE_TARGET else "❌",
+                           fmt_x(t.cpu_speedups["int8"], t.cpu_spread["int8"]), fmt_x(t.speedups["int8"])])
+    crossing = next((r for r in sweep if r["size_ratio"] >= SIZE_TARGET), None)
+    for target in sec.targets:
+        if not target.met and crossing is not None:
+            target.why += (f"; in the width sweep below the ratio reaches {SIZE_TARGET}x from "
+                            f"QATNet(hidden={crossing['hidden']}), {crossing['params']:,} parameters "
+                            f"({crossing['size_ratio']:.2f}x)")
     sec.tables.append(Table(
         f"size and accuracy: {fp32_steps} fp32 SGD steps, then {qat_steps} QAT steps (qat_finetune, lr 0.01), "
         f"batches of {batch}; {n_train} training and {n_test} test samples of lesson 07's four blobs (chance: 25%)",
@@ -130,12 +163,17 @@ def run(cfg: Config) -> Section:
     sec.tables.append(Table(
         f"latency, batch {lat_batch}, median per call (wall-clock), {cfg.repeats} run(s); speedup = fp32 / int8",
         ["model", "threads", "fp32", "int8", "int8 speedup"], lat_rows))
+    sec.tables.append(Table(
+        f"lesson 07's width sweep: QATNet(hidden=h), prepared, calibrated on one batch of 512 and converted (size "
+        f"does not depend on training); int8 speedup at batch {lat_batch}, 1 thread, {cfg.repeats} run(s)",
+        ["model", "parameters", "fp32 bytes", "int8 bytes", "fp32/int8", f"≥ {SIZE_TARGET}x", "int8 speedup, CPU",
+         "int8 speedup, wall"], sweep_rows))
     sec.notes.append("Latency is wall-clock only: at 2 threads the process's CPU time is not latency. "
                      f"Quantized engine: {torch.backends.quantized.engine}. Where a model is much slower at 2 "
                      "threads than at 1, its second intra-op thread was waiting for a core that other processes "
                      "held (look at the load average above): on a shared 2-core machine one thread is the "
                      "honest setting, as lesson 07 says.")
-    sec.data = {"results": results, "repeats": cfg.repeats}
+    sec.data = {"results": results, "sweep": sweep, "repeats": cfg.repeats}
     return sec
 
 
@@ -147,7 +185,8 @@ def plot(sec: Section, path: str) -> None:
     import matplotlib.pyplot as plt
 
     results = sec.data["results"]
-    fig, (ax_size, ax_lat) = plt.subplots(1, 2, figsize=(12, 4.2), gridspec_kw={"width_ratios": [1, 1.4]})
+    fig, (ax_size, ax_lat, ax_sweep) = plt.subplots(1, 3, figsize=(17, 4.2),
+                                                    gridspec_kw={"width_ratios": [1, 1.4, 1]})
     names = [_short(r["model"]) for r in results]
     xs = list(range(len(results)))
     w = 0.38
@@ -180,6 +219,21 @@ def plot(sec: Section, path: str) -> None:
     ax_lat.set_title(f"latency, batch {results[0]['batch']}, {sec.data['repeats']} run(s); labels: int8 speedup",
                      fontsize=10)
     ax_lat.legend(fontsize=7, ncol=2)
+    sweep = sec.data["sweep"]
+    params = [r["params"] for r in sweep]
+    ax_sweep.plot(params, [r["size_ratio"] for r in sweep], "o-", color="#4c72b0", label="size fp32/int8")
+    ax_sweep.plot(params, [r["speedup_cpu"] for r in sweep], "s-", color="#dd8452", label="int8 speedup (CPU, 1 thread)")
+    ax_sweep.axhline(4, color="black", lw=1, ls="--", label="ideal size ratio 4x")
+    ax_sweep.axhline(SIZE_TARGET, color="#4c72b0", lw=1, ls=":", label=f"size target {SIZE_TARGET}x")
+    ax_sweep.axhline(1, color="#dd8452", lw=1, ls=":", label="speedup 1x")
+    for r in sweep:
+        ax_sweep.annotate(str(r["hidden"]), (r["params"], r["size_ratio"]), textcoords="offset points",
+                          xytext=(3, 4), fontsize=7)
+    ax_sweep.set_xscale("log")
+    ax_sweep.set_xlabel("parameters (log scale); labels: hidden width")
+    ax_sweep.set_ylim(0, 4.4)
+    ax_sweep.set_title("lesson 07's width sweep: QATNet(hidden=h)", fontsize=10)
+    ax_sweep.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -19,7 +19,10 @@ method with `time.thread_time`; at one thread torch computes on the calling thre
 they agree. On a shared machine a call that lasts longer than the scheduler's time slice is often
 preempted, its wall time then includes other processes' work, and the ratio tilts towards the shorter
 candidate; CPU time does not count that, so the **targets are judged on CPU time** for one-thread timings
-(wall-clock is shown beside it). Grading and lesson times are wall-clock seconds with the CPU seconds of
+(wall-clock is shown beside it). Where two candidates are meant to be equally fast (the two Conv+BN
+fusers) and the run-to-run spread is as wide as the margin the target allows, the target is judged on a
+paired measurement instead: the two called back to back, order alternating, the median of the per-pair
+ratios (described in that section). Grading and lesson times are wall-clock seconds with the CPU seconds of
 all the processes involved beside them.
 """
 

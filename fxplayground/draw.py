@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import matplotlib.pyplot as plt
+from typing import TYPE_CHECKING
+
 import torch.fx as fx
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch, Patch
 
 from .table import _target_text
+
+if TYPE_CHECKING:  # matplotlib is imported when something is drawn, not with the package (it costs ~1 s)
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["OP_COLORS", "graph_layout", "draw_graph", "draw_diff"]
 
@@ -57,6 +59,8 @@ def _label(node: fx.Node) -> str:
 
 
 def _draw(graph: fx.Graph, ax: Axes, marks: dict[str, str], ghosts: Iterable[fx.Node] = ()) -> None:
+    from matplotlib import patches
+
     pos = graph_layout(graph)
     for node in graph.nodes:
         x1, y1 = pos[node.name]
@@ -71,10 +75,10 @@ def _draw(graph: fx.Graph, ax: Axes, marks: dict[str, str], ghosts: Iterable[fx.
     for node in graph.nodes:
         x, y = pos[node.name]
         edge = marks.get(node.name)
-        box = FancyBboxPatch((x - 0.42, y - 0.2), 0.84, 0.4, boxstyle="round,pad=0.02",
-                             facecolor=OP_COLORS.get(node.op, "white"),
-                             edgecolor=edge or "#333333", linewidth=3 if edge else 1,
-                             linestyle="--" if edge == REMOVED else "-", zorder=2)
+        box = patches.FancyBboxPatch((x - 0.42, y - 0.2), 0.84, 0.4, boxstyle="round,pad=0.02",
+                                     facecolor=OP_COLORS.get(node.op, "white"),
+                                     edgecolor=edge or "#333333", linewidth=3 if edge else 1,
+                                     linestyle="--" if edge == REMOVED else "-", zorder=2)
         ax.add_patch(box)
         ax.text(x, y, _label(node), ha="center", va="center", fontsize=7, family="monospace", zorder=3)
     xs = [p[0] for p in pos.values()] or [0.0]
@@ -86,6 +90,8 @@ def _draw(graph: fx.Graph, ax: Axes, marks: dict[str, str], ghosts: Iterable[fx.
 
 
 def _legend(ax: Axes, extra: dict[str, str] | None = None) -> None:
+    from matplotlib.patches import Patch
+
     handles = [Patch(facecolor=c, edgecolor="#333333", label=op) for op, c in OP_COLORS.items()]
     for label, color in (extra or {}).items():
         handles.append(Patch(facecolor="white", edgecolor=color, linewidth=3, label=label))
@@ -97,6 +103,8 @@ def draw_graph(gm: fx.GraphModule | fx.Graph, ax: Axes | None = None, title: str
     graph = _graph(gm)
     depth = -min((y for _, y in graph_layout(graph).values()), default=0)
     if ax is None:
+        import matplotlib.pyplot as plt
+
         fig, ax = plt.subplots(figsize=(7, 1.0 + 0.7 * (depth + 1)))
     else:
         fig = ax.figure
@@ -118,6 +126,8 @@ def draw_diff(before: fx.GraphModule | fx.Graph, after: fx.GraphModule | fx.Grap
     marks0.update({n: CHANGED for n in t0 if n in t1 and t0[n] != t1[n]})
     marks1.update({n: CHANGED for n in t1 if n in t0 and t0[n] != t1[n]})
     depth = max(-min((y for _, y in graph_layout(g).values()), default=0) for g in (g0, g1))
+    import matplotlib.pyplot as plt
+
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 1.0 + 0.7 * (depth + 1)))
     _draw(g0, ax0, marks0)
     _draw(g1, ax1, marks1)

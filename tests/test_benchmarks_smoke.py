@@ -77,8 +77,12 @@ def test_numbers_are_sane_not_fast(smoke):
     if "qat" in secs:
         for r in secs["qat"]["data"]["results"]:
             assert 0 < r["bytes_int8"] and 0 <= r["acc_int8"] <= 1 and set(r["latency"]) == {"1", "2"}
+        sweep = secs["qat"]["data"]["sweep"]
+        assert [r["hidden"] for r in sweep] == sorted(r["hidden"] for r in sweep) and len(sweep) >= 2
+        assert sweep[-1]["size_ratio"] > sweep[0]["size_ratio"] > 1  # fixed costs amortize as the layers grow
     if "grading" in secs:
         d = secs["grading"]["data"]
+        assert d["throughput"]["sequential"]["students"] == 1 and "parallel" not in d["throughput"]
         assert d["assignments"] == ["ex01_tracing"]  # --smoke grades ex01 only, one student
         row = d["per_assignment"][0]
         for how in ("check", "grade", "plain"):

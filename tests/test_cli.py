@@ -71,3 +71,69 @@ def test_generate_and_grade_refuse_unknown_assignments():
 def test_usage_errors_exit_2():
     r = fxcourse("frobnicate")
     assert r.returncode == 2
+
+
+# ------------------------------------------------------------- fxcourse grade: one nbgrader process per group
+
+def _fake_nbgrader(monkeypatch, tmp_path, lines: list[str], code: int) -> list[str]:
+    """Make `_grade_batch` start a script that prints nbgrader's log lines and exits with `code`; return the
+    list the one-student fallback (`_autograde`) appends to."""
+    from autograder import cli
+
+    script = tmp_path / "fake_nbgrader.py"
+    script.write_text("import sys\nfor line in %r:\n    print(line, flush=True)\nsys.exit(%d)\n" % (lines, code))
+    monkeypatch.setattr(cli, "_nbgrader_cmd", lambda course, *argv, db=None: ([sys.executable, str(script)], None))
+    retried: list[str] = []
+
+    def one(course, name, student):
+        retried.append(student)
+        return subprocess.CompletedProcess([], 0, "", ""), 1.0
+
+    monkeypatch.setattr(cli, "_autograde", one)
+    return retried
+
+
+def _grade(students, everyone=None):
+    from types import SimpleNamespace
+
+    from autograder import cli
+
+    progress = cli._Progress(len(students))
+    cli._grade_batch(SimpleNamespace(root=ROOT), "A", students, everyone or students, progress)
+    return progress
+
+
+def test_grade_batch_reports_each_student_and_the_failed_one(monkeypatch, tmp_path, capsys):
+    retried = _fake_nbgrader(monkeypatch, tmp_path, [
+        "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
+        "[AutogradeApp | INFO] Autograding /c/autograded/ann/A/A.ipynb",
+        "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
+        "[AutogradeApp | ERROR] There was an error processing assignment: /c/submitted/ben/A",
+        "[AutogradeApp | ERROR] nbformat.reader.NotJSONError: Notebook does not appear to be JSON",
+        "[AutogradeApp | INFO] Creating/updating student with ID 'cat': {}",
+        "[AutogradeApp | ERROR] There was an error processing assignment 'A' for student 'ben'",
+        "[AutogradeApp | ERROR] Please see the the above traceback for details on the specific errors",
+    ], code=1)
+    progress = _grade(["ann", "ben", "cat"])
+    out = capsys.readouterr().out
+    assert retried == [] and progress.done == 3 and progress.not_graded == {"ben"}
+    assert "ann: graded" in out and "cat: graded" in out
+    assert "ben: NOT GRADED" in out and "NotJSONError" in out.split("ben: NOT GRADED")[1].splitlines()[0]
+
+
+def test_grade_batch_that_dies_half_way_regrades_the_rest_one_by_one(monkeypatch, tmp_path, capsys):
+    retried = _fake_nbgrader(monkeypatch, tmp_path, [
+        "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
+        "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
+        "[AutogradeApp | ERROR] sqlalchemy.exc.OperationalError: database is locked",
+    ], code=1)  # no summary: the process stopped while on ben, and never reached cat
+    progress = _grade(["ann", "ben", "cat"])
+    out = capsys.readouterr().out
+    assert retried == ["ben", "cat"] and progress.done == 3 and not progress.failed
+    assert [l.split("] ")[1].split(":")[0] for l in out.splitlines()] == ["ann", "ben", "cat"]
+
+
+def test_grade_batch_leaves_odd_student_ids_to_one_process_each(monkeypatch, tmp_path, capsys):
+    retried = _fake_nbgrader(monkeypatch, tmp_path, [], code=0)
+    _grade(["ann", "b,en"], everyone=["ann", "b,en", "z*"])  # not expressible as nbgrader's exclude list
+    assert retried == ["ann", "b,en"]

@@ -50,7 +50,7 @@ def course(tmp_path_factory) -> Path:
     }, sub / "bob" / A / f"{A}.ipynb")
     (sub / "carol" / A).mkdir(parents=True)
     shutil.copy(release, sub / "carol" / A / f"{A}.ipynb")
-    r = fxcourse(root, "grade", A)
+    r = fxcourse(root, "grade", A, "--jobs", "2")  # side by side: the batch below regrades one at a time
     assert r.returncode == 0, r.stdout + r.stderr
     (root / "grade.log").write_text(r.stdout)
     return root
@@ -58,7 +58,8 @@ def course(tmp_path_factory) -> Path:
 
 def test_grade_scores_correct_wrong_and_empty(course):
     log = (course / "grade.log").read_text()
-    assert "[3/3]" in log
+    assert "3 submission(s), 2 at a time" in log and "[3/3]" in log
+    assert sorted(l.split("] ")[1].split(":")[0] for l in log.splitlines() if "] " in l) == ["alice", "bob", "carol"]
     summary = log.split(f"summary of {A}:")[1]
     scores = {line.split()[0]: line.split()[1] for line in summary.strip().splitlines()}
     assert scores == {"alice": "10", "bob": "3", "carol": "0"}
@@ -83,6 +84,18 @@ def test_export_writes_the_three_scores(course):
     assert r.returncode == 0, r.stdout + r.stderr
     rows = {row["student_id"]: float(row["score"]) for row in csv.DictReader(out.open())}
     assert rows == {"alice": 10.0, "bob": 3.0, "carol": 0.0}
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--jobs", "0"], "expected a whole number of at least 1, got '0'"),
+    (["--jobs", "two"], "expected a whole number of at least 1, got 'two'"),
+    (["--student", "zed"], "no submission from student 'zed' for ex01_tracing"),
+])
+def test_grade_refuses_bad_arguments_before_grading(course, argv, expected):
+    before = (course / "gradebook.db").stat().st_mtime
+    r = fxcourse(course, "grade", A, *argv)
+    assert r.returncode == 2 and expected in r.stderr, r.stdout + r.stderr
+    assert "grading" not in r.stdout and (course / "gradebook.db").stat().st_mtime == before
 
 
 def test_regrading_is_idempotent(course):
@@ -110,8 +123,9 @@ def test_a_broken_submission_does_not_stop_the_batch_and_a_killed_run_loses_noth
     # The rerun grades everyone; the broken notebook is reported, the others keep their scores.
     r = fxcourse(course, "grade", A)
     assert r.returncode == 1, r.stdout
-    assert "dave: NOT GRADED" in r.stdout
+    assert "dave: NOT GRADED" in r.stdout and "NotJSONError" in r.stdout.split("dave: NOT GRADED")[1].splitlines()[0]
     summary = r.stdout.split(f"summary of {A}:")[1]
+    assert any(l.split()[:3] == ["dave", "NOT", "GRADED"] for l in summary.splitlines()), summary
     scores = {line.split()[0]: line.split()[1] for line in summary.strip().splitlines()}
     assert {k: v for k, v in scores.items() if k != "dave"} == {"alice": "10", "bob": "3", "carol": "0",
                                                                   "erin": "10"}
