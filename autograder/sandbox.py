@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["Limits", "WorkerOutcome", "isolation_level", "run_worker"]
+__all__ = ["Limits", "WorkerOutcome", "isolation_level", "process_cap_available", "run_worker"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Limits:
     memory: int = 4 * 2**30
     output: int = 16 * 2**20
     wall_factor: float = 4.0
+    processes: int = 128        # processes and threads at once, where a pids cgroup can be made
 
     @property
     def wall(self) -> float:
@@ -65,6 +66,68 @@ def isolation_level() -> str:
             except (OSError, subprocess.TimeoutExpired):
                 pass
     return _LEVEL
+
+
+_PIDS_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))  # cgroup v1's pids hierarchy, or v2
+
+
+def _pids_cgroup(limit: int) -> Path | None:
+    """A new pids cgroup that lets at most `limit` processes and threads exist at once, or None where the
+    machine has none to give (no cgroup file system, no pids controller, not allowed to write it).
+
+    uid 0 is exempt from RLIMIT_NPROC; a cgroup is not, so this is what stops a fork bomb."""
+    if os.environ.get("FXCOURSE_ISOLATION") == "limits" or not sys.platform.startswith("linux"):
+        return None
+    for root in _PIDS_ROOTS:
+        if not (root / "cgroup.procs").is_file():
+            continue
+        group = root / f"fxcourse-worker-{os.getpid()}-{os.urandom(4).hex()}"
+        try:
+            group.mkdir()
+        except OSError:
+            continue
+        try:
+            (group / "pids.max").write_text(str(limit))
+            return group
+        except OSError:
+            _remove_cgroup(group)
+    return None
+
+
+_CAP: bool | None = None
+
+
+def process_cap_available() -> bool:
+    """Can workers get a pids cgroup here (see Limits.processes)?"""
+    global _CAP
+    if _CAP is None:
+        group = _pids_cgroup(1)
+        _CAP = group is not None
+        if group is not None:
+            _remove_cgroup(group)
+    return _CAP
+
+
+def _remove_cgroup(group: Path) -> None:
+    """Kill whatever is still in the group (nothing, normally: the namespace's processes die with it), then
+    remove it."""
+    for _ in range(100):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.02)
 
 
 def _worker_env(scratch: Path) -> dict[str, str]:
@@ -113,6 +176,7 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
     level = isolation_level()
     scratch = Path(tempfile.mkdtemp(prefix="fxcourse-worker-"))
     os.chmod(scratch, 0o700)
+    group = None
     try:
         job = {"scratch": str(scratch), "cells": cells, "calls": calls,
                "limits": {"memory": limits.memory, "output": limits.output, "cpu": int(limits.timeout)},
@@ -123,6 +187,9 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
             job.update(hide=sorted(set(hide or [])), namespaces=True)
             cmd = ["unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", *cmd]
         (scratch / "job.json").write_text(json.dumps(job))
+        group = _pids_cgroup(limits.processes)
+        if group is not None:  # the shell joins the group, then becomes the worker: no fork escapes the cap
+            cmd = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *cmd]
         start = time.monotonic()
         with open(scratch / "stdout.txt", "wb") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -173,4 +240,6 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
             detail = f"timed out after {limits.wall:g} s of wall-clock time"
         return WorkerOutcome(evidence, status, detail, last, seconds, tail)
     finally:
+        if group is not None:
+            _remove_cgroup(group)
         shutil.rmtree(scratch, ignore_errors=True)

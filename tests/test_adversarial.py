@@ -18,7 +18,7 @@ import pytest
 from autograder.course import Course
 from autograder.grading import check_notebook
 from autograder.notebook import answer_cells, grade_id, is_test, read_notebook
-from autograder.sandbox import Limits, isolation_level
+from autograder.sandbox import Limits, isolation_level, process_cap_available
 from conftest import ROOT
 
 pytestmark = pytest.mark.kernel
@@ -168,6 +168,18 @@ def test_a_segfault_fails_that_test_alone(tmp_path):
 def test_a_flood_of_output_is_capped_and_costs_nothing_else(tmp_path):
     flood = "import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 10000 + '\\n')\n" + CORRECT["node_summary"]
     _, scores = grade(submit(tmp_path, {"node_summary": flood}))
+    expect(scores, {})
+
+
+@namespaces
+@pytest.mark.skipif(not process_cap_available(), reason="needs a pids cgroup (cgroup file system, root)")
+def test_a_fork_bomb_is_capped_and_costs_nothing_else(tmp_path):
+    # Up to 1000 children that linger: without the cap all of them start and the cell raises before it
+    # defines count_nodes; with it, fork fails after about Limits.processes and the cell goes on.
+    bomb = ("import os, time\nkids = 0\ntry:\n    for _ in range(1000):\n        if os.fork() == 0:\n"
+            "            time.sleep(2)\n            os._exit(0)\n        kids += 1\nexcept OSError:\n    pass\n"
+            "if kids >= 1000:\n    raise RuntimeError('no process cap')\n")
+    _, scores = grade(submit(tmp_path, {"count_nodes": bomb + CORRECT["count_nodes"]}))
     expect(scores, {})
 
 
