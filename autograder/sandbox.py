@@ -81,6 +81,7 @@ def _pids_cgroup(limit: int) -> Path | None:
     for root in _PIDS_ROOTS:
         if not (root / "cgroup.procs").is_file():
             continue
+        _remove_stale(root)
         group = root / f"fxcourse-worker-{os.getpid()}-{os.urandom(4).hex()}"
         try:
             group.mkdir()
@@ -92,6 +93,20 @@ def _pids_cgroup(limit: int) -> Path | None:
         except OSError:
             _remove_cgroup(group)
     return None
+
+
+def _remove_stale(root: Path) -> None:
+    """Remove the empty groups of graders that were killed before they could clean up."""
+    for group in root.glob("fxcourse-worker-*-*"):
+        try:
+            os.kill(int(group.name.split("-")[2]), 0)
+        except ProcessLookupError:  # its grader is gone
+            try:
+                group.rmdir()  # fails while a process is still in it: left for a later run
+            except OSError:
+                pass
+        except (ValueError, OSError):
+            pass
 
 
 _CAP: bool | None = None
