@@ -174,7 +174,8 @@ def _autograde(course: Course, name: str, student: str) -> tuple[subprocess.Comp
 
 
 _STARTS = re.compile(r"Creating/updating student with ID '(.*)': ")
-_FAILED_ONE = re.compile(r"There was an error processing assignment: ")
+# nbgrader's two ways of failing one submission and going on with the next (its convert_notebooks)
+_FAILED_ONE = re.compile(r"There was an error processing assignment: |While processing assignment .*, the kernel")
 _SUMMARY = re.compile(r"There was an error processing assignment '(.*)' for student '(.*)'$")
 
 

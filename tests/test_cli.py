@@ -137,3 +137,15 @@ def test_grade_batch_leaves_odd_student_ids_to_one_process_each(monkeypatch, tmp
     retried = _fake_nbgrader(monkeypatch, tmp_path, [], code=0)
     _grade(["ann", "b,en"], everyone=["ann", "b,en", "z*"])  # not expressible as nbgrader's exclude list
     assert retried == ["ann", "b,en"]
+
+
+def test_grade_batch_knows_nbgraders_unresponsive_kernel_failure(monkeypatch, tmp_path, capsys):
+    retried = _fake_nbgrader(monkeypatch, tmp_path, [
+        "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
+        "[AutogradeApp | ERROR] While processing assignment /c/submitted/ann/A, the kernel became unresponsive",
+        "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
+        "[AutogradeApp | ERROR] There was an error processing assignment 'A' for student 'ann'",
+    ], code=1)
+    progress = _grade(["ann", "ben"])
+    out = capsys.readouterr().out
+    assert retried == [] and progress.not_graded == {"ann"} and "ben: graded" in out
