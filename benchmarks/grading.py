@@ -366,8 +366,8 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
     sec.notes.append("`fxcourse grade` starts nbgrader after `import autograder`, which keeps jsonschema from "
                      "importing its optional rfc3987_syntax format checker (it compiles a grammar on import; no "
                      "notebook schema uses it); plain nbgrader pays that in every process: compare the two "
-                     "nbgrader start rows of the where-the-time-goes table. It grades a group of submissions in one nbgrader process, so "
-                     "that start is paid once per group, not per student.")
+                     "nbgrader start rows of the where-the-time-goes table. It grades a group of submissions in "
+                     "one nbgrader process, so that start is paid once per group, not per student.")
     sec.tables.append(Table(
         f"where the time goes ({class_assignment}), median of {repeats}; seconds wall / CPU (this process and "
         "its children)",

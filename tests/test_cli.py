@@ -103,12 +103,16 @@ def _grade(students, everyone=None):
     return progress
 
 
-def test_grade_batch_reports_each_student_and_the_failed_one(monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize("failure", [  # nbgrader's two ways of failing one submission and going on
+    "There was an error processing assignment: /c/submitted/ben/A",
+    "While processing assignment /c/submitted/ben/A, the kernel became unresponsive and we could not interrupt it",
+])
+def test_grade_batch_reports_each_student_and_the_failed_one(monkeypatch, tmp_path, capsys, failure):
     retried = _fake_nbgrader(monkeypatch, tmp_path, [
         "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
         "[AutogradeApp | INFO] Autograding /c/autograded/ann/A/A.ipynb",
         "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
-        "[AutogradeApp | ERROR] There was an error processing assignment: /c/submitted/ben/A",
+        f"[AutogradeApp | ERROR] {failure}",
         "[AutogradeApp | ERROR] nbformat.reader.NotJSONError: Notebook does not appear to be JSON",
         "[AutogradeApp | INFO] Creating/updating student with ID 'cat': {}",
         "[AutogradeApp | ERROR] There was an error processing assignment 'A' for student 'ben'",
@@ -138,14 +142,3 @@ def test_grade_batch_leaves_odd_student_ids_to_one_process_each(monkeypatch, tmp
     _grade(["ann", "b,en"], everyone=["ann", "b,en", "z*"])  # not expressible as nbgrader's exclude list
     assert retried == ["ann", "b,en"]
 
-
-def test_grade_batch_knows_nbgraders_unresponsive_kernel_failure(monkeypatch, tmp_path, capsys):
-    retried = _fake_nbgrader(monkeypatch, tmp_path, [
-        "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
-        "[AutogradeApp | ERROR] While processing assignment /c/submitted/ann/A, the kernel became unresponsive",
-        "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
-        "[AutogradeApp | ERROR] There was an error processing assignment 'A' for student 'ann'",
-    ], code=1)
-    progress = _grade(["ann", "ben"])
-    out = capsys.readouterr().out
-    assert retried == [] and progress.not_graded == {"ann"} and "ben: graded" in out
