@@ -23,7 +23,7 @@ TARGET_FRACTION = 0.70
 # (label, dims, batch): the headline shape first.
 SHAPES = [
     ("headline", (512, 2048, 512), 64),
-    ("latency, batch 1", (512, 2048, 512), 1),
+    ("latency", (512, 2048, 512), 1),
     ("deep chain", (1024, 1024, 1024, 1024), 128),
     ("bottleneck", (512, 128, 512), 64),
 ]
