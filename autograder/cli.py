@@ -1,7 +1,7 @@
 """`fxcourse`: the course's command line for learners and instructors.
 
 Exit codes: 0 success (for `check`: full marks), 1 graded or ran but something failed (for `check`: points
-lost), 2 bad input or usage (missing file, not a notebook, unknown assignment).
+lost), 2 bad input or usage (missing file, not a notebook, unknown assignment), 130 interrupted (Ctrl-C).
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from pathlib import Path
 from .course import PACKAGE_ROOT, Course, find_course
 from .notebook import NotebookError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 NBGRADER_CONFIG = Path(__file__).resolve().parent / "nbgrader_config.py"
 
 
@@ -161,16 +162,74 @@ def _gradebook_summary(course: Course, assignment: str) -> list[tuple[str, float
     return sorted(rows)
 
 
-def _autograde(course: Course, name: str, student: str) -> tuple[subprocess.CompletedProcess, float]:
-    """One student's submission through the hardened `nbgrader autograde`. Graders running side by side share
-    the gradebook (SQLite): a write that meets another's lock fails as a whole, so it is retried."""
+class _Graders:
+    """The nbgrader processes `fxcourse grade` has running, so that an interrupt can stop them all."""
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self._procs: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+
+    def start(self, cmd: list[str], env: dict[str, str], cwd: Path, **kw) -> subprocess.Popen | None:
+        with self._lock:
+            if self.stopping.is_set():
+                return None
+            proc = subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace", stdin=subprocess.DEVNULL,
+                                    **kw)
+            self._procs.add(proc)
+            return proc
+
+    def finished(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGINT to every running nbgrader (it stops its jailed worker and removes the submission it was
+        writing), SIGKILL to any still running after `grace` seconds; start no new one."""
+        with self._lock:
+            self.stopping.set()
+            procs = list(self._procs)
+        for proc in procs:
+            try:
+                proc.send_signal(signal.SIGINT)
+            except OSError:
+                pass
+        deadline = time.monotonic() + grace
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _autograde(course: Course, name: str, student: str,
+               graders: _Graders) -> tuple[subprocess.CompletedProcess | None, float]:
+    """One student's submission through the hardened `nbgrader autograde` (None: stopped before it ran).
+    Graders running side by side share the gradebook (SQLite): a write that meets another's lock fails as a
+    whole, so it is retried."""
     start = time.monotonic()
+    r = None
     for attempt in range(4):
-        r = _nbgrader(course, "autograde", name, f"--student={student}", "--create", "--force", quiet=True)
-        if r.returncode == 0 or "database is locked" not in r.stdout + r.stderr:
+        cmd, env = _nbgrader_cmd(course, "autograde", name, f"--student={student}", "--create", "--force")
+        proc = graders.start(cmd, env, course.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if proc is None:
+            return None, time.monotonic() - start
+        out, err = proc.communicate()
+        graders.finished(proc)
+        r = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        if r.returncode == 0 or "database is locked" not in r.stdout + r.stderr or graders.stopping.is_set():
             break
         time.sleep(0.5 + attempt)
     return r, time.monotonic() - start
+
+
+def _grade_alone(course: Course, name: str, students: list[str], progress: "_Progress", graders: _Graders) -> None:
+    for student in students:
+        r, took = _autograde(course, name, student, graders)
+        if r is None or graders.stopping.is_set():
+            return
+        progress.report(student, r.returncode == 0, took, _why((r.stdout + r.stderr).splitlines()))
 
 
 _STARTS = re.compile(r"Creating/updating student with ID '(.*)': ")
@@ -202,23 +261,24 @@ class _Progress:
                 print(f"  [{self.done}/{self.total}] {student}: NOT GRADED ({took:.1f} s): {why}", flush=True)
 
 
-def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str], progress: _Progress) -> None:
+def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str], progress: _Progress,
+                 graders: _Graders | None = None) -> None:
     """Grade `group` in ONE nbgrader process, one submission after another (its start-up and imports are paid
     once, not per student); nbgrader isolates each submission's failure. Whatever the process did not get to
     (it was killed, or the gradebook stayed locked) is graded again one student per process."""
+    graders = graders or _Graders()
     safe = all(not set(s) & set(",*?[]") for s in everyone)
     if len(group) == 1 or not safe:
-        for student in group:
-            r, took = _autograde(course, name, student)
-            progress.report(student, r.returncode == 0, took, _why((r.stdout + r.stderr).splitlines()))
+        _grade_alone(course, name, group, progress, graders)
         return
     others = [s for s in everyone if s not in group]
     argv = ["autograde", name, "--student=*", "--create", "--force"]
     if others:
         argv.append(f"--CourseDirectory.student_id_exclude={','.join(others)}")
     cmd, env = _nbgrader_cmd(course, *argv)
-    proc = subprocess.Popen(cmd, cwd=course.root, env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, errors="replace")
+    proc = graders.start(cmd, env, course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if proc is None:
+        return
     finished: set[str] = set()
     current, failed_current, lines, start, summarized = None, False, [], time.monotonic(), False
 
@@ -251,16 +311,16 @@ def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        graders.finished(proc)
+    if graders.stopping.is_set():  # interrupted: what was graded is reported, nothing more is started
+        return
     if code == 0 or summarized:  # nbgrader went through the whole group
         close()
         for student, (took, why) in failures.items():
             progress.report(student, False, took, why)
             finished.add(student)
     # The process stopped early: the student it was on, and those it never reached, are graded on their own.
-    for student in group:
-        if student not in finished:
-            r, took = _autograde(course, name, student)
-            progress.report(student, r.returncode == 0, took, _why((r.stdout + r.stderr).splitlines()))
+    _grade_alone(course, name, [s for s in group if s not in finished], progress, graders)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -294,9 +354,18 @@ def cmd_grade(args: argparse.Namespace) -> int:
         progress = _Progress(len(students))
         groups = [students[k::jobs] for k in range(jobs)]
         everyone = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            for future in [pool.submit(_grade_batch, course, name, g, everyone, progress) for g in groups]:
+        graders = _Graders()
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            for future in [pool.submit(_grade_batch, course, name, g, everyone, progress, graders) for g in groups]:
                 future.result()
+        except KeyboardInterrupt:
+            graders.stop()
+            pool.shutdown(wait=True, cancel_futures=True)
+            print(f"fxcourse: interrupted: {progress.done} of {len(students)} submission(s) of {name} graded; the "
+                  "others keep the grades they had (run the command again to finish)", file=sys.stderr, flush=True)
+            return EXIT_INTERRUPTED
+        pool.shutdown(wait=True)
         if progress.failed:
             status = EXIT_FAILED
         print(f"summary of {name}:")

@@ -85,7 +85,7 @@ def _fake_nbgrader(monkeypatch, tmp_path, lines: list[str], code: int) -> list[s
     monkeypatch.setattr(cli, "_nbgrader_cmd", lambda course, *argv, db=None: ([sys.executable, str(script)], None))
     retried: list[str] = []
 
-    def one(course, name, student):
+    def one(course, name, student, graders):
         retried.append(student)
         return subprocess.CompletedProcess([], 0, "", ""), 1.0
 
@@ -142,3 +142,30 @@ def test_grade_batch_leaves_odd_student_ids_to_one_process_each(monkeypatch, tmp
     _grade(["ann", "b,en"], everyone=["ann", "b,en", "z*"])  # not expressible as nbgrader's exclude list
     assert retried == ["ann", "b,en"]
 
+
+
+def test_grade_batch_stops_when_interrupted_and_starts_nothing_more(monkeypatch, tmp_path, capsys):
+    import threading
+    import time
+
+    from types import SimpleNamespace
+
+    from autograder import cli
+
+    retried = _fake_nbgrader(monkeypatch, tmp_path, ["[AutogradeApp | INFO] Creating/updating student with ID "
+                                                     "'ann': {}"], code=0)
+    script = tmp_path / "fake_nbgrader.py"
+    script.write_text(script.read_text().replace("sys.exit(0)", "import time\ntime.sleep(60)\nsys.exit(0)"))
+    graders, progress = cli._Graders(), cli._Progress(3)
+    batch = threading.Thread(target=cli._grade_batch, args=(SimpleNamespace(root=ROOT), "A", ["ann", "ben", "cat"],
+                                                            ["ann", "ben", "cat"], progress, graders))
+    batch.start()
+    while not graders._procs:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    start = time.monotonic()
+    graders.stop(grace=5)
+    batch.join(timeout=30)
+    assert not batch.is_alive() and time.monotonic() - start < 10
+    assert retried == [] and progress.done == 0 and not graders._procs  # nothing regraded, nothing left running
+    assert graders.start([sys.executable, "-c", "pass"], None, ROOT) is None

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -133,3 +134,35 @@ def test_a_broken_submission_does_not_stop_the_batch_and_a_killed_run_loses_noth
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "fxcourse") as gb:
         subs = [s.student_id for s in gb.assignment_submissions(A)]
     assert len(subs) == len(set(subs)), f"duplicate submissions: {subs}"
+
+
+def _graders_running(course: Path) -> list[str]:
+    """Command lines of processes still grading this course."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if f"--CourseDirectory.root={course}" in text:
+            found.append(text)
+    return found
+
+
+def test_ctrl_c_stops_every_grader_and_a_rerun_finishes(course):
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--jobs", "2", "--course",
+                             str(course)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=course,
+                            start_new_session=True)
+    assert proc.stdout.readline().startswith(f"grading {A}")
+    time.sleep(3)  # the graders are running
+    proc.send_signal(signal.SIGINT)  # the command alone, not its process group: it must stop its graders itself
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err and "summary" not in out, out + err
+    deadline = time.monotonic() + 10
+    while _graders_running(course) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _graders_running(course) == []
+    r = fxcourse(course, "grade", A)
+    summary = r.stdout.split(f"summary of {A}:")[1]
+    scores = {line.split()[0]: line.split()[1] for line in summary.strip().splitlines()}
+    assert {k: v for k, v in scores.items() if k != "dave"} == {"alice": "10", "bob": "3", "carol": "0", "erin": "10"}
