@@ -23,6 +23,8 @@ from .notebook import NotebookError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 NBGRADER_CONFIG = Path(__file__).resolve().parent / "nbgrader_config.py"
+# `python -m nbgrader`, after `import autograder` (which spares it jsonschema's slow optional import).
+NBGRADER_LAUNCH = "import sys, autograder; sys.argv[0] = 'nbgrader'; from nbgrader.apps.nbgraderapp import main; main()"
 
 
 def _err(msg: str) -> int:
@@ -77,9 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------- nbgrader
 
 def _nbgrader_cmd(course: Course, *argv: str, db: str | None = None) -> tuple[list[str], dict[str, str]]:
-    # `python -m nbgrader`, after `import autograder` (which spares it jsonschema's slow optional import).
-    launch = "import sys, autograder; sys.argv[0] = 'nbgrader'; from nbgrader.apps.nbgraderapp import main; main()"
-    cmd = [sys.executable, "-c", launch, *argv, f"--CourseDirectory.root={course.root}"]
+    cmd = [sys.executable, "-c", NBGRADER_LAUNCH, *argv, f"--CourseDirectory.root={course.root}"]
     if db:
         cmd.append(f"--CourseDirectory.db_url={db}")
     env = dict(os.environ)
@@ -246,9 +246,13 @@ class _Progress:
     """`[k/n] student: graded` lines from the graders running side by side, one at a time."""
 
     def __init__(self, total: int) -> None:
-        self.total, self.done, self.failed = total, 0, False
+        self.total, self.done = total, 0
         self.not_graded: set[str] = set()
         self._lock = threading.Lock()
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.not_graded)
 
     def report(self, student: str, ok: bool, took: float, why: str = "") -> None:
         with self._lock:
@@ -256,7 +260,6 @@ class _Progress:
             if ok:
                 print(f"  [{self.done}/{self.total}] {student}: graded ({took:.1f} s)", flush=True)
             else:
-                self.failed = True
                 self.not_graded.add(student)
                 print(f"  [{self.done}/{self.total}] {student}: NOT GRADED ({took:.1f} s): {why}", flush=True)
 
@@ -340,9 +343,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
                         f"{submitted / missing[0] / args.assignment}")
     status = EXIT_OK
     for name in names:
-        students = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
-        if args.student:
-            students = [s for s in students if s in args.student]
+        everyone = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
+        students = [s for s in everyone if s in args.student] if args.student else everyone
         if not students:
             continue
         jobs = min(args.jobs, len(students))
@@ -353,7 +355,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
         # no one.
         progress = _Progress(len(students))
         groups = [students[k::jobs] for k in range(jobs)]
-        everyone = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
         graders = _Graders()
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:

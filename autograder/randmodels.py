@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["RandomMLP", "RandomConvNet", "random_mlp", "random_convnet", "example_input"]
+__all__ = ["RandomMLP", "RandomConvNet", "random_mlp", "random_convnet", "example_input", "randomize_batchnorm"]
 
 
 class RandomMLP(nn.Module):
@@ -130,3 +130,19 @@ def example_input(model: nn.Module, batch: int = 3, seed: int = 0) -> torch.Tens
     if isinstance(first, nn.Linear):
         return torch.randn(batch, first.in_features, generator=g)
     return torch.randn(batch, first.in_channels, 8, 8, generator=g)
+
+
+def randomize_batchnorm(model: nn.Module, seed: int, var_low: float = 0.5, var_high: float = 2.0) -> nn.Module:
+    """Non-trivial running statistics and affine parameters for every BatchNorm that keeps statistics (in
+    place), as if the model had been trained, so that folding them matters. Variances in var_low..var_high."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is not None:
+                n = m.num_features
+                m.running_mean.copy_(torch.randn(n, generator=g) * 0.5)
+                m.running_var.copy_(var_low + (var_high - var_low) * torch.rand(n, generator=g))
+                if m.affine:
+                    m.weight.copy_(0.5 + torch.rand(n, generator=g))
+                    m.bias.copy_(torch.randn(n, generator=g) * 0.2)
+    return model

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.cli import NBGRADER_LAUNCH
+
 from .common import ROOT, Config, Job, Section, Skip, Table, Target, children_cpu, load_average, run_cmd
 
 TITLE = "Grading: fxcourse check, hardened grade and plain nbgrader autograde"
@@ -189,6 +191,8 @@ def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "import torch, torch.fx\nimport fxplayground\nfrom autograder.checks import run_check")]), str(torch_nb))
 
+    no_cells, with_cells = "worker, no cells", f"worker, {a.split('_')[0]} cells + checks"
+
     def sub(*argv: str):
         return lambda: subprocess.run(_py(*argv), cwd=cwd, env=env, capture_output=True, check=True)
 
@@ -199,14 +203,13 @@ def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
          sub("-m", "nbgrader", "--version")),
         ("nbgrader CLI start as `fxcourse grade` launches it (after `import autograder`, which skips "
          "jsonschema's optional rfc3987_syntax grammar)", "nbgrader start, fxcourse", "hardened", False,
-         sub("-c", "import sys, autograder; sys.argv[0] = 'nbgrader'; from nbgrader.apps.nbgraderapp import main; "
-                   "main()", "--version")),
+         sub("-c", NBGRADER_LAUNCH, "--version")),
         ("grader-side imports (`python -c 'import autograder.grading'`: torch, nbformat)", "grader-side imports",
          "hardened", False, sub("-c", "import autograder.grading")),
-        ("jailed worker, no cells (`run_worker([], [])`)", "worker, no cells", "hardened", False,
+        ("jailed worker, no cells (`run_worker([], [])`)", no_cells, "hardened", False,
          lambda: run_worker([], [], hide=hide)),
-        (f"jailed worker, {a}: all answer cells and checks", f"worker, {a.split('_')[0]} cells + checks",
-         "hardened", False, lambda: run_worker(cells, calls, hide=hide)),
+        (f"jailed worker, {a}: all answer cells and checks", with_cells, "hardened", False,
+         lambda: run_worker(cells, calls, hide=hide)),
         ("Jupyter kernel start + one empty cell + shutdown", "kernel start + stop", "plain", True,
          lambda: execute(empty_nb, cwd=scratch)),
         ("the same plus `import torch, fxplayground, autograder.checks` in the kernel", "kernel + imports",
@@ -223,7 +226,7 @@ def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
             out.append({"phase": name, "short": short, "side": side, "wall": float("nan"), "cpu": float("nan"),
                         "error": f"{type(exc).__name__}: {str(exc)[:120]}"})
     walls = {p["short"]: p for p in out}
-    empty, full = walls.get("worker, no cells"), walls.get(f"worker, {a.split('_')[0]} cells + checks")
+    empty, full = walls.get(no_cells), walls.get(with_cells)
     if empty and full and empty["wall"] == empty["wall"] and full["wall"] == full["wall"]:
         out.append({"phase": f"{a}'s answer cells and checks themselves (the difference of the two worker rows)",
                     "short": "cells + checks only", "side": "hardened", "wall": full["wall"] - empty["wall"],

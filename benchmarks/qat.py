@@ -129,9 +129,9 @@ def run(cfg: Config) -> Section:
                 "amortize"))
     sweep, sweep_rows = [], []
     x_cal, _ = blobs(512, 1)
-    for hidden in (SWEEP[0], SWEEP[2]) if cfg.smoke else SWEEP:
-        from fxplayground import QATNet
+    from fxplayground import QATNet
 
+    for hidden in (SWEEP[0], SWEEP[2]) if cfg.smoke else SWEEP:
         torch.manual_seed(0)
         fp32 = QATNet(hidden=hidden).eval()
         with warnings.catch_warnings():

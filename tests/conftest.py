@@ -9,6 +9,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# ex01's graded functions answered correctly, written the way a learner would (not copied from solutions/)
+EX01_RIGHT = {
+    "node_summary": "def node_summary(gm):\n    return [(n.op, n.name) for n in gm.graph.nodes]\n",
+    "count_nodes": "def count_nodes(gm, op=None):\n    return sum(1 for n in gm.graph.nodes if op is None or n.op == op)\n",
+    "outputs_match": (
+        "def outputs_match(model, gm, *inputs, atol=0.0):\n"
+        "    with torch.no_grad():\n"
+        "        a, b = model(*inputs), gm(*inputs)\n"
+        "    if a.shape != b.shape:\n"
+        "        return False\n"
+        "    return torch.equal(a, b) if atol == 0 else torch.allclose(a, b, rtol=0, atol=atol)\n"),
+}
 _HOME = Path(tempfile.mkdtemp(prefix="fxcourse-test-home-"))
 
 

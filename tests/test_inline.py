@@ -20,21 +20,11 @@ from autograder.learner import watch_loop
 from autograder.mutants import load
 from autograder.notebook import read_notebook
 from autograder.progress import ProgressView, _test_name, _untouched, collect
-from conftest import ROOT
+from conftest import EX01_RIGHT, ROOT
 
 RELEASE = ROOT / "exercises" / "ex01_tracing" / "ex01_tracing.ipynb"
 SETUP = "import torch\nimport torch.fx as fx\nimport torch.nn as nn\n"
-RIGHT = {
-    "node_summary": "def node_summary(gm):\n    return [(n.op, n.name) for n in gm.graph.nodes]\n",
-    "count_nodes": "def count_nodes(gm, op=None):\n    return sum(1 for n in gm.graph.nodes if op is None or n.op == op)\n",
-    "outputs_match": (
-        "def outputs_match(model, gm, *inputs, atol=0.0):\n"
-        "    with torch.no_grad():\n"
-        "        a, b = model(*inputs), gm(*inputs)\n"
-        "    if a.shape != b.shape:\n"
-        "        return False\n"
-        "    return torch.equal(a, b) if atol == 0 else torch.allclose(a, b, rtol=0, atol=atol)\n"),
-}
+RIGHT = EX01_RIGHT
 STUB = "def {name}(*args, **kwargs):\n    raise NotImplementedError()\n"
 
 

@@ -15,21 +15,13 @@ from autograder import cli
 from autograder.hints_data import HINTS
 from autograder.notebook import read_notebook
 from autograder.progress import _untouched
-from conftest import ROOT
+from conftest import EX01_RIGHT, ROOT
 
 A = "ex01_tracing"
 RELEASE = ROOT / "exercises" / A / f"{A}.ipynb"
 SOURCE = ROOT / "solutions" / A / f"{A}.ipynb"
 RIGHT = {
-    "node_summary": "def node_summary(gm):\n    return [(n.op, n.name) for n in gm.graph.nodes]\n",
-    "count_nodes": "def count_nodes(gm, op=None):\n    return sum(1 for n in gm.graph.nodes if op is None or n.op == op)\n",
-    "outputs_match": (
-        "def outputs_match(model, gm, *inputs, atol=0.0):\n"
-        "    with torch.no_grad():\n"
-        "        a, b = model(*inputs), gm(*inputs)\n"
-        "    if a.shape != b.shape:\n"
-        "        return False\n"
-        "    return torch.equal(a, b) if atol == 0 else torch.allclose(a, b, rtol=0, atol=atol)\n"),
+    **EX01_RIGHT,
     # Letters, not the keys: the tests only look at the format and at the functions' points.
     "quiz_q1": 'q1 = "A"\n', "quiz_q2": 'q2 = "A"\n', "quiz_q3": 'q3 = "A"\n',
 }

@@ -18,7 +18,7 @@ from fxplayground import ConvBNNet, LinearChain, Net, SharedConvNet
 
 from ..core import Case, Check, CheckFailed
 from ..evidence import expect, expect_type, qualified
-from ..randmodels import example_input, random_convnet, random_mlp
+from ..randmodels import example_input, random_convnet, random_mlp, randomize_batchnorm
 
 RTOL, ATOL = 1e-4, 1e-5
 PROBE = "_ex06_probe"   # the inputs a case runs the result on, stashed on its first argument
@@ -52,18 +52,8 @@ def _traced(model: nn.Module, *inputs: torch.Tensor) -> fx.GraphModule:
 
 
 def _randomize_bn(model: nn.Module, seed: int, var: tuple[float, float] = (0.5, 1.5)) -> nn.Module:
-    """Non-trivial running statistics (and affine parameters), so that folding matters."""
-    g = _gen(seed)
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is not None:
-                n = m.num_features
-                m.running_mean.copy_(torch.randn(n, generator=g) * 0.5)
-                m.running_var.copy_(torch.rand(n, generator=g) * (var[1] - var[0]) + var[0])
-                if m.affine:
-                    m.weight.copy_(torch.rand(n, generator=g) + 0.5)
-                    m.bias.copy_(torch.randn(n, generator=g) * 0.2)
-    return model
+    """Non-trivial running statistics (and affine parameters), so that folding matters; ex06's variances."""
+    return randomize_batchnorm(model, seed, *var)
 
 
 def _state(module: nn.Module) -> dict:

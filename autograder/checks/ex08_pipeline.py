@@ -25,7 +25,7 @@ from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
 
 from ..core import Case, Check, CheckFailed
 from ..evidence import describe_graph, expect, expect_close, expect_type, graph_module_evidence
-from ..randmodels import random_convnet, random_mlp
+from ..randmodels import random_convnet, random_mlp, randomize_batchnorm
 
 # =========================================================================================== run_pipeline
 
@@ -385,21 +385,6 @@ LINEAR_FUNCTIONS = ("torch.nn.functional.linear", "torch._C._nn.linear")
 TOL = {"rtol": 1e-4, "atol": 1e-5}
 
 
-def _randomize_bn(model: nn.Module, seed: int, var_low: float = 0.5, var_high: float = 2.0) -> nn.Module:
-    """Non-trivial BatchNorm statistics and affine parameters, so that folding them matters."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                n = m.num_features
-                m.running_mean.copy_(torch.randn(n, generator=g) * 0.5)
-                m.running_var.copy_(var_low + (var_high - var_low) * torch.rand(n, generator=g))
-                if m.affine:
-                    m.weight.copy_(0.5 + torch.rand(n, generator=g))
-                    m.bias.copy_(torch.randn(n, generator=g) * 0.2)
-    return model
-
-
 class TrainBranchNet(nn.Module):
     """Halves its features only in training mode (a Python `if` that tracing freezes); computes a dead head."""
 
@@ -499,7 +484,7 @@ def _opt_cases(hidden: bool) -> list[Case]:
                       hint="F.dropout(..., training=self.training) is traced with the mode of the moment: put a "
                            "copy of the model in eval mode before tracing, then remove every dropout"),
             _opt_case("ConvBNNet (arrives in training mode, BatchNorm statistics set)",
-                      lambda: _randomize_bn(_seeded(ConvBNNet, 1), 1), (2, 3, 6, 6), 1, hint=_TRAIN_BN),
+                      lambda: randomize_batchnorm(_seeded(ConvBNNet, 1), 1), (2, 3, 6, 6), 1, hint=_TRAIN_BN),
             _opt_case("LinearChain 16 -> 32 -> 24 -> 8", lambda: _seeded(LinearChain, 2, (16, 32, 24, 8)),
                       (4, 16), 2, hint="fold the chain step by step: W = W2 @ W1, b = W2 @ b1 + b2"),
         ]
@@ -513,14 +498,14 @@ def _opt_cases(hidden: bool) -> list[Case]:
                   lambda: random_convnet(5, shared=True).train(), (2, 3, 6, 6), 5, hint=_SHARED_CONV),
     ]
     cases += [
-        _opt_case("SharedConvNet: one conv called from two sites", lambda: _randomize_bn(
+        _opt_case("SharedConvNet: one conv called from two sites", lambda: randomize_batchnorm(
             _seeded(SharedConvNet, 7).eval(), 7), (2, 4, 5, 5), 7, hint=_SHARED_CONV),
         _opt_case("TrainBranchNet: `if self.training:` in forward, a dead auxiliary head; arrives in training mode",
                   lambda: _seeded(TrainBranchNet, 8), (4, 6), 8, order=True,
                   hint="put the copy in eval mode *before* tracing: a Python `if self.training:` is decided "
                        "once, when tracing, and frozen into the graph"),
         _opt_case("DropBetweenNet: Dropout2d between Conv2d and BatchNorm2d, dropout inside a Linear chain",
-                  lambda: _randomize_bn(_seeded(DropBetweenNet, 10), 10), (2, 3, 6, 6), 10, order=True),
+                  lambda: randomize_batchnorm(_seeded(DropBetweenNet, 10), 10), (2, 3, 6, 6), 10, order=True),
         _opt_case("SharedChainNet: fc_b follows fc_a but is also called on its own",
                   lambda: _seeded(SharedChainNet, 11).eval(), (4, 6), 11,
                   hint="a Linear module called from two sites is shared: fusing into it in place changes the "
@@ -529,7 +514,7 @@ def _opt_cases(hidden: bool) -> list[Case]:
                   (4, 6), 12,
                   hint="fuse a pair only when the first Linear's output has exactly one user"),
         _opt_case("ConvBNNet with tiny running variances (eps matters)",
-                  lambda: _randomize_bn(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13,
+                  lambda: randomize_batchnorm(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13,
                   hint="the fold divides by sqrt(running_var + eps): keep bn.eps"),
     ]
     return cases
