@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,9 +44,23 @@ class Course:
         raise KeyError(assignment)
 
     def secrets(self) -> list[str]:
-        """Paths a grading worker must not see: everything in the course root but the importable packages."""
-        keep = {"autograder", "fxplayground"}
+        """Paths a grading worker must not see: everything in the course root but the importable packages and
+        the virtual environment the grader runs from (`make` puts it in the course root as .venv)."""
+        keep = {"autograder", "fxplayground", *_top_folders_within(self.root, sys.prefix, sys.base_prefix)}
         return sorted(str(p) for p in self.root.iterdir() if p.name not in keep) if self.root.is_dir() else []
+
+
+def _top_folders_within(root: Path, *paths: str) -> set[str]:
+    """The first component below `root` of each path that lies inside it (the venv's folder name)."""
+    found = set()
+    for p in paths:
+        try:
+            rel = Path(p).resolve().relative_to(root.resolve())
+        except ValueError:
+            continue
+        if rel.parts:
+            found.add(rel.parts[0])
+    return found
 
 
 def find_course(start: str | Path | None = None, explicit: str | Path | None = None) -> Course:

@@ -5,7 +5,7 @@ exercises/ in a temporary folder, with HOME and every Jupyter, IPython and matpl
 The kernel keeps matplotlib's inline backend (MPLBACKEND is removed from its environment), so pictures reach
 the page as PNG images, as they do for a learner.
 
-Needs /usr/bin/chromium (or $FXCOURSE_CHROMIUM) and the playwright package (.ci/browser-deps.sh installs both; `playwright install` is
+Needs /usr/bin/chromium (or $FXCOURSE_CHROMIUM) and the playwright package (.ci/deps-browser.sh installs both; `playwright install` is
 never used). Without them these tests skip, unless FXCOURSE_REQUIRE_BROWSER is set (CI sets it): then they fail.
 Screenshots go to tests/artifacts/.
 """
@@ -41,11 +41,11 @@ ANSWER = "def node_summary(gm):\n    return [(node.op, node.name) for node in gm
 def _missing() -> str | None:
     """Why the browser tests cannot run here, or None."""
     if not CHROMIUM.is_file():
-        return f"{CHROMIUM} is not installed (run .ci/browser-deps.sh)"
+        return f"{CHROMIUM} is not installed (run .ci/deps-browser.sh)"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "the playwright Python package is not installed (run .ci/browser-deps.sh)"
+        return "the playwright Python package is not installed (run .ci/deps-browser.sh)"
     return None
 
 

@@ -4,8 +4,8 @@
 # `apt-get update` only when chromium has to be installed. Playwright's own browser download
 # (`playwright install`) is never used: the tests drive /usr/bin/chromium.
 #
-# Usage: .ci/browser-deps.sh            (as root, or with sudo available)
-#        PYTHON=python3.11 .ci/browser-deps.sh
+# Usage: .ci/deps-browser.sh            (as root, or with sudo available)
+#        PYTHON=.venv/bin/python .ci/deps-browser.sh   (make test runs it with the venv's python)
 set -euo pipefail
 
 PYTHON="${PYTHON:-python3}"

@@ -1,0 +1,147 @@
+"""Does a fresh machine get set up by the README's commands (tools/venv.sh), and does it stay quiet?
+
+tools/venv.sh runs here against a copy of the project's pyproject.toml, with a stand-in `pip` inside a venv made
+without one, so each test sees exactly which installs the script asks for without downloading anything.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# The interpreter this test run's venv was made from (Debian's /usr/bin/python3 in CI).
+BASE_PYTHON = getattr(sys, "_base_executable", sys.executable)
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A copy of the files tools/venv.sh reads, and a venv in it whose `pip` only logs what it was asked."""
+    (tmp_path / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "venv.sh", tmp_path / "tools" / "venv.sh")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    subprocess.run([BASE_PYTHON, "-m", "venv", "--without-pip", str(tmp_path / ".venv")], check=True)
+    site = Path(subprocess.check_output([str(tmp_path / ".venv" / "bin" / "python"), "-c",
+                                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+    (site / "pip").mkdir()
+    (site / "pip" / "__init__.py").write_text("")
+    (site / "pip" / "__main__.py").write_text(textwrap.dedent(f"""\
+        import sys
+        with open({str(tmp_path / 'pip.log')!r}, "a") as log:
+            log.write(" ".join(a for a in sys.argv[1:] if not a.startswith("--")) + "\\n")
+        """))
+    return tmp_path
+
+
+def _setup(project: Path, python: str = BASE_PYTHON, **env: str) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if k not in ("TORCH", "EXTRAS", "VENV")}
+    full.update(PYTHON=python, **env)
+    return subprocess.run(["sh", str(project / "tools" / "venv.sh")], cwd=project, env=full,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _installs(project: Path) -> list[str]:
+    log = project / "pip.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_first_run_installs_then_a_second_run_installs_nothing(project):
+    first = _setup(project, EXTRAS="dev")
+    assert first.returncode == 0, first.stderr
+    assert _installs(project) == ["install torch==2.13.0", "install -e .[dev]"]
+    second = _setup(project, EXTRAS="dev")
+    assert second.returncode == 0, second.stderr
+    assert "up to date" in second.stdout
+    assert len(_installs(project)) == 2, "the second run installed again although nothing changed"
+    # `make lab` asks for no extras: what `make test` installed already covers it.
+    assert "up to date" in _setup(project, EXTRAS="").stdout
+    assert len(_installs(project)) == 2
+
+
+@pytest.mark.parametrize("change", ["pyproject", "torch", "extra"])
+def test_a_changed_pyproject_torch_pin_or_extra_installs_again(project, change):
+    assert _setup(project, EXTRAS="dev").returncode == 0
+    env = {"EXTRAS": "dev"}
+    if change == "pyproject":
+        with open(project / "pyproject.toml", "a") as f:
+            f.write("\n# a new dependency\n")
+    elif change == "torch":
+        env["TORCH"] = "torch==2.14.1"
+    else:
+        env["EXTRAS"] = "browser"
+    again = _setup(project, **env)
+    assert again.returncode == 0, again.stderr
+    assert "up to date" not in again.stdout
+    expected = {"pyproject": "install -e .[dev]", "torch": "install -e .[dev]", "extra": "install -e .[dev,browser]"}
+    assert _installs(project)[2:] == ["install " + env.get("TORCH", "torch==2.13.0"), expected[change]]
+
+
+def _fake_python(tmp_path: Path, sitecustomize: str, files: dict[str, str] | None = None) -> str:
+    """An interpreter that behaves like BASE_PYTHON with `sitecustomize` (and extra modules) loaded first."""
+    lib = tmp_path / "fakelib"
+    lib.mkdir()
+    (lib / "sitecustomize.py").write_text(sitecustomize)
+    for name, text in (files or {}).items():
+        (lib / name).parent.mkdir(parents=True, exist_ok=True)
+        (lib / name).write_text(text)
+    exe = tmp_path / "python3"
+    exe.write_text(f"#!/bin/sh\nPYTHONPATH={lib} exec {BASE_PYTHON} \"$@\"\n")
+    exe.chmod(0o755)
+    return str(exe)
+
+
+def test_missing_venv_module_names_the_package_to_install(tmp_path):
+    (tmp_path / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "venv.sh", tmp_path / "tools" / "venv.sh")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    # What Debian's python3 is like without python3-venv: no ensurepip.
+    python = _fake_python(tmp_path, "", {"ensurepip/__init__.py": "raise ImportError('ensurepip is not available')\n"})
+    out = _setup(tmp_path, python)
+    assert out.returncode != 0
+    assert "python3-venv" in out.stderr and "venv module" in out.stderr
+    assert not (tmp_path / ".venv").exists()
+
+
+def test_an_interpreter_older_than_the_package_needs_is_named(tmp_path):
+    (tmp_path / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "venv.sh", tmp_path / "tools" / "venv.sh")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    python = _fake_python(tmp_path, "import sys\nsys.version_info = (3, 9, 2, 'final', 0)\n")
+    out = _setup(tmp_path, python)
+    assert out.returncode != 0
+    assert "needs Python 3.10 or newer" in out.stderr and "Python 3.9" in out.stderr
+    assert not (tmp_path / ".venv").exists()
+
+
+def test_a_missing_interpreter_is_named(tmp_path):
+    (tmp_path / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "venv.sh", tmp_path / "tools" / "venv.sh")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    out = _setup(tmp_path, "python3.99-nowhere")
+    assert out.returncode != 0 and "python3.99-nowhere" in out.stderr
+
+
+def test_ci_runs_the_test_command_with_the_externally_managed_system_python():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "PYTHON=/usr/bin/python3" in ci and "make test" in ci
+    assert ".venv/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_headless_lessons_print_only_the_course_output(tmp_path):
+    """`make lab ARGS=--headless` runs kernels over IPC: no 'running over TCP without encryption' warning."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('hello from the kernel')")])
+    (tmp_path / "lessons").mkdir()
+    nbformat.write(nb, tmp_path / "lessons" / "01_tiny.ipynb")
+    (tmp_path / "exercises").mkdir()
+    out = subprocess.run([sys.executable, "-m", "autograder.cli", "lab", "--headless", "--course", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok     01_tiny.ipynb")
+    assert out.stderr.strip() == "", f"the headless run printed more than the course's output: {out.stderr!r}"
+    assert not [p for p in (tmp_path / "lessons").iterdir() if p.name != "01_tiny.ipynb"], "kernel files left behind"

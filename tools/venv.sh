@@ -1,0 +1,85 @@
+#!/bin/sh
+# Creates the course's virtual environment on first use and installs into it; skips the install when nothing
+# changed. Works with an externally managed system Python (PEP 668: Debian, Ubuntu), which refuses
+# `pip install` outside a virtual environment.
+#
+# Environment: PYTHON (the interpreter to build the venv from, default python3), TORCH (the torch requirement,
+# default torch==2.13.0), VENV (default .venv), EXTRAS (the package extras to install, comma-separated).
+# The stamp $VENV/.fxcourse-stamp records the interpreter, the torch requirement and a hash of pyproject.toml;
+# when all three match and the extras asked for are already in, nothing is installed.
+set -eu
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+TORCH="${TORCH:-torch==2.13.0}"
+VENV="${VENV:-.venv}"
+EXTRAS="${EXTRAS:-}"
+STAMP="$VENV/.fxcourse-stamp"
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+command -v "$PYTHON" >/dev/null 2>&1 \
+    || die "no Python interpreter '$PYTHON' on this machine. Install Python 3 or name one with PYTHON=/path/to/python3."
+
+need=$(sed -n 's/^requires-python *= *">= *\([0-9][0-9.]*\)".*/\1/p' pyproject.toml)
+need="${need:-3.10}"
+have=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
+    || die "'$PYTHON' does not run as a Python interpreter. Name one with PYTHON=/path/to/python3."
+"$PYTHON" - "$need" <<'PY' || die "fxcourse needs Python $need or newer, but PYTHON=$PYTHON is Python $have. Install a newer Python (for example python3.11) and run again with PYTHON=python3.11."
+import sys
+need = tuple(int(p) for p in sys.argv[1].split("."))
+sys.exit(0 if sys.version_info[:len(need)] >= need else 1)
+PY
+
+base=$("$PYTHON" -c 'import os, sys; print(os.path.realpath(sys.executable))')
+key="python=$base $have
+torch=$TORCH
+pyproject=$(cksum < pyproject.toml | cut -d' ' -f1)"
+
+# An existing venv made from another interpreter, or broken, is made anew.
+if [ -e "$VENV" ]; then
+    made_from=$(sed -n 's/^python=//p' "$STAMP" 2>/dev/null | head -n 1)
+    if ! "$VENV/bin/python" -c '' >/dev/null 2>&1; then
+        say "$VENV does not run; making it anew"
+        rm -rf "$VENV"
+    elif [ -n "$made_from" ] && [ "$made_from" != "$base $have" ]; then
+        say "$VENV was made from $made_from; making it anew from $base"
+        rm -rf "$VENV"
+    fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+    venv_help="On Debian and Ubuntu: sudo apt install python3-venv (or python$have-venv); then run this again."
+    "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1 \
+        || die "$PYTHON cannot create a virtual environment: its venv module (with ensurepip) is missing. $venv_help"
+    say "creating the virtual environment $VENV from $base (Python $have)"
+    if ! "$PYTHON" -m venv "$VENV"; then
+        rm -rf "$VENV"
+        die "'$PYTHON -m venv $VENV' failed. $venv_help"
+    fi
+fi
+
+# Up to date when the key matches and every extra asked for is already installed.
+if [ -f "$STAMP" ] && [ "$(grep -v '^extras=' "$STAMP")" = "$key" ]; then
+    installed=$(sed -n 's/^extras=//p' "$STAMP")
+    missing=""
+    for e in $(printf '%s' "$EXTRAS" | tr ',' ' '); do
+        case ",$installed," in *",$e,"*) ;; *) missing="$missing $e" ;; esac
+    done
+    if [ -z "$missing" ]; then
+        say "$VENV is up to date (nothing to install)"
+        exit 0
+    fi
+    EXTRAS=$(printf '%s' "$installed,$EXTRAS" | sed 's/^,//; s/,$//')
+fi
+
+pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
+say "installing $TORCH into $VENV"
+pip install "$TORCH"
+target="."
+[ -n "$EXTRAS" ] && target=".[$EXTRAS]"
+say "installing fxcourse ($target) in editable mode into $VENV"
+pip install -e "$target"
+printf '%s\nextras=%s\n' "$key" "$EXTRAS" > "$STAMP"
+say "$VENV is ready"
