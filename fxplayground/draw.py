@@ -1,8 +1,8 @@
 """Pictures of FX graphs with matplotlib alone: nodes coloured by opcode, laid out top to bottom."""
 from __future__ import annotations
 
+import re
 from typing import Iterable
-
 from typing import TYPE_CHECKING
 
 import torch.fx as fx
@@ -48,14 +48,36 @@ def graph_layout(gm: fx.GraphModule | fx.Graph) -> dict[str, tuple[float, float]
     return pos
 
 
+def _wrap(text: str, width: int = 14, lines: int = 3) -> str:
+    """Break a long name after underscores or dots so it fits its box; past `lines` lines the start is cut
+    (the end of a generated name, such as dynamo's `l_self_modules_fc_parameters_weight_`, tells nodes apart)."""
+    out, line = [], ""
+    for piece in re.split(r"(?<=[_.])", text):
+        while len(piece) > width:  # a piece with no break in it
+            if line:
+                out.append(line)
+                line = ""
+            out.append(piece[:width])
+            piece = piece[width:]
+        if len(line) + len(piece) > width and line:
+            out.append(line)
+            line = ""
+        line += piece
+    out.append(line)
+    if len(out) > lines:
+        out = out[-lines:]
+        out[0] = "\u2026" + out[0][-(width - 1):]
+    return "\n".join(out)
+
+
 def _label(node: fx.Node) -> str:
     target = _target_text(node)
     if node.op in ("placeholder", "output") or target == node.name:
-        return node.name
+        return _wrap(node.name)
     short = target.rsplit(".", 1)[-1] if node.op == "call_function" else target
     if short == node.name.rstrip("_0123456789"):
-        return node.name
-    return f"{node.name}\n{short}"
+        return _wrap(node.name)
+    return f"{_wrap(node.name, lines=2)}\n{_wrap(short, lines=1)}"
 
 
 def _draw(graph: fx.Graph, ax: Axes, marks: dict[str, str], ghosts: Iterable[fx.Node] = ()) -> None:

@@ -74,6 +74,18 @@ def test_draw_graph_draws_one_box_per_node_coloured_by_opcode():
     assert ax.get_title() == "t"
 
 
+def test_long_generated_names_are_wrapped_to_fit_their_boxes():
+    g = fx.Graph()
+    w = g.placeholder("l_self_modules_inp_parameters_weight_")
+    x = g.placeholder("l_x_")
+    g.output(g.call_function(torch.matmul, (x, w)))
+    labels = [t.get_text() for t in fp.draw_graph(g).axes[0].texts]
+    assert all(len(line) <= 14 for label in labels for line in label.splitlines()), labels
+    weight = next(label for label in labels if "weight" in label)
+    assert weight.endswith("weight_") and len(weight.splitlines()) <= 3  # the telling end is kept
+    assert "l_x_" in labels
+
+
 def test_draw_diff_marks_added_removed_and_changed_nodes():
     before = fx.symbolic_trace(fp.TinyNet())
     after = fx.symbolic_trace(fp.TinyNet())
