@@ -20,7 +20,8 @@ from typing import Any
 
 from nbformat.notebooknode import NotebookNode
 
-from .core import QUIZ_CHOICES, get_check, judge_evidence, judge_quiz
+from .core import QUIZ_CHOICES, get_check, judge_evidence
+from .quizzes import judge as judge_quiz
 from .course import Course
 from .notebook import (NotebookError, answer_cells, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
                        read_notebook, restore)
@@ -41,6 +42,8 @@ class Call:
     hidden: bool = False
     key: str | None = None
     choices: str = QUIZ_CHOICES
+    section: str | None = None       # the lesson section a wrong quiz answer points to
+    explanation: str | None = None   # shown after a right answer (it gives the key away: never sent to a worker)
 
 
 @dataclass
@@ -102,7 +105,10 @@ def parse_test_cell(source: str) -> list[Call]:
             key = _literal(kw["key"], "key") if "key" in kw else (
                 _literal(node.args[2], "key") if len(node.args) > 2 else None)
             choices = _literal(kw["choices"], "choices") if "choices" in kw else QUIZ_CHOICES
-            calls.append(Call("quiz", node.args[1].id, key=key, choices=choices))
+            section = _literal(kw["section"], "section") if "section" in kw else None
+            explanation = _literal(kw["explanation"], "explanation") if "explanation" in kw else None
+            calls.append(Call("quiz", node.args[1].id, key=key, choices=choices, section=section,
+                              explanation=explanation))
     return calls
 
 
@@ -155,7 +161,7 @@ _CRASH_HINTS = {"timeout": "look for an endless loop, or work that grows too fas
 
 def _worker_calls(calls: list[Call]) -> list[dict]:
     """What the worker is told to call: never a quiz key (the learner's code can read its job)."""
-    return [{**asdict(c), "key": None} for c in calls]
+    return [{**asdict(c), "key": None, "explanation": None} for c in calls]
 
 
 def _message_for_missing(var: str, outcome: WorkerOutcome) -> str | None:
@@ -180,14 +186,17 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
         names = ", ".join(ev["tampered"][:5])
         return False, f"the answer cells changed what the grader relies on ({names}); results are not trusted", \
             "answers must not patch torch, builtins or the autograder", 0
-    cases = 0
+    cases, quiz_message = 0, "answered"
     for call, got in zip(calls, ev["calls"]):
         evidence_list = got.get("evidence", []) if isinstance(got, dict) else []
         if call.kind == "quiz":
-            result = judge_quiz(call.var, evidence_list[0] if evidence_list else None, call.key, call.choices)
+            result = judge_quiz(call.var, evidence_list[0] if evidence_list else None, call.key, call.choices,
+                                call.section, call.explanation)
             cases += 1
             if not result.passed:
                 return False, result.message, result.hint, cases
+            if call.key is not None:
+                quiz_message = result.message
             continue
         check = get_check(call.assignment, call.function)
         expected_cases = check.cases(call.hidden)
@@ -204,7 +213,7 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
             if not result.passed:
                 return False, result.message, result.hint, cases
     if all(c.kind == "quiz" for c in calls):
-        return True, "correct" if any(c.key for c in calls) else "answered", None, cases
+        return True, quiz_message, None, cases
     return True, f"passed ({cases} case{'s' if cases != 1 else ''})", None, cases
 
 

@@ -9,8 +9,10 @@
 judge_quiz), the ones `fxcourse check` and the graders use, on the functions this kernel has defined. It runs
 here, in the notebook's kernel: it is quick, and it is not hardened (an endless loop needs Kernel > Interrupt).
 It applies the visible cases; `fxcourse check` runs the notebook in a jailed worker with the hidden tests too,
-and its score is the one that counts. Quiz answers are checked for their format only: the answer keys are not
-part of the released course, and nothing here reads them.
+and its score is the one that counts. Quiz answers are judged where the course carries its answer keys
+(solutions/quizzes.json, as `fxcourse check` uses solutions/): a right answer shows the explanation, a wrong one
+says so and names the lesson section to reread, never the key. The released course has no keys: there, quiz
+answers are checked for their format only, and the lesson section is named all the same.
 """
 from __future__ import annotations
 
@@ -26,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .core import QUIZ_CHOICES, CaseResult, collect_evidence, get_check, judge_evidence, judge_quiz, quiz_evidence
+from .core import QUIZ_CHOICES, CaseResult, collect_evidence, get_check, judge_evidence, quiz_evidence
 from .hints_data import HINTS
+from .quizzes import judge as _judge_quiz, lookup as _quiz_lookup
 
 __all__ = ["check", "hint", "progress", "function_index", "assignment_of", "quiz_questions", "hints_for",
            "CheckRow", "InlineReport", "HintView", "reset_hints"]
@@ -184,6 +187,11 @@ def _strip_hidden(source: str) -> str:
 
 def _quiz_calls(source: str) -> list[tuple[str, str]]:
     """(variable, choices) of each check_quiz(...) call of a test cell, hidden regions left out, keys never read."""
+    return [(var, letters) for var, letters, _ in _quiz_call_details(source)]
+
+
+def _quiz_call_details(source: str) -> list[tuple[str, str, str | None]]:
+    """(variable, choices, lesson section) of each visible check_quiz(...) call of a test cell."""
     try:
         tree = ast.parse(_strip_hidden(source))
     except SyntaxError:
@@ -198,8 +206,34 @@ def _quiz_calls(source: str) -> list[tuple[str, str]]:
             letters = ast.literal_eval(choices) if choices is not None else QUIZ_CHOICES
         except ValueError:
             letters = QUIZ_CHOICES
-        found.append((node.args[1].id, letters if isinstance(letters, str) else QUIZ_CHOICES))
+        section = next((k.value.value for k in node.keywords if k.arg == "section"
+                        and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)), None)
+        found.append((node.args[1].id, letters if isinstance(letters, str) else QUIZ_CHOICES, section))
     return found
+
+
+def quiz_sections(assignment: str, namespace: dict | None = None) -> dict[str, str]:
+    """{variable: the lesson section its question is about}, from the released notebook's test cells."""
+    path = _release_notebook(assignment, _user_namespace(namespace))
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", []) if path is not None else []
+    except (OSError, ValueError, AttributeError):
+        cells = []
+    out: dict[str, str] = {}
+    for cell in cells if isinstance(cells, list) else []:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code" and _nbgrader(cell).get("grade"):
+            source = cell.get("source", "")
+            for var, _, section in _quiz_call_details("".join(source) if isinstance(source, list) else str(source)):
+                if section:
+                    out[var] = section
+    return out
+
+
+def _course_root(ns: dict) -> Path:
+    from .course import find_course
+
+    session = _session_notebook(ns)
+    return find_course(session if session is not None and session.is_absolute() else Path.cwd()).root
 
 
 def quiz_questions(assignment: str, namespace: dict | None = None) -> list[tuple[str, str]]:
@@ -457,18 +491,26 @@ def _run_function(assignment: str, function: str, fn: Any, hidden: bool) -> Chec
     return CheckRow(function, "function", False, passed, len(cases), first.message, first.hint, seconds, left)
 
 
-def _run_quiz(var: str, choices: str, ns: dict) -> CheckRow:
+def _run_quiz(var: str, choices: str, ns: dict, assignment: str = "", sections: dict | None = None) -> CheckRow:
     # An unanswered quiz cell raises NotImplementedError and leaves its variable undefined: same message.
     evidence = quiz_evidence(ns[var]) if var in ns else {"__type__": "NotImplementedError"}
-    result = judge_quiz(var, evidence, None, choices)  # no key: format only
-    message = "answered (format only: the grader knows the answer)" if result.passed else result.message
-    return CheckRow(var, "quiz", result.passed, int(result.passed), 1, message, result.hint)
+    data = _quiz_lookup(_course_root(ns), assignment, var) if assignment else None
+    if data is not None:  # the course carries its keys (solutions/): judged as the grader judges it
+        result = _judge_quiz(var, evidence, data["key"], choices, data["section"], data["explanation"])
+        return CheckRow(var, "quiz", result.passed, int(result.passed), 1, result.message, result.hint)
+    result = _judge_quiz(var, evidence, None, choices)  # no key here: format only
+    section = (sections or {}).get(var)
+    message = "answered (format only: this copy of the course has no answer key; the grader knows it" + (
+        f"; the question is about {section})" if section else ")")
+    return CheckRow(var, "quiz", result.passed, int(result.passed), 1,
+                    message if result.passed else result.message, result.hint)
 
 
 def _check_rows(assignment: str, functions: Iterable[str], quiz: list[tuple[str, str]], ns: dict,
                 hidden: bool) -> list[CheckRow]:
     rows = [_run_function(assignment, f, ns.get(f, _MISSING), hidden) for f in functions]
-    rows += [_run_quiz(var, choices, ns) for var, choices in quiz]
+    sections = quiz_sections(assignment, ns) if quiz else {}
+    rows += [_run_quiz(var, choices, ns, assignment, sections) for var, choices in quiz]
     return rows
 
 
