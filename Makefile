@@ -25,3 +25,17 @@ test: venv-test
 
 bench: venv-test
 	PATH="$(BIN):$$PATH" $(BIN)/python -m benchmarks $(ARGS)
+
+# The course as a static website in build/site (docs/site/build.py: every lesson executed now, exercise task text
+# from the release, benchmarks, guides). Open build/site/index.html.
+.PHONY: site compat
+site: venv-test
+	PATH="$(BIN):$$PATH" $(BIN)/python docs/site/build.py $(ARGS)
+
+# The course on a second torch release, in its own venv: every lesson runs, solutions score full marks and
+# releases zero (tests/test_course.py), and every mutant is caught (fxcourse validate).
+COMPAT_TORCH ?= torch==2.14.1
+COMPAT_VENV ?= .venv-torch2.14
+compat:
+	$(MAKE) test VENV="$(COMPAT_VENV)" TORCH="$(COMPAT_TORCH)" ARGS="tests/test_course.py $(ARGS)"
+	PATH="$(abspath $(COMPAT_VENV))/bin:$$PATH" $(abspath $(COMPAT_VENV))/bin/python -m autograder.cli validate
