@@ -102,7 +102,7 @@ def test_the_release_carries_no_key_and_no_explanation(assignment):
     for q in DATA[assignment]["questions"]:
         assert json.dumps(q["explanation"], ensure_ascii=False)[1:-1] not in text
         test = next(s for s in sources if f'check_quiz("{q["id"]}"' in s)
-        assert "key=" not in test and "explanation" not in test and q["section"] in test
+        assert "key=" not in test and "explanation" not in test and json.dumps(q["section"], ensure_ascii=False)[1:-1] in test
         answer = next(s for c, s in zip(release["cells"], sources)
                       if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"quiz_{q['id']}")
         assert f'"{q["key"]}"' not in answer
@@ -286,3 +286,17 @@ def test_check_in_a_release_without_keys_checks_format_and_names_the_section(tmp
     ns = {"__session__": str(release / "ex01_tracing.ipynb"), "q1": "A"}
     row = inline.check("q1", namespace=ns, assignment="ex01_tracing").rows[0]
     assert row.passed and "format only" in row.message and _one()["section"] in row.message
+
+
+@pytest.mark.parametrize("assignment", sorted(DATA))
+def test_every_section_a_question_points_to_is_a_heading_of_its_lesson(assignment):
+    lesson = ROOT / DATA[assignment]["lesson"]
+    cells = json.loads(lesson.read_text(encoding="utf-8"))["cells"]
+    headings = {line.lstrip("#").strip() for c in cells if c["cell_type"] == "markdown"
+                for line in "".join(c["source"]).splitlines() if line.startswith("#")}
+    number = lesson.name[:2]
+    for q in DATA[assignment]["questions"]:
+        found = re.fullmatch(r"Lesson (\d\d), section \u201c(.+)\u201d", q["section"])
+        assert found, f"{assignment} {q['id']}: section {q['section']!r} is not 'Lesson NN, section \u201c...\u201d'"
+        assert found.group(1) == number and found.group(2) in headings, \
+            f"{assignment} {q['id']}: {lesson.name} has no heading {found.group(2)!r}"
