@@ -300,3 +300,41 @@ def test_every_section_a_question_points_to_is_a_heading_of_its_lesson(assignmen
         assert found, f"{assignment} {q['id']}: section {q['section']!r} is not 'Lesson NN, section \u201c...\u201d'"
         assert found.group(1) == number and found.group(2) in headings, \
             f"{assignment} {q['id']}: {lesson.name} has no heading {found.group(2)!r}"
+
+
+@pytest.mark.kernel
+def test_the_grader_shows_the_explanation_for_a_right_answer_and_the_section_for_a_wrong_one(tmp_path):
+    from autograder.course import Course
+    from autograder.grading import check_notebook
+
+    q1, q2 = _one(var="q1"), _one(var="q2")
+    wrong = next(k for k in q1["options"] if k != q1["key"])
+    nb = json.loads((ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb").read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "quiz_q1":
+            cell["source"] = f'q1 = "{wrong}"\n'
+    path = tmp_path / "ex01_tracing.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    report = check_notebook(path, Course(ROOT))
+    tests = {t["id"]: t for t in report.to_json()["tests"]}
+    assert not tests["test_quiz_q1"]["passed"] and q1["section"] in tests["test_quiz_q1"]["message"]
+    said = tests["test_quiz_q1"]["message"]
+    assert f"'{q1['key']}'" not in said and q1["explanation"] not in said
+    assert tests["test_quiz_q2"]["passed"] and q2["explanation"] in tests["test_quiz_q2"]["message"]
+
+
+def test_feedback_keeps_the_explanation_and_drops_the_key():
+    import nbformat
+
+    from autograder.preprocessors import ScrubFeedback
+
+    q = _one(var="q2")
+    cell = nbformat.v4.new_code_cell(quizzes.test_source(q))
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_quiz_q2", "points": 1}
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"\u2714 correct. {q['explanation']}\n")]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [cell]
+    scrubbed, _ = ScrubFeedback().preprocess(nb, {})
+    shown = scrubbed.cells[0]
+    assert "key=" not in shown.source and "explanation=" not in shown.source
+    assert q["explanation"] in shown.outputs[0]["text"]
