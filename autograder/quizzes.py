@@ -25,7 +25,7 @@ from typing import Any, Callable
 from .core import QUIZ_CHOICES, CaseResult, CheckFailed, judge_quiz, quiz_evidence
 
 __all__ = ["QUIZ_FILE", "load", "questions", "lookup", "judge", "check_quiz", "STRATEGIES", "guess_scores",
-           "question_markdown", "answer_source", "test_source", "write_quiz_cells"]
+           "key_counts", "question_markdown", "answer_source", "test_source", "write_quiz_cells"]
 
 QUIZ_FILE = Path("solutions") / "quizzes.json"
 LETTERS = "ABCD"

@@ -41,6 +41,9 @@ def test_the_readme_states_the_guessing_figures():
     for name, (hit, total) in quizzes.guess_scores(DATA).items():
         row = f"| {name} | {hit}/{total} ({100 * hit / total:.0f}%) |"
         assert row in readme, f"README lacks the row {row!r}"
+    keys = quizzes.key_counts(DATA)
+    spread = ", ".join(f"{k} {keys[k]}" for k in "ABCD")
+    assert f"({spread})" in readme, f"README lacks the key spread ({spread})"
 
 
 def test_the_strategies_catch_a_skewed_quiz():
@@ -100,9 +103,10 @@ def test_the_release_carries_no_key_and_no_explanation(assignment):
     release = json.loads(text)
     sources = ["".join(c["source"]) for c in release["cells"]]
     for q in DATA[assignment]["questions"]:
-        assert json.dumps(q["explanation"], ensure_ascii=False)[1:-1] not in text
+        assert q["explanation"] not in "\n".join(sources)
         test = next(s for s in sources if f'check_quiz("{q["id"]}"' in s)
-        assert "key=" not in test and "explanation" not in test and json.dumps(q["section"], ensure_ascii=False)[1:-1] in test
+        assert "key=" not in test and "explanation" not in test
+        assert json.dumps(q["section"], ensure_ascii=False) in test  # the section, as the Python literal
         answer = next(s for c, s in zip(release["cells"], sources)
                       if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"quiz_{q['id']}")
         assert f'"{q["key"]}"' not in answer
