@@ -241,14 +241,18 @@ def stage(out_src: Path, jobs: int, timeout: float) -> None:
 
 
 def render(out_src: Path, out: Path) -> None:
-    doctrees = out_src / ".doctrees"
-    if out.exists():
-        shutil.rmtree(out)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-E", "-q", "-c", str(HERE), "-d", str(doctrees),
-           str(out_src), str(out)]
+    """Sphinx writes into the stage first (myst-nb puts its copies of the notebooks beside the output folder,
+    jupyter_execute/, so that stays in the stage too), then the HTML moves to `out`."""
+    html = out_src / "_html"
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-E", "-q", "-c", str(HERE), "-d",
+           str(out_src / ".doctrees"), str(out_src), str(html)]
     r = subprocess.run(cmd)
     if r.returncode != 0:
         raise BuildError(f"sphinx-build failed with exit code {r.returncode}: {' '.join(cmd)}")
+    if out.exists():
+        shutil.rmtree(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(html), str(out))
 
 
 def private_home() -> tempfile.TemporaryDirectory:
@@ -286,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             stage(out_src, args.jobs, args.timeout)
             render(out_src, out)
-        except BuildError as exc:
+        except (BuildError, OSError) as exc:  # OSError: a course file vanished or cannot be read or written
             print(f"site: error: {exc}", file=sys.stderr)
             return 1
     print(f"site: built {out / 'index.html'} in {time.monotonic() - start:.1f} s")

@@ -20,7 +20,7 @@ nb_merge_streams = True  # one block for consecutive prints, as in JupyterLab
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
 
-exclude_patterns = [".doctrees", "**/.ipynb_checkpoints"]
+exclude_patterns = [".doctrees", "_html", "jupyter_execute", "**/.ipynb_checkpoints"]  # build.py's scratch
 suppress_warnings = ["myst.header"]  # lessons go from a title straight to ### where the prose wants it
 
 html_theme = "sphinx_book_theme"
