@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Iterable
 from typing import TYPE_CHECKING
 
+import torch
 import torch.fx as fx
 
 from .table import _target_text
@@ -34,10 +36,20 @@ def _graph(gm: fx.GraphModule | fx.Graph) -> fx.Graph:
 
 
 def graph_layout(gm: fx.GraphModule | fx.Graph) -> dict[str, tuple[float, float]]:
-    """(x, y) of every node by name: y is minus the longest path from an input, x spreads each layer."""
+    """(x, y) of every node by name: y is minus the longest path from an input, x spreads each layer.
+
+    Constants (get_attr nodes, and function calls that read only constants) sit just above their first user
+    instead of in the top row, so a graph with many weights stays readable."""
+    nodes = list(_graph(gm).nodes)
     layer: dict[fx.Node, int] = {}
-    for node in _graph(gm).nodes:
+    constant: dict[fx.Node, bool] = {}
+    for node in nodes:
         layer[node] = max((layer[a] + 1 for a in node.all_input_nodes), default=0)
+        constant[node] = node.op == "get_attr" or (
+            node.op == "call_function" and all(constant[a] for a in node.all_input_nodes))
+    for node in reversed(nodes):
+        if constant[node] and node.users:
+            layer[node] = min(layer[u] for u in node.users) - 1
     rows: dict[int, list[fx.Node]] = {}
     for node, depth in layer.items():
         rows.setdefault(depth, []).append(node)
@@ -74,7 +86,10 @@ def _label(node: fx.Node) -> str:
     target = _target_text(node)
     if node.op in ("placeholder", "output") or target == node.name:
         return _wrap(node.name)
-    short = target.rsplit(".", 1)[-1] if node.op == "call_function" else target
+    if isinstance(node.target, torch._ops.OpOverload):  # aten.linear.default: the operator, not the overload
+        short = node.target.overloadpacket.__name__
+    else:
+        short = target.rsplit(".", 1)[-1] if node.op == "call_function" else target
     if short == node.name.rstrip("_0123456789"):
         return _wrap(node.name)
     return f"{_wrap(node.name, lines=2)}\n{_wrap(short, lines=1)}"
@@ -120,14 +135,21 @@ def _legend(ax: Axes, extra: dict[str, str] | None = None) -> None:
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
 
 
+def _figsize(graphs: list[fx.Graph], min_width: float) -> tuple[float, float]:
+    """A figure size (inches) that fits the deepest graph and the widest row, for the graphs side by side."""
+    rows = [Counter(y for _, y in graph_layout(g).values()) for g in graphs]
+    depth = max((-min(r) for r in rows if r), default=0)
+    widest = max((max(r.values()) for r in rows if r), default=1)
+    return max(min_width, len(graphs) * (1.1 * widest + 1.0) + 1.0), 1.0 + 0.7 * (depth + 1)
+
+
 def draw_graph(gm: fx.GraphModule | fx.Graph, ax: Axes | None = None, title: str | None = None) -> Figure:
     """Draw the graph top to bottom, one box per node coloured by opcode; returns the figure."""
     graph = _graph(gm)
-    depth = -min((y for _, y in graph_layout(graph).values()), default=0)
     if ax is None:
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(7, 1.0 + 0.7 * (depth + 1)))
+        fig, ax = plt.subplots(figsize=_figsize([graph], min_width=7.0))
     else:
         fig = ax.figure
     _draw(graph, ax, {})
@@ -147,10 +169,9 @@ def draw_diff(before: fx.GraphModule | fx.Graph, after: fx.GraphModule | fx.Grap
     marks1 = {name: ADDED for name in t1 if name not in t0}
     marks0.update({n: CHANGED for n in t0 if n in t1 and t0[n] != t1[n]})
     marks1.update({n: CHANGED for n in t1 if n in t0 and t0[n] != t1[n]})
-    depth = max(-min((y for _, y in graph_layout(g).values()), default=0) for g in (g0, g1))
     import matplotlib.pyplot as plt
 
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 1.0 + 0.7 * (depth + 1)))
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=_figsize([g0, g1], min_width=11.0))
     _draw(g0, ax0, marks0)
     _draw(g1, ax1, marks1)
     ax0.set_title(f"before: {len(t0)} nodes, {len(marks0) - sum(v == CHANGED for v in marks0.values())} removed")

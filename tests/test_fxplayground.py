@@ -74,6 +74,32 @@ def test_draw_graph_draws_one_box_per_node_coloured_by_opcode():
     assert ax.get_title() == "t"
 
 
+def test_aten_nodes_are_labelled_with_their_operator_not_the_overload():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(torch.ops.aten.sigmoid.default, (x,), name="act"))
+    labels = [t.get_text() for t in fp.draw_graph(g).axes[0].texts]
+    assert "act\nsigmoid" in labels, labels
+
+
+def test_constants_sit_just_above_their_first_user_and_wide_graphs_get_wide_figures():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    h = g.call_function(torch.relu, (x,))
+    h = g.call_function(torch.relu, (h,))
+    w = g.get_attr("w")
+    w_t = g.call_function(torch.t, (w,))  # reads only a constant: a constant too
+    out = g.call_function(torch.matmul, (h, w_t))
+    g.output(out)
+    pos = fp.graph_layout(g)
+    assert pos["t"][1] == pos["matmul"][1] + 1 and pos["w"][1] == pos["t"][1] + 1
+    assert pos["x"][1] == 0.0  # inputs stay on top
+    wide = fx.Graph()
+    xs = [wide.placeholder(f"x{i}") for i in range(12)]
+    wide.output(wide.call_function(torch.stack, (xs,)))
+    assert fp.draw_graph(wide).get_size_inches()[0] > fp.draw_graph(g).get_size_inches()[0]
+
+
 def test_long_generated_names_are_wrapped_to_fit_their_boxes():
     g = fx.Graph()
     w = g.placeholder("l_self_modules_inp_parameters_weight_")
