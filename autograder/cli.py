@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+from .cluster import GradeProgress
 from .course import PACKAGE_ROOT, Course, find_course
 from .notebook import NotebookError
 
@@ -152,21 +153,19 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _gradebook_summary(course: Course, assignment: str) -> list[tuple[str, float, float]]:
-    from nbgrader.api import Gradebook
+def _gradebook_summary(course: Course, assignment: str, db: str | None = None) -> list[tuple[str, float, float]]:
+    from .cluster import Gradebook, gradebook_url
 
-    rows = []
-    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}", "fxcourse") as gb:
-        for sub in gb.assignment_submissions(assignment):
-            rows.append((sub.student_id, float(sub.score), float(sub.max_score)))
-    return sorted(rows)
+    with Gradebook(gradebook_url(course, db)) as gb:
+        return gb.scores(assignment)
 
 
 class _Graders:
     """The nbgrader processes `fxcourse grade` has running, so that an interrupt can stop them all."""
 
-    def __init__(self) -> None:
+    def __init__(self, db: str | None = None) -> None:
         self.stopping = threading.Event()
+        self.db = db  # --db: the gradebook every nbgrader started here writes to (None: the configured one)
         self._procs: set[subprocess.Popen] = set()
         self._lock = threading.Lock()
 
@@ -211,7 +210,8 @@ def _autograde(course: Course, name: str, student: str,
     start = time.monotonic()
     r = None
     for attempt in range(4):
-        cmd, env = _nbgrader_cmd(course, "autograde", name, f"--student={student}", "--create", "--force")
+        cmd, env = _nbgrader_cmd(course, "autograde", name, f"--student={student}", "--create", "--force",
+                                 db=graders.db)
         proc = graders.start(cmd, env, course.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if proc is None:
             return None, time.monotonic() - start
@@ -242,26 +242,8 @@ def _why(lines: list[str]) -> str:
     return " | ".join([l.strip() for l in lines if "ERROR" in l or "rror" in l][-3:])[:300]
 
 
-class _Progress:
-    """`[k/n] student: graded` lines from the graders running side by side, one at a time."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.done = total, 0
-        self.not_graded: set[str] = set()
-        self._lock = threading.Lock()
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.not_graded)
-
-    def report(self, student: str, ok: bool, took: float, why: str = "") -> None:
-        with self._lock:
-            self.done += 1
-            if ok:
-                print(f"  [{self.done}/{self.total}] {student}: graded ({took:.1f} s)", flush=True)
-            else:
-                self.not_graded.add(student)
-                print(f"  [{self.done}/{self.total}] {student}: NOT GRADED ({took:.1f} s): {why}", flush=True)
+# `[k/n] student: graded` lines (a live bar on a terminal) from the graders running side by side
+_Progress = GradeProgress
 
 
 def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str], progress: _Progress,
@@ -278,7 +260,7 @@ def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str
     argv = ["autograde", name, "--student=*", "--create", "--force"]
     if others:
         argv.append(f"--CourseDirectory.student_id_exclude={','.join(others)}")
-    cmd, env = _nbgrader_cmd(course, *argv)
+    cmd, env = _nbgrader_cmd(course, *argv, db=graders.db)
     proc = graders.start(cmd, env, course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if proc is None:
         return
@@ -326,13 +308,114 @@ def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str
     _grade_alone(course, name, [s for s in group if s not in finished], progress, graders)
 
 
+def _ensure_assignment(course: Course, name: str, db: str) -> str | None:
+    """Make sure the gradebook knows the assignment's notebooks and cells (a new PostgreSQL gradebook does not):
+    nbgrader's generate_assignment writes them, into a temporary release folder. None, or what went wrong."""
+    from .cluster import Gradebook
+
+    with Gradebook(db) as gb:
+        if gb.has_assignment(name):
+            return None
+    with tempfile.TemporaryDirectory(prefix="fxcourse-release-") as tmp:
+        r = _nbgrader(course, "generate_assignment", name, "--force", f"--CourseDirectory.release_directory={tmp}",
+                      db=db, quiet=True)
+    if r.returncode != 0:
+        return f"nbgrader could not add {name} to the gradebook: {_why((r.stdout + r.stderr).splitlines())}"
+    return None
+
+
+def _print_summary(course: Course, name: str, progress: "_Progress", db: str) -> None:
+    print(f"summary of {name}:")
+    for student, score, max_score in _gradebook_summary(course, name, db):
+        if student in progress.not_graded:
+            print(f"  {student:<20} NOT GRADED (see above; the gradebook holds {score:g} / {max_score:g})")
+        else:
+            print(f"  {student:<20} {score:g} / {max_score:g}")
+
+
+def _grade_on_cluster(args: argparse.Namespace, course: Course, work: list[tuple[str, list[str]]], db: str) -> int:
+    """--cluster: one Dask task per submission; the grades are written here, once each (autograder.cluster)."""
+    import logging
+
+    import distributed  # noqa: F401  (it sets up its loggers on import: quieten them after)
+
+    from .cluster import ClusterError, Gradebook, GradebookError, collect_submissions, grade_on_cluster, open_cluster
+
+    for logger in [n for n in logging.root.manager.loggerDict if n.startswith("distributed")] + [
+            "distributed", "tornado", "asyncio"]:
+        logging.getLogger(logger).setLevel(logging.CRITICAL + 1)  # a lost scheduler is reported once, below
+    where = f"{args.cluster[6:]} local Dask worker(s)" if args.cluster.startswith("local:") else \
+        f"the Dask scheduler at {args.cluster}"
+    print(f"starting {where}" if args.cluster.startswith("local:") else f"connecting to {where}", flush=True)
+    client = local = None
+    status, progress, name = EXIT_OK, None, ""
+    try:
+        client, local = open_cluster(args.cluster)
+        with Gradebook(db) as gb:
+            for name, students in work:
+                notebooks = gb.notebooks(name)
+                sources = {n: (course.solutions / name / f"{n}.ipynb").read_bytes() for n in notebooks}
+                subs = collect_submissions(course, name, students, notebooks, sources)
+                done = gb.digests(name)
+                todo = [s for s in subs if args.regrade or done.get(s.student, ("",))[0] != s.digest]
+                left = len(subs) - len(todo)
+                print(f"grading {name}: {len(todo)} submission(s) on {where}" + (
+                    f"; {left} up to date (graded from these same files; --regrade grades them again)"
+                    if left else ""), flush=True)
+                progress = _Progress(len(todo))
+                try:
+                    grade_on_cluster(course, name, todo, sources, client, gb, progress)
+                finally:
+                    progress.close()
+                if progress.failed:
+                    status = EXIT_FAILED
+                _print_summary(course, name, progress, db)
+                progress = None
+    except (ClusterError, GradebookError) as exc:
+        print(f"fxcourse: error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        done = f"{progress.done} submission(s) of {name} graded; " if progress is not None else ""
+        print(f"fxcourse: interrupted: {done}every grade written is whole, the others keep the grades they had "
+              "(run the command again to grade what is left)", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    finally:
+        if client is not None:
+            try:
+                client.close(timeout=5)
+            except Exception:
+                pass
+        if local is not None:
+            try:
+                local.close(timeout=20)
+            except Exception:
+                pass
+    return status
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
     from concurrent.futures import ThreadPoolExecutor
+
+    from .cluster import GradebookError, gradebook_url, parse_cluster, parse_db_url
 
     course = _course(args)
     names = _assignments(course, [args.assignment] if args.assignment else [])
     if names is None:
         return EXIT_USAGE
+    for flag, value, parse in (("--cluster", args.cluster, parse_cluster), ("--db", args.db, parse_db_url)):
+        try:
+            if value:
+                parse(value)
+        except ValueError as exc:
+            return _err(f"{flag}: {exc}")
+    if not args.cluster:  # hardened grading here: refuse, naming what is missing, unless opted out
+        try:
+            require_isolation()
+        except IsolationError as exc:
+            return _err(str(exc))
+    if args.cluster and args.jobs != 1:
+        return _err("--jobs and --cluster do not go together: --cluster local:N starts N workers, a scheduler "
+                    "decides for tcp://HOST:PORT")
     submitted = course.root / "submitted"
     if not submitted.is_dir():
         return _err(f"no submissions: {submitted} does not exist (expected submitted/<student>/<assignment>/)")
@@ -341,12 +424,24 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if missing:
             return _err(f"no submission from student {missing[0]!r} for {args.assignment}: expected a folder "
                         f"{submitted / missing[0] / args.assignment}")
-    status = EXIT_OK
+    db = gradebook_url(course, args.db)
+    work = []
     for name in names:
         everyone = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
         students = [s for s in everyone if s in args.student] if args.student else everyone
-        if not students:
-            continue
+        if students:
+            work.append((name, students, everyone))
+    try:
+        for name, _, _ in work:
+            problem = _ensure_assignment(course, name, db)
+            if problem:
+                return _err(problem) and EXIT_FAILED
+    except GradebookError as exc:
+        return _err(str(exc)) and EXIT_FAILED
+    if args.cluster:
+        return _grade_on_cluster(args, course, [(n, s) for n, s, _ in work], db)
+    status = EXIT_OK
+    for name, students, everyone in work:
         jobs = min(args.jobs, len(students))
         print(f"grading {name}: {len(students)} submission(s)" + (f", {jobs} at a time" if jobs > 1 else ""),
               flush=True)
@@ -355,7 +450,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         # no one.
         progress = _Progress(len(students))
         groups = [students[k::jobs] for k in range(jobs)]
-        graders = _Graders()
+        graders = _Graders(db if args.db else None)
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:
             for future in [pool.submit(_grade_batch, course, name, g, everyone, progress, graders) for g in groups]:
@@ -363,31 +458,45 @@ def cmd_grade(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             graders.stop()
             pool.shutdown(wait=True, cancel_futures=True)
+            progress.close()
             print(f"fxcourse: interrupted: {progress.done} of {len(students)} submission(s) of {name} graded; the "
                   "others keep the grades they had (run the command again to finish)", file=sys.stderr, flush=True)
             return EXIT_INTERRUPTED
         pool.shutdown(wait=True)
+        progress.close()
         if progress.failed:
             status = EXIT_FAILED
-        print(f"summary of {name}:")
-        for student, score, max_score in _gradebook_summary(course, name):
-            if student in progress.not_graded:
-                print(f"  {student:<20} NOT GRADED (see above; the gradebook holds {score:g} / {max_score:g})")
-            else:
-                print(f"  {student:<20} {score:g} / {max_score:g}")
+        _print_summary(course, name, progress, db)
     return status
+
+
+_DB_HELP = ("the gradebook: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (default: nbgrader's "
+            "CourseDirectory.db_url, else gradebook.db in the course root)")
+
+
+def _db_arg(args: argparse.Namespace) -> str | None:
+    from .cluster import parse_db_url
+
+    if getattr(args, "db", None):
+        try:
+            parse_db_url(args.db)
+        except ValueError as exc:
+            _err(f"--db: {exc}")
+            raise SystemExit(EXIT_USAGE) from None
+        return parse_db_url(args.db)
+    return None
 
 
 def cmd_feedback(args: argparse.Namespace) -> int:
     course = _course(args)
     argv = ["generate_feedback", *([args.assignment] if args.assignment else []), "--force"]
-    return EXIT_OK if _nbgrader(course, *argv).returncode == 0 else EXIT_FAILED
+    return EXIT_OK if _nbgrader(course, *argv, db=_db_arg(args)).returncode == 0 else EXIT_FAILED
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     course = _course(args)
     out = Path(args.to).resolve()
-    r = _nbgrader(course, "export", f"--to={out}")
+    r = _nbgrader(course, "export", f"--to={out}", db=_db_arg(args))
     if r.returncode == 0:
         print(f"grades written to {out}")
     return EXIT_OK if r.returncode == 0 else EXIT_FAILED
@@ -489,6 +598,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--student", action="append", help="only this student (repeatable)")
     s.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
                    help="grade N submissions at a time (default 1; each uses one core while it runs)")
+    s.add_argument("--cluster", metavar="tcp://HOST:PORT|local:N",
+                   help="grade on Dask: one task per submission to a running scheduler, or N local worker "
+                        "processes (docs/cluster.md); a rerun grades only what is not graded yet")
+    s.add_argument("--regrade", action="store_true",
+                   help="with --cluster: grade again the submissions already graded from the same files")
+    s.add_argument("--db", metavar="URL", help=_DB_HELP)
     s.set_defaults(func=cmd_grade)
 
     s = sub.add_parser("validate", help="run every mutant and alternative answer against the checks")
@@ -498,10 +613,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("feedback", help="write feedback/ for graded submissions (no hidden tests, no keys)")
     s.add_argument("assignment", nargs="?")
+    s.add_argument("--db", metavar="URL", help=_DB_HELP)
     s.set_defaults(func=cmd_feedback)
 
     s = sub.add_parser("export", help="export the gradebook as CSV")
     s.add_argument("--to", default="grades.csv")
+    s.add_argument("--db", metavar="URL", help=_DB_HELP)
     s.set_defaults(func=cmd_export)
 
     from .learner import add_learner_commands  # progress, watch, reset, hint: the learner's loop

@@ -10,11 +10,12 @@ One module per section, each with `TITLE`, `run(cfg) -> Section` and `plot(secti
 | `qat`      | benchmarks.qat         | QAT (ex07): fp32 vs int8 size, latency at 1 and 2 threads, accuracy |
 | `pipeline` | benchmarks.pipeline    | optimize_for_inference (ex08) vs eager vs torch.compile           |
 | `grading`  | benchmarks.grading     | fxcourse check / hardened grade / plain nbgrader autograde        |
+| `cluster`  | benchmarks.cluster     | --jobs 1 / --jobs 2 / --cluster local:2, scheduler overhead, projection |
 | `lessons`  | benchmarks.lessons     | seconds for each lesson top to bottom                             |
 
 Benchmarks are never timed assertions: tests/test_benchmarks_smoke.py runs `--smoke` and checks the shape of
 the results only.
 """
-SECTIONS = ("fusion", "convbn", "qat", "pipeline", "grading", "lessons")
+SECTIONS = ("fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons")
 
 __all__ = ["SECTIONS"]

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT
 
-SECTIONS = ["fusion", "convbn", "qat", "pipeline", "grading", "lessons"]  # benchmarks.SECTIONS, in order
+SECTIONS = ["fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons"]  # benchmarks.SECTIONS, in order
 
 pytestmark = pytest.mark.kernel  # runs notebooks, kernels and graders (about a minute)
 
@@ -40,7 +40,7 @@ def test_sections_whose_inputs_exist_ran(smoke):
     _, result, _ = smoke
     status = {s["key"]: s["status"] for s in result["sections"]}
     needs = {"fusion": "ex06_fusing", "convbn": "ex06_fusing", "qat": "ex07_qat", "pipeline": "ex08_pipeline",
-             "grading": "ex01_tracing"}
+             "grading": "ex01_tracing", "cluster": "ex01_tracing"}
     for key, assignment in needs.items():
         if (ROOT / "solutions" / assignment / f"{assignment}.ipynb").is_file():
             assert status[key] == "ok", key
@@ -89,6 +89,11 @@ def test_numbers_are_sane_not_fast(smoke):
             assert row[how][0] > 0
             assert row["scores"][how] is not None and row["scores"][how][0] == row["scores"][how][1], how
         assert d["phases"] and all(p["wall"] > 0 for p in d["phases"])
+    if "cluster" in secs:
+        d = secs["cluster"]["data"]
+        assert set(d["runs"]) == {"jobs1", "jobs2", "cluster"} and d["students"] == 2
+        assert all(not r["not_full"] and r["exit"] == 0 for r in d["runs"].values()), d["runs"]
+        assert d["overhead"]["per_task_batch"] > 0 and [p["machines"] for p in d["projection"]] == [1, 4, 16]
     lessons = secs["lessons"]["data"]["lessons"]
     assert len(lessons) == 1 and lessons[0]["status"] == "ok"
 

@@ -1,0 +1,387 @@
+"""fxcourse grade on a real Dask cluster: a `dask scheduler` and two `dask worker` processes on loopback, a
+class of correct, wrong, broken and hostile submissions, a worker SIGKILLed mid-batch, every score compared
+with the local grader's (`fxcourse grade --jobs 2`, nbgrader autograde on SQLite)."""
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.cluster import grade_task
+from autograder.notebook import grade_id
+from conftest import EX01_RIGHT, ROOT
+
+pytestmark = pytest.mark.kernel
+A = "ex01_tracing"
+NOTEBOOK = f"{A}.ipynb"
+
+# What each kind of student hands in: answer cells by grade id (None: the instructor source itself; bytes: a
+# file that is not a notebook at all).
+KINDS: dict[str, dict[str, str] | bytes | None] = {
+    "correct": None,
+    "right": dict(EX01_RIGHT),
+    "wrong": {"node_summary": "def node_summary(gm):\n    return [(n.op, n.name) for n in gm.graph.nodes]",
+              "count_nodes": "def count_nodes(gm, op=None):\n    return len(gm.graph.nodes)",
+              "quiz_q1": 'q1 = "A"', "quiz_q2": 'q2 = "B"'},
+    "empty": {},
+    "broken": b"{ this is not json",
+    "exits": {**EX01_RIGHT, "count_nodes": "import os\nos._exit(1)\n" + EX01_RIGHT["count_nodes"]},
+    "cheats": {**EX01_RIGHT, "node_summary": "class Yes(list):\n    def __eq__(self, other):\n        return True\n"
+                                             "def node_summary(gm):\n    return Yes()\n"},
+    "patches": {**EX01_RIGHT, "outputs_match": "import torch\ntorch.equal = lambda a, b: True\n"
+                                               + EX01_RIGHT["outputs_match"]},
+    "hogs": {**EX01_RIGHT, "node_summary": "block = bytearray(16 * 2**30)\n" + EX01_RIGHT["node_summary"]},
+    "kills": {**EX01_RIGHT, "count_nodes": "import os, signal\nos.killpg(0, signal.SIGKILL)\n"
+                                           + EX01_RIGHT["count_nodes"]},
+}
+CLASS = [f"s{i:02d}_{kind}" for i, kind in enumerate(list(KINDS) * 2, 1)]  # 20 students, each kind twice
+
+
+def kind_of(student: str) -> str:
+    return student.split("_", 1)[1]
+
+
+def fxcourse(root: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder.cli", *args, "--course", str(root)],
+                          capture_output=True, text=True, cwd=root, timeout=timeout)
+
+
+def hand_in(root: Path, student: str, kind: str) -> None:
+    dest = root / "submitted" / student / A / NOTEBOOK
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    what = KINDS[kind]
+    if what is None:
+        shutil.copy(root / "solutions" / A / NOTEBOOK, dest)
+    elif isinstance(what, bytes):
+        dest.write_bytes(what)
+    else:
+        nb = nbformat.read(str(root / "exercises" / A / NOTEBOOK), as_version=4)
+        for cell in nb.cells:
+            if grade_id(cell) in what:
+                cell.source = what[grade_id(cell)]
+        nbformat.write(nb, str(dest))
+
+
+def new_course(root: Path, students: list[str]) -> Path:
+    shutil.copytree(ROOT / "solutions" / A, root / "solutions" / A)
+    r = fxcourse(root, "generate", A)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for student in students:
+        hand_in(root, student, kind_of(student))
+    return root
+
+
+def grades(root: Path) -> dict[str, dict[str, float]]:
+    """student -> {grade cell: score} from the course's SQLite gradebook."""
+    from nbgrader.api import Gradebook
+
+    out = {}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "fxcourse") as gb:
+        for sub in gb.assignment_submissions(A):
+            nb = sub.notebooks[0]
+            out[sub.student_id] = {g.name: float(g.score) for g in nb.grades}
+    return out
+
+
+def ledger(root: Path) -> dict[str, int]:
+    import sqlite3
+
+    with sqlite3.connect(root / "gradebook.db") as db:
+        return dict(db.execute("select student, writes from fxcourse_graded where assignment = ?", (A,)))
+
+
+def assert_whole(root: Path) -> None:
+    """Every submission in the gradebook is whole: one per student, every grade cell scored."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "fxcourse") as gb:
+        cells = len(gb.find_notebook(A, A).grade_cells)
+        subs = gb.assignment_submissions(A)
+        assert len({s.student_id for s in subs}) == len(subs)
+        for sub in subs:
+            scored = [g.auto_score for nb in sub.notebooks for g in nb.grades]
+            assert len(scored) == cells and None not in scored, (sub.student_id, scored)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict[str, dict[str, float] | None]:
+    """The local grader's scores, one student of each kind: kind -> {cell: score}, None when not graded."""
+    root = new_course(tmp_path_factory.mktemp("local"), [f"x_{kind}" for kind in KINDS])
+    r = fxcourse(root, "grade", A, "--jobs", "2")
+    assert r.returncode == 1, r.stdout + r.stderr  # the broken one is not graded
+    assert "x_broken: NOT GRADED" in r.stdout
+    got = grades(root)
+    most = sum(got["x_correct"].values())
+    assert most == 10 and 0 < sum(got["x_wrong"].values()) < most and sum(got["x_empty"].values()) == 0
+    return {kind: (got[f"x_{kind}"] if kind != "broken" else None) for kind in KINDS}
+
+
+# ---------------------------------------------------------------------------------------- the cluster
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A real Dask scheduler and its workers, each `python -m distributed.cli...` in its own process group."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp, self.port = tmp, _free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        # The workers import the package, and this module for the test's task that kills its worker.
+        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+                        DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1", PYTHONWARNINGS="ignore")
+        self.scheduler = self._start("scheduler", ["distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                                   "--port", str(self.port), "--no-dashboard"])
+        self.workers: list[subprocess.Popen] = []
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and self.scheduler.poll() is None, self.log("scheduler")
+                time.sleep(0.3)
+
+    def _start(self, name: str, argv: list[str]) -> subprocess.Popen:
+        log = open(self.tmp / f"{name}.log", "ab")
+        return subprocess.Popen([sys.executable, "-m", *argv], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, cwd=self.tmp, env=self.env, start_new_session=True)
+
+    def log(self, name: str) -> str:
+        return (self.tmp / f"{name}.log").read_text(errors="replace")[-3000:]
+
+    def add_worker(self) -> None:
+        i = len(self.workers)
+        (self.tmp / f"w{i}").mkdir()
+        self.workers.append(self._start(f"worker{i}", [
+            "distributed.cli.dask_worker", self.address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
+            "--host", "127.0.0.1", "--memory-limit", "0", "--local-directory", str(self.tmp / f"w{i}"),
+            "--death-timeout", "60"]))
+
+    def client(self):
+        from distributed import Client
+
+        return Client(self.address, timeout=60)
+
+    def wait_for_workers(self, n: int) -> None:
+        with self.client() as c:
+            c.wait_for_workers(n, timeout=180)
+
+    def kill(self, proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+    def stop(self) -> None:
+        for proc in [*self.workers, self.scheduler]:
+            self.kill(proc)
+
+
+@pytest.fixture(scope="module")
+def dask(tmp_path_factory):
+    cluster = Cluster(tmp_path_factory.mktemp("dask"))
+    try:
+        cluster.add_worker()
+        cluster.add_worker()
+        cluster.wait_for_workers(2)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _busy_worker_group(cluster: Cluster) -> subprocess.Popen | None:
+    """The `dask worker` process (group) whose worker is running a grading task now."""
+    with cluster.client() as c:
+        busy = {addr for addr, keys in c.processing().items() if any("grade-" in str(k) for k in keys)}
+        pids = c.run(os.getpid)  # worker address -> its process id
+    for proc in cluster.workers:
+        if proc.poll() is None and any(os.getpgid(pids[a]) == proc.pid for a in busy if a in pids):
+            return proc
+    return None
+
+
+# ------------------------------------------------------------------------------------------ the tests
+
+def test_a_class_on_a_real_cluster_with_a_worker_killed_mid_batch(dask, reference, tmp_path):
+    root = new_course(tmp_path, CLASS)
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--cluster", dask.address,
+                             "--course", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=root)
+    lines, killed = [], None
+    for line in proc.stdout:
+        lines.append(line)
+        if killed is None and "] " in line and ": graded" in line:
+            killed = _busy_worker_group(dask)
+            assert killed is not None, "no worker was running a task"
+            dask.kill(killed)  # SIGKILL to the whole `dask worker`: its tasks must be graded by the other one
+            at_kill = sum("] " in l for l in lines)
+    err = proc.stderr.read()
+    proc.wait(timeout=900)
+    out = "".join(lines)
+    assert killed is not None and at_kill < len(CLASS), out
+    assert proc.returncode == 1, out + err  # the broken notebooks are not graded, and said so
+    assert f"grading {A}: {len(CLASS)} submission(s) on the Dask scheduler at {dask.address}" in out
+    reported = sorted(l.split("] ")[1].split(":")[0] for l in lines if "] " in l)
+    assert reported == sorted(CLASS), out  # every submission reported exactly once
+    for student in CLASS:
+        if kind_of(student) == "broken":
+            assert f"{student}: NOT GRADED" in out and "not valid JSON" in out.split(f"{student}: NOT GRADED")[1]
+    got = grades(root)
+    assert sorted(got) == sorted(s for s in CLASS if kind_of(s) != "broken")
+    for student, cells in got.items():
+        assert cells == reference[kind_of(student)], student
+    assert ledger(root) == {s: 1 for s in got}  # each written once, the retried ones too
+    assert_whole(root)
+    # The autograded notebooks came back: nbgrader's feedback works from them.
+    r = fxcourse(root, "feedback", A)
+    assert r.returncode == 0, r.stdout + r.stderr
+    html = (root / "feedback" / CLASS[2] / A / f"{A}.html").read_text()
+    assert "counted 5 nodes, expected 2" in html and "BEGIN HIDDEN TESTS" not in html
+
+    # A rerun grades what changed only; a regrade replaces the grades, never duplicates them.
+    dask.add_worker()
+    changed = next(s for s in CLASS if kind_of(s) == "correct")
+    shutil.copy(root / "exercises" / A / NOTEBOOK, root / "submitted" / changed / A / NOTEBOOK)
+    r = fxcourse(root, "grade", A, "--cluster", dask.address)
+    assert f"grading {A}: {1 + 2} submission(s)" in r.stdout and f"{len(CLASS) - 3} up to date" in r.stdout, r.stdout
+    again = next(s for s in CLASS if kind_of(s) == "wrong")
+    r = fxcourse(root, "grade", A, "--cluster", dask.address, "--regrade", "--student", again)
+    assert r.returncode == 0 and f"[1/1] {again}: graded" in r.stdout, r.stdout + r.stderr
+    got = grades(root)
+    assert sum(got[changed].values()) == 0 and got[again] == reference["wrong"]
+    writes = ledger(root)
+    untouched = next(s for s in CLASS if kind_of(s) == "right")
+    assert writes[changed] == 2 and writes[again] == 2 and writes[untouched] == 1
+    assert_whole(root)
+
+
+def killing_task(assignment, sources, files, student):
+    """Grades like grade_task, except for a `poison` student, whose grading kills the worker it runs on."""
+    if "poison" in student:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return grade_task(assignment, sources, files, student)
+
+
+def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_on(dask, reference, tmp_path):
+    from autograder.cluster import GradeProgress, Gradebook, collect_submissions, grade_on_cluster
+
+    root = new_course(tmp_path, ["a_correct", "c_wrong"])
+    hand_in(root, "b_poison", "correct")
+    dask.wait_for_workers(2)
+    url = f"sqlite:///{root / 'gradebook.db'}"
+    with dask.client() as client, Gradebook(url) as gb:
+        sources = {A: (root / "solutions" / A / NOTEBOOK).read_bytes()}
+        subs = collect_submissions(root_course(root), A, ["a_correct", "b_poison", "c_wrong"], [A], sources)
+        progress = GradeProgress(3, live=False)
+        written = grade_on_cluster(root_course(root), A, subs, sources, client, gb, progress, task=killing_task)
+    assert written == 2 and progress.not_graded == {"b_poison"}
+    why = progress.reasons["b_poison"]
+    assert "KilledWorker" in why and "2 times" in why, why  # allowed-failures 1: two tries, then given up
+    got = grades(root)
+    assert got == {"a_correct": reference["correct"], "c_wrong": reference["wrong"]}
+
+
+def root_course(root: Path):
+    from autograder.course import Course
+
+    return Course(root)
+
+
+def test_bad_cluster_arguments_are_refused_before_grading(tmp_path):
+    root = new_course(tmp_path, ["a_correct"])
+    for argv, expected in ((["--cluster", "nowhere"], "expected tcp://HOST:PORT"),
+                           (["--cluster", "local:0"], "N >= 1"),
+                           (["--cluster", "local:1", "--jobs", "2"], "--jobs and --cluster do not go together"),
+                           (["--db", "mysql://x/y"], "expected sqlite:///PATH or postgresql://")):
+        r = fxcourse(root, "grade", A, *argv)
+        assert r.returncode == 2 and expected in r.stderr and "grading" not in r.stdout, (argv, r.stderr)
+    r = fxcourse(root, "grade", A, "--cluster", f"tcp://127.0.0.1:{_free_port()}")
+    assert r.returncode == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:" in r.stderr, r.stderr
+    assert "grading" not in r.stdout
+
+
+def test_ctrl_c_leaves_every_grade_whole_and_a_rerun_finishes(reference, tmp_path):
+    students = [f"c{i}_correct" for i in range(4)] + ["w_wrong"]
+    root = new_course(tmp_path, students)
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--cluster", "local:2", "--course",
+                             str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
+    for line in proc.stdout:
+        if "] " in line and ": graded" in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130 and "interrupted" in err and "summary" not in out, out + err
+    assert_whole(root)
+    first = ledger(root)
+    assert 1 <= len(first) < len(students) and set(first.values()) == {1}
+    r = fxcourse(root, "grade", A, "--cluster", "local:2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"grading {A}: {len(students) - len(first)} submission(s)" in r.stdout, r.stdout
+    got = grades(root)
+    assert {s: got[s] for s in students} == {s: reference[kind_of(s)] for s in students}
+    assert ledger(root) == {s: 1 for s in students}
+
+
+def test_a_lost_scheduler_stops_the_run_and_a_rerun_grades_only_what_is_left(dask, reference, tmp_path):
+    students = [f"l{i}_correct" for i in range(5)] + ["m_wrong", "n_empty"]
+    root = new_course(tmp_path, students)
+    dask.wait_for_workers(2)
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--cluster", dask.address,
+                             "--course", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=root)
+    for line in proc.stdout:
+        if "] " in line and ": graded" in line:
+            dask.kill(dask.scheduler)
+            break
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    assert f"lost the Dask scheduler at {dask.address}" in err and "grades only what is left" in err, err
+    assert "Traceback" not in err, err
+    assert_whole(root)
+    first = ledger(root)
+    assert 1 <= len(first) < len(students)
+    r = fxcourse(root, "grade", A, "--cluster", "local:2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"grading {A}: {len(students) - len(first)} submission(s) on 2 local Dask worker(s); {len(first)} up " \
+           "to date" in r.stdout, r.stdout
+    got = grades(root)
+    assert {s: got[s] for s in students} == {s: reference[kind_of(s)] for s in students}
+    assert ledger(root) == {s: 1 for s in students}
+
+
+# ---------------------------------------------------------------------------------------------- progress
+
+def test_progress_is_a_live_bar_on_a_terminal_and_lines_otherwise(capsys):
+    from rich.console import Console
+
+    from autograder.cluster import GradeProgress
+
+    screen = io.StringIO()
+    bar = GradeProgress(3, live=True, console=Console(file=screen, force_terminal=True, width=140))
+    bar.report("ann", True, 1.0)
+    bar.report("ben", False, 0.5, "NotebookError: not valid JSON")
+    bar.close()
+    text = screen.getvalue()
+    assert "graded 1" in text and "failed 1" in text and "remaining 1" in text and "ETA" in text, text
+    assert "ben: NOT GRADED" in text and "ann: graded" not in text  # failures above the bar, not every line
+    assert capsys.readouterr().out == ""
+    plain = GradeProgress(2, live=False)
+    plain.report("ann", True, 1.0)
+    plain.report("ben", False, 0.5, "why")
+    plain.close()
+    assert capsys.readouterr().out.splitlines() == ["  [1/2] ann: graded (1.0 s)",
+                                                    "  [2/2] ben: NOT GRADED (0.5 s): why"]
