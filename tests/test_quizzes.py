@@ -8,7 +8,6 @@ import io
 import json
 import linecache
 import re
-import sys
 import traceback
 import warnings
 
@@ -160,12 +159,6 @@ def export_outcome(error, result):
     return "data-dependent-error" if "data-dependent" in str(error) else type(error).__name__
 
 
-def tensor_meta_outcome(tm):
-    if tm is None or isinstance(tm, int):
-        return str(tm)
-    return f"TensorMetadata({','.join(str(s) for s in tm.shape)})"
-
-
 def count_fake_quant(prepared):
     from torch.ao.quantization.fake_quantize import FakeQuantizeBase
 
@@ -193,7 +186,7 @@ def scale_outcome(prepared, scales_before, raised):
 def run_snippet(q: dict) -> str:
     """What the question's snippet really does: its printed text, or where and what it raised, as `outcome`."""
     ns: dict = {"__name__": "__quiz__", "dropout_survivors": dropout_survivors, "export_outcome": export_outcome,
-                "tensor_meta_outcome": tensor_meta_outcome, "count_fake_quant": count_fake_quant,
+                "count_fake_quant": count_fake_quant,
                 "first_quantize_op": first_quantize_op, "scale_outcome": scale_outcome}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
