@@ -88,6 +88,8 @@ def _nbgrader_cmd(course: Course, *argv: str, db: str | None = None) -> tuple[li
     env["JUPYTER_CONFIG_PATH"] = str(NBGRADER_CONFIG.parent) + (
         os.pathsep + env["JUPYTER_CONFIG_PATH"] if env.get("JUPYTER_CONFIG_PATH") else "")
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # nbgrader's gradebook runs `alembic` from PATH: this interpreter's, also where its bin/ is not on PATH
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", os.defpath)
     return cmd, env
 
 
@@ -502,6 +504,149 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK if r.returncode == 0 else EXIT_FAILED
 
 
+# ---------------------------------------------------------------------------------------- exchange
+# The instructor's side of nbgrader's exchange. Each command is nbgrader's own (release_assignment, collect,
+# release_feedback) run with the course's configuration: its course id and its hardened pipelines. Students
+# use nbgrader's fetch_assignment, submit and fetch_feedback, or the Assignments tab, on the same exchange.
+
+def _exchange_argv(args: argparse.Namespace) -> list[str] | None:
+    """nbgrader's option for --exchange (nothing: nbgrader's configured Exchange.root), None when it is bad."""
+    if not args.exchange:
+        return []
+    root = Path(args.exchange).resolve()
+    if not root.is_dir():
+        _err(f"exchange directory {root} does not exist: create it first, writable by every user of the course "
+             "(mode 1777; see docs/jupyterhub.md)")
+        return None
+    return [f"--Exchange.root={root}"]
+
+
+def _nbgrader_failed(r: subprocess.CompletedProcess, what: str) -> int:
+    lines = [l for l in (r.stdout + r.stderr).splitlines() if "ERROR" in l or "rror:" in l] or \
+        (r.stdout + r.stderr).splitlines()[-10:]
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)
+    _err(what)
+    return EXIT_FAILED
+
+
+def _due_date(course: Course, assignment: str):
+    """The assignment's due date in nbgrader's gradebook (naive UTC), or None."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    db = course.root / "gradebook.db"
+    if not db.is_file():
+        return None
+    with Gradebook(f"sqlite:///{db}", "fxcourse") as gb:
+        try:
+            return gb.find_assignment(assignment).duedate
+        except MissingEntry:
+            return None
+
+
+def _late_by(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    parts = [f"{days} d"] * bool(days) + [f"{hours} h"] * bool(hours) + [f"{minutes} min"]
+    return " ".join(parts) if seconds >= 60 else f"{int(seconds)} s"
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from dateutil.parser import parse as parse_date
+
+    course = _course(args)
+    name = args.assignment
+    if _assignments(course, [name]) is None:
+        return EXIT_USAGE
+    exchange = _exchange_argv(args)
+    if exchange is None:
+        return EXIT_USAGE
+    if not (course.exercises / name / f"{name}.ipynb").is_file():
+        return _err(f"{course.exercises / name / (name + '.ipynb')} does not exist: run `fxcourse generate {name}` "
+                    "first")
+    if args.due:
+        try:
+            parse_date(args.due)
+        except (ValueError, OverflowError):
+            return _err(f"--due {args.due!r} is not a date: expected for example '2026-12-08 17:00 UTC'")
+        r = _nbgrader(course, "db", "assignment", "add", name, f"--duedate={args.due}", quiet=True)
+        if r.returncode != 0:
+            return _nbgrader_failed(r, f"nbgrader could not set the due date of {name}")
+    r = _nbgrader(course, "release_assignment", name, *exchange, *(["--force"] if args.force else []), quiet=True)
+    out = r.stdout + r.stderr
+    if r.returncode != 0:
+        if "Destination already exists" in out:
+            return _err(f"{name} is already released; --force replaces the release (students who fetched it keep "
+                        "their copy)")
+        return _nbgrader_failed(r, f"nbgrader could not release {name}")
+    where = re.search(r"Destination: (.*)", out)
+    print(f"released {name}" + (f" to {where.group(1).strip()}" if where else ""))
+    due = _due_date(course, name)
+    print(f"  due {due:%Y-%m-%d %H:%M} UTC" if due else "  no due date (set one with --due)")
+    return EXIT_OK
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from nbgrader.utils import parse_utc
+
+    course = _course(args)
+    name = args.assignment
+    if _assignments(course, [name]) is None:
+        return EXIT_USAGE
+    exchange = _exchange_argv(args)
+    if exchange is None:
+        return EXIT_USAGE
+    # --update: a student's newer submission replaces the one collected before
+    r = _nbgrader(course, "collect", name, "--update", *exchange, quiet=True)
+    out = r.stdout + r.stderr
+    if r.returncode != 0:
+        return _nbgrader_failed(r, f"nbgrader could not collect {name}")
+    for line in out.splitlines():
+        if "claims to be submitted by" in line:  # nbgrader's owner cross-check
+            print(f"fxcourse: warning: {line.strip()}", file=sys.stderr)
+    changed = dict((m.group(2), m.group(1)) for m in re.finditer(r"(Collecting|Updating) submission: (\S+) ", out))
+    submitted = course.root / "submitted"
+    students = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
+    if not students:
+        print(f"no submissions of {name} in the exchange yet")
+        return EXIT_OK
+    due = _due_date(course, name)
+    print(f"{name}: {len(students)} submission(s), {len(changed)} new or updated"
+          + (f"; due {due:%Y-%m-%d %H:%M} UTC" if due else "; no due date"))
+    for student in students:
+        stamp_file = submitted / student / name / "timestamp.txt"
+        stamp = parse_utc(stamp_file.read_text().strip()) if stamp_file.is_file() else None
+        when = f"submitted {stamp:%Y-%m-%d %H:%M:%S} UTC" if stamp else "no timestamp"
+        state = {"Collecting": "collected", "Updating": "replaced by a resubmission"}.get(changed.get(student, ""),
+                                                                                       "unchanged")
+        late = ""
+        if stamp and due and stamp > due:
+            late = f"  LATE by {_late_by((stamp - due).total_seconds())}"
+        print(f"  {student:<20} {when}  {state}{late}")
+    return EXIT_OK
+
+
+def cmd_release_feedback(args: argparse.Namespace) -> int:
+    course = _course(args)
+    name = args.assignment
+    if _assignments(course, [name]) is None:
+        return EXIT_USAGE
+    exchange = _exchange_argv(args)
+    if exchange is None:
+        return EXIT_USAGE
+    students = sorted(p.parent.name for p in (course.root / "feedback").glob(f"*/{name}") if p.is_dir())
+    if not students:
+        return _err(f"no feedback for {name} in {course.root / 'feedback'}: run `fxcourse feedback {name}` first")
+    r = _nbgrader(course, "release_feedback", name, *exchange, quiet=True)
+    if r.returncode != 0:
+        return _nbgrader_failed(r, f"nbgrader could not release the feedback of {name}")
+    released = sorted(set(re.findall(r"Releasing feedback for student '([^']+)'", r.stdout + r.stderr)))
+    print(f"released the feedback of {name} for {len(released or students)} student(s): "
+          f"{', '.join(released or students)}")
+    return EXIT_OK
+
+
 # ----------------------------------------------------------------------------------------- validate
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -620,6 +765,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--to", default="grades.csv")
     s.add_argument("--db", metavar="URL", help=_DB_HELP)
     s.set_defaults(func=cmd_export)
+
+    # the exchange (nbgrader's release_assignment, collect, release_feedback)
+    exchange_help = "nbgrader exchange directory (default: nbgrader's configured Exchange.root)"
+    s = sub.add_parser("release", help="release an assignment to the students through nbgrader's exchange")
+    s.add_argument("assignment")
+    s.add_argument("--due", metavar="DATE", help="due date recorded in the gradebook, e.g. '2026-12-08 17:00 UTC'")
+    s.add_argument("--force", action="store_true", help="replace a release already in the exchange")
+    s.add_argument("--exchange", metavar="PATH", help=exchange_help)
+    s.set_defaults(func=cmd_release)
+
+    s = sub.add_parser("collect", help="collect the students' latest submissions into submitted/ (flags late ones)")
+    s.add_argument("assignment")
+    s.add_argument("--exchange", metavar="PATH", help=exchange_help)
+    s.set_defaults(func=cmd_collect)
+
+    s = sub.add_parser("release-feedback", help="put feedback/ of an assignment in the exchange for the students")
+    s.add_argument("assignment")
+    s.add_argument("--exchange", metavar="PATH", help=exchange_help)
+    s.set_defaults(func=cmd_release_feedback)
 
     from .learner import add_learner_commands  # progress, watch, reset, hint: the learner's loop
     add_learner_commands(sub)
