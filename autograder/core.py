@@ -68,6 +68,13 @@ class Check:
     evidence: Callable[[Any, tuple], Any]
     judge: Callable[[Case, Any], None]
     timeout: float = 60.0
+    # "always": the function must leave its arguments as they were (modules' parameters, buffers, training
+    # flags and graphs); "weights": the same except training flags (switching a model to eval mode is fine);
+    # "on_raise": when it raises, it must raise before changing them; "" checks neither.
+    unchanged: str = ""
+    # Other graded functions this one may call, with a trusted reference of each: when a case fails with the
+    # learner's own helper but passes with the reference, the failure belongs to the helper's test, not this one.
+    helpers: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -143,32 +150,160 @@ def _quiet() -> Iterable[io.StringIO]:
         torch.set_num_threads(threads)
 
 
+def args_state(args: tuple) -> list:
+    """What a function may not change in its arguments, as plain data: per module its parameters and
+    buffers, every submodule's training flag and, for a GraphModule, its graph; tensors themselves."""
+    out = []
+    for a in args:
+        if isinstance(a, torch.nn.Module):
+            state = {k: v.detach().clone() for k, v in a.state_dict(keep_vars=True).items()
+                     if isinstance(v, torch.Tensor)}
+            entry = {"type": type(a).__name__, "state": state,
+                     "training": [[name, bool(m.training)] for name, m in a.named_modules()]}
+            if isinstance(a, torch.fx.GraphModule):
+                entry["graph"] = str(a.graph)
+            out.append(entry)
+        elif isinstance(a, torch.Tensor):
+            out.append({"tensor": a.detach().clone()})
+        else:
+            out.append(None)
+    return out
+
+
+def _state_change(before: list, after: list, modes: bool = True) -> str | None:
+    """The first difference between two args_state snapshots, in words, or None (modes: training flags too)."""
+    for i, (b, a) in enumerate(zip(before, after)):
+        what = f"argument {i + 1}"
+        if b is None or a is None:
+            continue
+        if "tensor" in b:
+            t, u = b["tensor"], a.get("tensor")
+            if not isinstance(u, torch.Tensor) or t.shape != u.shape or t.dtype != u.dtype or not torch.equal(t, u):
+                return f"{what} (a tensor) was changed"
+            continue
+        what = f"{what} (the {b['type']} passed in)"
+        if b.get("graph") != a.get("graph"):
+            return f"{what}: its graph was changed"
+        if modes and b["training"] != a["training"]:
+            changed = [n for (n, t), (_, u) in zip(b["training"], a["training"]) if t != u] \
+                if len(b["training"]) == len(a["training"]) else []
+            name = (changed[0] or "the model itself") if changed else "a submodule"
+            was = dict((n, t) for n, t in b["training"]).get(changed[0]) if changed else None
+            mode = "" if was is None else f" from {'training' if was else 'eval'} to {'eval' if was else 'training'} mode"
+            return f"{what}: the mode of {name} was switched{mode}"
+        for k, t in b["state"].items():
+            u = a["state"].get(k)
+            if not isinstance(u, torch.Tensor) or t.shape != u.shape or t.dtype != u.dtype or not torch.equal(t, u):
+                return f"{what}: its {k} was changed" if u is not None else f"{what}: its {k} disappeared"
+        extra = [k for k in a["state"] if k not in b["state"]]
+        if extra:
+            return f"{what}: it gained {extra[0]}"
+    return None
+
+
 def collect_evidence(check: Check, fn: Any, case: Case) -> Any:
-    """Call the learner's `fn` on a fresh copy of the case's inputs and return plain evidence."""
+    """Call the learner's `fn` on a fresh copy of the case's inputs and return plain evidence.
+
+    For a check with `unchanged`, the evidence is {"__value__": evidence, "__before__": args_state(args) taken
+    before the call, "__after__": the same after it}; judge_evidence compares the two. For a check with
+    `helpers` that the learner's namespace defines, the function runs twice, with the learner's helpers and
+    with the check's references: {"__helpers__": names, "own": evidence, "reference": evidence}.
+    """
     if not callable(fn):
         return {"__missing__": f"{check.function} is {type(fn).__name__}, not a function"}
+    evidence = _collect_unchanged(check, fn, case)
+    names = [n for n in check.helpers if callable(getattr(fn, "__globals__", {}).get(n))]
+    if not names or _is_todo(evidence):
+        return evidence
+    space = fn.__globals__
+    own = {n: space[n] for n in names}
+    try:
+        space.update({n: check.helpers[n] for n in names})
+        with_reference = _collect_unchanged(check, fn, case)
+    finally:
+        space.update(own)
+    return {"__helpers__": names, "own": evidence, "reference": with_reference}
+
+
+def _is_todo(evidence: Any) -> bool:
+    return isinstance(evidence, dict) and "__todo__" in evidence
+
+
+def _collect_unchanged(check: Check, fn: Any, case: Case) -> Any:
+    evidence, args, before = _collect(check, fn, case)
+    if _is_todo(evidence):   # the released stub: nothing ran, nothing to compare (and callers stop at the first)
+        return evidence
+    if check.unchanged in ("always", "weights") or (check.unchanged == "on_raise" and isinstance(evidence, dict)
+                                       and "__raised__" in evidence and "raises" in case.data):
+        with _quiet():
+            try:
+                after = plain(args_state(args))
+            except Exception as exc:
+                after = f"{type(exc).__name__}: {exc}"[:300]
+        return {"__value__": evidence, "__before__": before, "__after__": after}
+    return evidence
+
+
+def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
+    """(evidence, the arguments the function was called with, their args_state before the call or None)."""
     with _quiet():
         args = case.make()
         kwargs = case.kwargs()
         try:
+            before = plain(args_state(args)) if check.unchanged else None
+        except Exception:   # arguments the snapshot cannot describe: nothing to compare, never a crash
+            before = None
+        try:
             result = fn(*args, **kwargs)
         except NotImplementedError as exc:  # the released stub raises it bare; torch raises it with a message
-            return _raised(exc) if str(exc) else {"__todo__": ""}
+            return (_raised(exc) if str(exc) else {"__todo__": ""}), args, before
         except BaseException as exc:  # the learner's error (even SystemExit) is evidence, not a crash
-            return _raised(exc)
+            return _raised(exc), args, before
         try:
-            return plain(check.evidence(result, args))
+            return plain(check.evidence(result, args)), args, before
         except CheckFailed as exc:
-            return {"__failed__": exc.message, "hint": exc.hint}
+            return {"__failed__": exc.message, "hint": exc.hint}, args, before
         except Exception as exc:
             return {"__failed__": f"could not inspect what {check.function} returned: "
-                                  f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}
+                                  f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}, args, before
 
 
 def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
     """Judge one case's evidence; never runs learner code."""
     from .hints import hint_for_error  # local: hints imports core
     name, label = check.function, case.label
+    if isinstance(evidence, dict) and "__helpers__" in evidence and "own" in evidence:
+        own = judge_evidence(check, case, evidence["own"])
+        if own.passed:
+            return own
+        reference = judge_evidence(check, case, evidence["reference"])
+        if not reference.passed:
+            return reference   # wrong even with the course's helpers: that failure is this function's own
+        helpers = " and ".join(str(h) for h in evidence["__helpers__"])
+        return CaseResult(label, True, f"passed with the course's {helpers}; with yours, {name} fails on {label}: "
+                                       f"{own.message} (that costs points in the test of {helpers} only)",
+                          f"fix {helpers} first: its own test says what is wrong with it")
+    if isinstance(evidence, dict) and "__value__" in evidence and "__after__" in evidence:
+        result = judge_evidence(check, case, evidence["__value__"])
+        with _quiet():
+            try:
+                change = None if evidence["__before__"] is None else _state_change(
+                    evidence["__before__"], evidence["__after__"], modes=check.unchanged != "weights")
+            except Exception as exc:
+                change = f"the grader could not compare the arguments before and after ({type(exc).__name__})"
+        if change is None:
+            return result
+        if not result.passed:
+            return result
+        if isinstance(evidence["__value__"], dict) and "__raised__" in evidence["__value__"]:
+            return CaseResult(label, False, f"{name} on {label}: it raised as it should, but only after changing "
+                                            f"its input: {change}",
+                              "check everything that makes the call invalid first, and raise before you change "
+                              "the graph or any module")
+        return CaseResult(label, False, f"{name} on {label}: {name} must leave its inputs as they were, but "
+                                        f"{change}",
+                          "work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them")
+        return result
     if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
         kind = next(iter(evidence))
         if kind == "__missing__":
@@ -180,7 +315,8 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
         if kind == "__raised__" and "raises" not in case.data:
             where = f" ({evidence['where']})" if evidence.get("where") else ""
             msg = f"{name} raised {evidence['__raised__']} on {label}{where}: {evidence['message']}"
-            return CaseResult(label, False, msg, hint_for_error(evidence["__raised__"], evidence["message"]))
+            return CaseResult(label, False, msg, hint_for_error(evidence["__raised__"], evidence["message"],
+                                                                     evidence.get("where") or None))
         if kind == "__failed__":
             return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}", evidence.get("hint"))
         if kind == "__crashed__":

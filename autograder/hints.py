@@ -5,8 +5,10 @@ import re
 
 __all__ = ["ERROR_HINTS", "hint_for_error"]
 
-# (exception type or None for any, regex on the message, hint). First match wins.
-ERROR_HINTS: list[tuple[str | None, str, str]] = [
+# (exception type or None for any, regex on the message, hint[, regex on the learner's failing line]). First match
+# wins. With the fourth element the diagnosis must also be confirmed by the line of the learner's code that raised
+# (core's evidence "where"): a NoneType error on a line that reads no .bias or .weight is not about a missing bias.
+ERROR_HINTS: list[tuple] = [
     ("TraceError", r"symbolically traced variables cannot be used as inputs to control flow",
      "a Python `if`/`while` on a traced tensor cannot be recorded; move the branch into a function "
      "wrapped with torch.fx.wrap, make the module a leaf, or fix the value with concrete_args"),
@@ -33,7 +35,7 @@ ERROR_HINTS: list[tuple[str | None, str, str]] = [
      "the new target does not take the old node's kwargs (a traced F.relu carries inplace=...): set node.kwargs"),
     (None, r"NoneType",
      "a layer built with bias=False has .bias None, and BatchNorm2d(affine=False) has .weight and .bias None: "
-     "treat a missing bias as 0 and a missing weight as 1"),
+     "treat a missing bias as 0 and a missing weight as 1", r"\.(bias|weight)\b|\bb[12]\b|\bbias\b"),
     (None, r"has no attribute 'activation_post_process'",
      "torch.ao.quantization.convert and quantize_dynamic are eager-mode APIs; convert an FX-prepared model "
      "with convert_fx"),
@@ -55,14 +57,23 @@ ERROR_HINTS: list[tuple[str | None, str, str]] = [
      "graph.lint() found a node used before it is defined or not in the graph: insert new nodes with "
      "graph.inserting_after(node) so they come after their inputs"),
     (None, r"mat1 and mat2 shapes cannot be multiplied|size mismatch",
-     "a weight has the wrong orientation: nn.Linear computes x @ W.T + b, with W of shape (out, in)"),
+     "a weight has the wrong orientation: nn.Linear computes x @ W.T + b, with W of shape (out, in)",
+     r"weight|@|matmul|\bmm\b|linear|\.T\b|\bw[12]?\b"),
     (None, r"recompile", "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
 ]
 
 
-def hint_for_error(exc_type: str, message: str) -> str | None:
-    """The hint for an error raised by a learner's function, or None when no known signature matches."""
-    for etype, pattern, hint in ERROR_HINTS:
+def hint_for_error(exc_type: str, message: str, where: str | None = None) -> str | None:
+    """The hint for an error raised by a learner's function, or None when no known signature matches.
+
+    `where` is the learner's line that raised ("line 7: b = first.bias + 1"); a rule that needs confirmation
+    fires only when that line matches it. When the line's text is unknown (None, or only "line 7": code run
+    from a string has no source to show), the message alone decides.
+    """
+    code = where.split(":", 1)[1] if where and ":" in where else None
+    for etype, pattern, hint, *confirm in ERROR_HINTS:
         if (etype is None or etype == exc_type) and re.search(pattern, message or ""):
+            if confirm and code is not None and not re.search(confirm[0], code):
+                continue
             return hint
     return None

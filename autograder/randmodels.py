@@ -11,7 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["RandomMLP", "RandomConvNet", "random_mlp", "random_convnet", "example_input", "randomize_batchnorm"]
+__all__ = ["RandomMLP", "RandomConvNet", "SpecMLP", "SpecConvNet", "random_mlp", "random_convnet", "example_input",
+           "randomize_batchnorm"]
 
 
 class RandomMLP(nn.Module):
@@ -107,6 +108,97 @@ class RandomConvNet(nn.Module):
         if self.shared:
             y = y + self.bn_b(self.tail(x.flip(-1)))
         return self.head(y.mean(dim=(2, 3)))
+
+
+class SpecMLP(nn.Module):
+    """An MLP built from an explicit plan, so that a property-based test (tests/strategies.py) chooses every part.
+
+    `steps` is a list of (kind, bias, mid): kind one of STEPS, bias for the step's Linear, mid the inner width of
+    a chain. `shared` steps reuse one Linear for every shared step (a module called from several sites);
+    `tuple_out` returns (head(x), x.sum(-1)) instead of one tensor.
+    """
+
+    STEPS = ("linear", "chain", "shared", "relu_fn", "relu_mod", "relu_method", "dropout_mod", "dropout_fn",
+             "residual", "branch")
+
+    def __init__(self, width: int, steps: list, head_bias: bool = True, tuple_out: bool = False,
+                 seed: int = 0, dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        torch.manual_seed(seed)
+        self.width, self.plan, self.tuple_out = width, [tuple(s) for s in steps], tuple_out
+        self.layers = nn.ModuleDict()
+        for i, (kind, bias, mid) in enumerate(self.plan):
+            if kind in ("linear", "residual", "branch"):
+                self.layers[f"l{i}"] = nn.Linear(width, width, bias=bias)
+            elif kind == "chain":
+                self.layers[f"c{i}a"] = nn.Linear(width, mid, bias=bias)
+                self.layers[f"c{i}b"] = nn.Linear(mid, width, bias=not bias)
+            elif kind == "shared" and "shared" not in self.layers:
+                self.layers["shared"] = nn.Linear(width, width, bias=bias)
+            elif kind == "relu_mod":
+                self.layers[f"r{i}"] = nn.ReLU()
+            elif kind == "dropout_mod":
+                self.layers[f"d{i}"] = nn.Dropout(0.25)
+        self.head = nn.Linear(width, 3, bias=head_bias)
+        self.to(dtype)
+
+    def forward(self, x: torch.Tensor):
+        for i, (kind, _bias, _mid) in enumerate(self.plan):
+            if kind == "linear":
+                x = self.layers[f"l{i}"](x)
+            elif kind == "chain":
+                x = self.layers[f"c{i}b"](self.layers[f"c{i}a"](x))
+            elif kind == "shared":
+                x = self.layers["shared"](x)
+            elif kind == "relu_fn":
+                x = F.relu(x)
+            elif kind == "relu_mod":
+                x = self.layers[f"r{i}"](x)
+            elif kind == "relu_method":
+                x = x.relu()
+            elif kind == "dropout_mod":
+                x = self.layers[f"d{i}"](x)
+            elif kind == "dropout_fn":
+                x = F.dropout(x, 0.25, self.training)
+            elif kind == "residual":
+                x = torch.relu(self.layers[f"l{i}"](x)) + x
+            elif kind == "branch":
+                x = self.layers[f"l{i}"](x) * 0.5 + torch.tanh(x)
+        out = self.head(x)
+        return (out, x.sum(-1)) if self.tuple_out else out
+
+
+class SpecConvNet(nn.Module):
+    """Conv2d -> BatchNorm2d blocks built from an explicit plan: per block (kernel, conv bias, BN affine,
+    padding_mode, relu after); `shared_tail` calls one conv from two sites; `tuple_out` returns two tensors."""
+
+    def __init__(self, channels: int, blocks: list, shared_tail: bool = False, tuple_out: bool = False,
+                 seed: int = 0, dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        torch.manual_seed(seed)
+        self.plan, self.shared_tail, self.tuple_out = [tuple(b) for b in blocks], shared_tail, tuple_out
+        self.convs, self.bns = nn.ModuleList(), nn.ModuleList()
+        cin = 3
+        for k, bias, affine, mode, _relu in self.plan:
+            self.convs.append(nn.Conv2d(cin, channels, k, padding=k // 2, bias=bias, padding_mode=mode))
+            self.bns.append(nn.BatchNorm2d(channels, affine=affine))
+            cin = channels
+        self.tail = nn.Conv2d(cin, channels, 3, padding=1)
+        self.bn_a, self.bn_b = nn.BatchNorm2d(channels), nn.BatchNorm2d(channels)
+        self.head = nn.Linear(channels, 2)
+        randomize_batchnorm(self, seed)
+        self.to(dtype)
+
+    def forward(self, x: torch.Tensor):
+        for (_k, _b, _a, _m, relu), conv, bn in zip(self.plan, self.convs, self.bns):
+            x = bn(conv(x))
+            if relu:
+                x = torch.relu(x)
+        y = self.bn_a(self.tail(x))
+        if self.shared_tail:
+            y = y + self.bn_b(self.tail(x.flip(-1)))
+        out = self.head(y.mean(dim=(2, 3)))
+        return (out, y.amax(dim=(1, 2, 3))) if self.tuple_out else out
 
 
 def random_mlp(seed: int, **kwargs: object) -> RandomMLP:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from autograder.core import Case, collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer
+from autograder.mutants import load, run_answer, misdiagnosis
 from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from autograder.notebook import test_cells as notebook_test_cells
 
@@ -70,6 +70,8 @@ def test_mutant_is_killed_with_its_hint(nb, mutant):
     passed, text = run_answer(A, mutant.function, answer_namespace(nb, {mutant.function: mutant.source}))
     assert not passed, f"the mutant ({mutant.why}) passes every case"
     assert mutant.hint.lower() in text.lower(), f"failure does not say {mutant.hint!r}:\n{text}"
+    wrong = misdiagnosis(A, mutant.function, text)
+    assert wrong is None, f"the hint shown {wrong}:\n{text}"
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
@@ -95,7 +97,8 @@ def test_expected_keyerror_reaches_the_judge(solution):
     check = get_check(A, "consumers")
     case = next(c for c in check.cases(False) if "raises" in c.data)
     evidence = collect_evidence(check, solution["consumers"], case)
-    assert evidence["__raised__"] == "KeyError" and case.data["node"] in evidence["message"]
+    raised = evidence["__value__"]   # consumers must leave gm unchanged: the error comes wrapped with its snapshots
+    assert raised["__raised__"] == "KeyError" and case.data["node"] in raised["message"]
     assert judge_evidence(check, case, evidence).passed
 
     def wrong_error(gm, node_name):
@@ -123,7 +126,7 @@ def test_evidence_is_plain_data(solution):
 
     check = get_check(A, "op_histogram")
     case = check.cases(False)[0]
-    ev = collect_evidence(check, lambda gm: collections.Counter(n.op for n in gm.graph.nodes), case)
+    ev = collect_evidence(check, lambda gm: collections.Counter(n.op for n in gm.graph.nodes), case)["__value__"]
     assert type(ev) is dict and all(type(k) is str and type(v) is int for k, v in ev.items())
     for function in FUNCTIONS:
         check = get_check(A, function)

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from autograder.checks import ex03_replacing as checks
 from autograder.core import collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer
+from autograder.mutants import load, run_answer, misdiagnosis
 from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from fxplayground import ThreeReluNet, TinyNet
 
@@ -67,6 +67,8 @@ def test_mutant_is_killed_with_its_hint(notebook, mutant):
     passed, text = run_answer(A, mutant.function, ns)
     assert not passed, "the mutant passed every check"
     assert mutant.hint.lower() in text.lower(), text
+    wrong = misdiagnosis(A, mutant.function, text)
+    assert wrong is None, f"the hint shown {wrong}:\n{text}"
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])

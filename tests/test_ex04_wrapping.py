@@ -13,7 +13,7 @@ import torch.fx as fx
 
 from autograder.checks import ex04_wrapping as checks
 from autograder.core import collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer
+from autograder.mutants import load, run_answer, misdiagnosis
 from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from autograder.notebook import test_cells as notebook_test_cells
 
@@ -86,6 +86,8 @@ def test_mutant_is_killed_with_its_hint(nb, mutant):
     passed, text = run_answer(A, mutant.function, ns)
     assert not passed, f"mutant passed: {mutant.why}"
     assert mutant.hint.lower() in text.lower(), text
+    wrong = misdiagnosis(A, mutant.function, text)
+    assert wrong is None, f"the hint shown {wrong}:\n{text}"
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES, ids=lambda a: f"{a.function}-{a.why[:40]}")

@@ -10,7 +10,7 @@ import torch.fx as fx
 
 from autograder.checks import ex05_inserting as checks
 from autograder.core import collect_evidence, judge_evidence
-from autograder.mutants import load, run_answer
+from autograder.mutants import load, run_answer, misdiagnosis
 from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from fxplayground import DropoutNet, ThreeReluNet, TinyNet
 
@@ -51,6 +51,8 @@ def test_mutant_is_killed_with_its_hint(notebook, mutant):
     passed, text = run_answer(A, mutant.function, ns)
     assert not passed, f"mutant survived: {mutant.why}"
     assert mutant.hint.lower() in text.lower(), text
+    wrong = misdiagnosis(A, mutant.function, text)
+    assert wrong is None, f"the hint shown {wrong}:\n{text}"
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES, ids=lambda a: f"{a.function}: {a.why}")

@@ -11,7 +11,7 @@ import torch.nn as nn
 
 from autograder.checks import ex06_fusing as checks
 from autograder.core import collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer
+from autograder.mutants import load, run_answer, misdiagnosis
 from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from autograder.notebook import test_cells as notebook_test_cells
 
@@ -86,6 +86,8 @@ def test_mutant_is_killed_with_its_hint(nb, mutant):
     passed, text = run_answer(A, mutant.function, answer_namespace(nb, {mutant.function: mutant.source}))
     assert not passed, f"the mutant ({mutant.why}) passes every case"
     assert mutant.hint.lower() in text.lower(), f"failure does not say {mutant.hint!r}:\n{text}"
+    wrong = misdiagnosis(A, mutant.function, text)
+    assert wrong is None, f"the hint shown {wrong}:\n{text}"
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
@@ -134,7 +136,10 @@ def test_training_mode_cases_expect_a_value_error(solution):
     assert len(cases) == 2
     for case in cases:
         ev = collect_evidence(check, solution["fuse_conv_bn"], case)
-        assert ev.get("__raised__") == "ValueError", ev
+        # wrapped twice: with the learner's fold_bn_into_conv ("own") and the course's, each with the snapshots
+        # of gm before and after (a raise must leave it unchanged)
+        assert set(ev) == {"__helpers__", "own", "reference"}, set(ev)
+        assert ev["own"]["__value__"].get("__raised__") == "ValueError", ev
         result = judge_evidence(check, case, ev)
         assert result.passed, result.message
 
@@ -189,3 +194,30 @@ def test_tracing_leaves_container_modules_in_training_mode():
     gm = fx.symbolic_trace(LinearChain((4, 8, 4)).eval())
     assert not gm.training and not gm.get_submodule("layers.0").training
     assert isinstance(gm.layers, nn.Module) and gm.layers.training
+
+
+# ------------------------------------------------ a failure caused by another graded function costs points there
+
+HELPER_OF = {"fuse_linear_pair": "fuse_consecutive_linears", "fold_bn_into_conv": "fuse_conv_bn"}
+
+
+@pytest.mark.parametrize("mutant", [m for m in MUTANTS if m.function in HELPER_OF],
+                         ids=[f"{m.function}: {m.why}" for m in MUTANTS if m.function in HELPER_OF])
+def test_a_right_pass_keeps_its_points_when_the_helper_it_calls_is_wrong(nb, mutant):
+    """A wrong fold_bn_into_conv loses points in its own test; the right fuse_conv_bn that calls it does not."""
+    ns = answer_namespace(nb, {mutant.function: mutant.source})
+    user = HELPER_OF[mutant.function]
+    passed, text = run_answer(A, user, ns)
+    assert passed, f"{user} loses points for the wrong {mutant.function} ({mutant.why}):\n{text}"
+    check = get_check(A, user)
+    notes = [r.message for h in (False, True) for c in check.cases(h)
+             for r in [judge_evidence(check, c, collect_evidence(check, ns[user], c))] if not r.message == "passed"]
+    assert all(mutant.function in n and "course's" in n for n in notes), notes
+
+
+def test_a_wrong_pass_with_a_wrong_helper_still_fails(nb):
+    pair_only = next(m for m in MUTANTS if m.function == "fuse_consecutive_linears" and "pairs only" in m.why)
+    wrong_pair = next(m for m in MUTANTS if m.function == "fuse_linear_pair" and "W1 @ W2" in m.why)
+    ns = answer_namespace(nb, {pair_only.function: pair_only.source, wrong_pair.function: wrong_pair.source})
+    passed, text = run_answer(A, "fuse_consecutive_linears", ns)
+    assert not passed and pair_only.hint.lower() in text.lower(), text

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from autograder.checks import ex07_qat as checks
 from autograder.core import collect_evidence, get_check, judge_evidence, run_check
-from autograder.mutants import load, run_answer
+from autograder.mutants import load, run_answer, misdiagnosis
 from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from autograder.notebook import test_cells as notebook_test_cells
 
@@ -126,6 +126,8 @@ def test_mutant_is_killed_with_its_hint(nb, mutant):
     passed, text = run_answer(A, mutant.function, answer_namespace(nb, {mutant.function: mutant.source}))
     assert not passed, f"the mutant ({mutant.why}) passes every case"
     assert mutant.hint.lower() in text.lower(), f"failure does not say {mutant.hint!r}:\n{text}"
+    wrong = misdiagnosis(A, mutant.function, text)
+    assert wrong is None, f"the hint shown {wrong}:\n{text}"
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
@@ -167,6 +169,9 @@ def test_evidence_is_plain_data(solution):
         check = get_check(A, function)
         for case in check.cases(False) + check.cases(True)[:2]:
             ev = collect_evidence(check, solution[function], case)
+            if check.unchanged:   # the answer's evidence, with snapshots of the inputs before and after the call
+                assert set(ev) == {"__value__", "__before__", "__after__"}, set(ev)
+                ev = ev["__value__"]
             assert not (isinstance(ev, dict) and any(str(k).startswith("__") for k in ev)), ev
             buf = io.BytesIO()
             torch.save(ev, buf)

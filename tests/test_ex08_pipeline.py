@@ -12,7 +12,7 @@ import torch.fx as fx
 
 from autograder.checks import ex08_pipeline as checks
 from autograder.core import Case, Check, CheckFailed, collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer
+from autograder.mutants import load, run_answer, misdiagnosis
 from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 
 A = "ex08_pipeline"
@@ -102,6 +102,8 @@ def test_mutant_is_killed_with_its_hint(solution_ns, mutant):
     passed, text = run_answer(A, mutant.function, _with_source(solution_ns, mutant.source))
     assert not passed, f"mutant passed every check: {mutant.why}"
     assert mutant.hint.lower() in text.lower(), f"killed without the hint {mutant.hint!r}:\n{text}"
+    wrong = misdiagnosis(A, mutant.function, text)
+    assert wrong is None, f"the hint shown {wrong}:\n{text}"
 
 
 @pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])

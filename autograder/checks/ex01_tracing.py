@@ -28,6 +28,18 @@ class ScaledSkip(nn.Module):
         return self.fc(x).mul(self.scale) + y.sum(dim=-1, keepdim=True)
 
 
+class DeadBranch(nn.Module):
+    """Computes a tanh nobody uses: tracing keeps the dead node, and it is a node like any other."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        unused = torch.tanh(x)  # noqa: F841 (the dead node is the point)
+        return self.fc(x)
+
+
 class GradModeNet(nn.Module):
     """Its output depends on whether autograd is on, so a check can see if no_grad was used."""
 
@@ -43,7 +55,8 @@ def _graph_cases(hidden: bool) -> list[Case]:
     if not hidden:
         return [Case("TinyNet", _traced(TinyNet)), Case("Net", _traced(Net))]
     return [Case("ThreeReluNet (unseen)", _traced(ThreeReluNet)),
-            Case("ScaledSkip with get_attr and two inputs (unseen)", _traced(ScaledSkip))] + [
+            Case("ScaledSkip with get_attr and two inputs (unseen)", _traced(ScaledSkip)),
+            Case("DeadBranch: a node nobody uses (unseen)", _traced(DeadBranch))] + [
         Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (11, 12)]
 
 
@@ -89,6 +102,9 @@ def _count_cases(hidden: bool) -> list[Case]:
     if hidden:
         out.append(Case("TinyNet, op passed by keyword", _traced(TinyNet), kwargs=lambda: {"op": "call_module"},
                         data={"op": "call_module"}))
+        for op in ("", "call_modle"):   # ops no node has: an empty string is not None, a typo matches nothing
+            out.append(Case(f"TinyNet, op={op!r} (no node has it)", lambda op=op: (fx.symbolic_trace(TinyNet()), op),
+                            data={"op": op}))
     return out
 
 
@@ -106,6 +122,8 @@ def _count_judge(case, got):
     hint = None
     if op is None and got == expected - 2:
         hint = "placeholder and output are nodes too"
+    elif op == "" and got == len(gm.graph.nodes):
+        hint = "only op=None means every node: test `op is None`, not `not op` (an empty string is an op no node has)"
     elif op is not None and got == len(gm.graph.nodes):
         hint = "when op is given, count only nodes whose node.op equals it"
     elif op is None and got == 0:
@@ -131,9 +149,13 @@ def _x(*shape, seed=0):
 
 
 def _match_cases(hidden: bool) -> list[Case]:
-    def tiny_pair(delta=0.0, seed=0):
+    def tiny_pair(delta=0.0, seed=0, scale=1.0):
         torch.manual_seed(seed)
         model = TinyNet()
+        if scale != 1.0:
+            with torch.no_grad():
+                model.fc2.weight.mul_(scale)
+                model.fc2.bias.fill_(scale)
         gm = fx.symbolic_trace(copy.deepcopy(model) if delta else model)
         if delta:
             _perturbed(gm, delta)
@@ -166,9 +188,13 @@ def _match_cases(hidden: bool) -> list[Case]:
         _match_case("TinyNet off by 1e-7, atol=0 (exact)", lambda: tiny_pair(1e-7, seed=1), False),
         _match_case("TinyNet off by 1e-7, atol=1e-3", lambda: tiny_pair(1e-7, seed=1), True, atol=1e-3),
         _match_case("TinyNet off by 0.1, atol=1e-3", lambda: tiny_pair(0.1, seed=2), False, atol=1e-3),
+        _match_case("TinyNet with outputs near 1e4, off by 0.05, atol=1e-3 (no relative tolerance)",
+                    lambda: tiny_pair(0.05, seed=6, scale=1e4), False, atol=1e-3),
         _match_case("a model with two inputs and its trace", two_inputs, True),
         _match_case("outputs of shapes (1, 2) and (2,) that broadcast", broadcast_trap, False),
         _match_case("a model whose output shows whether no_grad was on", grad_mode, False),
+        _match_case("outputs of shapes (1, 2) and (2,) that broadcast, atol=1e-3", broadcast_trap, False, atol=1e-3),
+        _match_case("TinyNet off by 0.5, atol=1.0", lambda: tiny_pair(0.5, seed=7), True, atol=1.0),
     ]
 
 
@@ -187,14 +213,22 @@ def _match_judge(case, got):
         "TinyNet off by 1e-7, atol=0 (exact)": "with atol == 0 the outputs must be exactly equal: use torch.equal",
         "outputs of shapes (1, 2) and (2,) that broadcast":
             "outputs of different shapes do not match, even when they broadcast: compare shapes too",
+        "outputs of shapes (1, 2) and (2,) that broadcast, atol=1e-3":
+            "outputs of different shapes do not match, even when they broadcast: compare shapes first, also "
+            "when atol > 0 (torch.allclose broadcasts)",
+        "TinyNet off by 0.5, atol=1.0": "any atol other than 0 is a tolerance, 1.0 included: torch.allclose(a, b, "
+                                        "rtol=0, atol=atol)",
         "a model whose output shows whether no_grad was on": "run both modules inside `with torch.no_grad():`",
         "TinyNet off by 1e-7, atol=1e-3": "with atol > 0, compare with torch.allclose(a, b, rtol=0, atol=atol)",
+        "TinyNet with outputs near 1e4, off by 0.05, atol=1e-3 (no relative tolerance)":
+            "the tolerance is atol alone: torch.allclose(a, b, rtol=0, atol=atol) (its default rtol=1e-5 adds "
+            "1e-5 * |b|, which is 0.1 for outputs near 1e4)",
     }
     expect(got == expected, f"returned {got}, expected {expected}", hints.get(case.label))
 
 
 CHECKS = {
-    "node_summary": Check("node_summary", _graph_cases, _summary_evidence, _summary_judge),
-    "count_nodes": Check("count_nodes", _count_cases, _count_evidence, _count_judge),
-    "outputs_match": Check("outputs_match", _match_cases, _match_evidence, _match_judge),
+    "node_summary": Check("node_summary", _graph_cases, _summary_evidence, _summary_judge, unchanged="always"),
+    "count_nodes": Check("count_nodes", _count_cases, _count_evidence, _count_judge, unchanged="always"),
+    "outputs_match": Check("outputs_match", _match_cases, _match_evidence, _match_judge, unchanged="always"),
 }

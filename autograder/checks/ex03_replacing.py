@@ -114,6 +114,32 @@ class SharedReluNet(nn.Module):
         return self.head(self.act(h - 0.5) + torch.sigmoid(h))
 
 
+class KeywordReluNet(nn.Module):
+    """torch.relu called with its input by keyword: node.args is empty, node.kwargs holds `input`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.relu(input=self.fc(x)) - 0.1)
+
+
+class ReluLikeNet(nn.Module):
+    """A torch.relu next to ReLU-like ops that are not ReLU and must stay: F.relu6, F.leaky_relu, nn.ReLU6 and
+    nn.LeakyReLU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.six = nn.ReLU6()
+        self.leaky = nn.LeakyReLU(0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc(x))
+        return h + F.relu6(x * 4.0) + F.leaky_relu(x, 0.2) + self.six(x * 4.0) + self.leaky(x)
+
+
 class SwapNet(nn.Module):
     """torch.relu and F.relu (both named 'relu'), a .sigmoid() method and torch.sigmoid, an add."""
 
@@ -191,8 +217,13 @@ def _eager(model: nn.Module, inputs: list, mapping: list | None = None) -> list[
     return outs
 
 
-def _gelu_only(x, *args, **kwargs):
-    return F.gelu(x)
+def _input_of(args: tuple, kwargs: dict):
+    """The tensor a ReLU-style call works on: its first argument, or input= given by keyword."""
+    return args[0] if args else kwargs["input"]
+
+
+def _gelu_only(*args, **kwargs):
+    return F.gelu(_input_of(args, kwargs))
 
 
 RELU_TO_GELU = [(f, _gelu_only) for f in RELU_FUNCTIONS]
@@ -509,6 +540,10 @@ def _clamp_cases(hidden: bool) -> list[Case]:
              lambda: _prepare(ReluOutputNet, (4, 5), seed=3), 6.0, keyword=True),
         case("ThreeReluNet (no torch.relu: nothing changes), max_value=1.0",
              lambda: _prepare(ThreeReluNet, (3, 8), seed=4), 1.0),
+        case("ReluLikeNet: F.relu6, F.leaky_relu, nn.ReLU6, nn.LeakyReLU must stay, max_value=0.75",
+             lambda: _prepare(ReluLikeNet, (4, 6), seed=42), 0.75),
+        case("KeywordReluNet: torch.relu(input=h), its input by keyword, max_value=0.5",
+             lambda: _prepare(KeywordReluNet, (4, 6), seed=43), 0.5),
         case("random model seed 41, max_value=2 (an int)",
              lambda: _prepare(lambda: random_mlp(41, width=6, steps=("residual", "relu_fn", "relu_mod",
                                                                      "residual", "relu_method")), (5, 6),
@@ -552,7 +587,8 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     _judge_ran(ev)
     if want and "clamp" not in ev["code"]:
         raise CheckFailed("gm.code does not mention clamp", RECOMPILE_HINT)
-    expected = _eager(model, inputs, [(torch.relu, lambda x, *a, **k: torch.clamp(x, min=0, max=max_value))])
+    expected = _eager(model, inputs, [(torch.relu, lambda *a, **k: torch.clamp(_input_of(a, k), min=0,
+                                                                             max=max_value))])
     hint = f"every torch.relu(x) must become torch.clamp(x, min=0, max=max_value), here max_value={max_value!r}"
     try:
         _judge_outputs(ev["outputs"], expected, "output", hint)
@@ -594,6 +630,10 @@ def _gelu_cases(hidden: bool) -> list[Case]:
                                                                       "relu_mod", "residual", "relu_fn")),
                                (4, 6), seed=51),)),
         Case("TinyNet (torch.relu only)", lambda: (_prepare(TinyNet, (6, 4), seed=8),)),
+        Case("ReluLikeNet: F.relu6, F.leaky_relu, nn.ReLU6, nn.LeakyReLU must stay",
+             lambda: (_prepare(ReluLikeNet, (4, 6), seed=52),)),
+        Case("KeywordReluNet: torch.relu(input=h), its input by keyword",
+             lambda: (_prepare(KeywordReluNet, (4, 6), seed=53),)),
     ]
 
 

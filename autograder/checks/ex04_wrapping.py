@@ -641,8 +641,24 @@ class _ClipNet(nn.Module):
         return self.out(x)
 
 
-_SPEC_MODELS = {"FlagNet": lambda seed: FlagNet(), "_TwoInputFlags": _TwoInputFlags, "_ClipNet": _ClipNet}
-_SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,)}
+class _SnakeNames(nn.Module):
+    """A tensor input whose name has an underscore (x_in), like the guards of flags (gain_db_1)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        _seed(seed)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x_in, gain_db: float = 0.0, use_bias: bool = True):
+        h = self.fc(x_in) * (10.0 ** (gain_db / 20.0))
+        if use_bias:
+            h = h + 1.0
+        return h
+
+
+_SPEC_MODELS = {"FlagNet": lambda seed: FlagNet(), "_TwoInputFlags": _TwoInputFlags, "_ClipNet": _ClipNet,
+                "_SnakeNames": _SnakeNames}
+_SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,), "_SnakeNames": (4,)}
 
 
 def _spec_case(label: str, kind: str, seed: int, flags: dict, hint: str | None = None) -> Case:
@@ -675,6 +691,8 @@ def _spec_cases(hidden: bool) -> list[Case]:
         _spec_case("clip=None given explicitly, act=None where act defaults to 'tanh', depth=3 (unseen)",
                    "_ClipNet", 46, {"clip": None, "act": None, "depth": 3}),
         _spec_case("act='relu', depth=1, clip=2.0 (unseen)", "_ClipNet", 47, {"act": "relu", "depth": 1, "clip": 2.0}),
+        _spec_case("a tensor input named x_in, gain_db=6.0, use_bias=False (unseen)", "_SnakeNames", 48,
+                   {"gain_db": 6.0, "use_bias": False}),
     ]
 
 
@@ -727,9 +745,9 @@ def _spec_judge(case, ev):
 
 
 CHECKS = {
-    "trace_gated": Check("trace_gated", _gated_cases, _gated_evidence, _gated_judge),
-    "trace_with_leaves": Check("trace_with_leaves", _leaf_cases, _leaf_evidence, _leaf_judge),
-    "trace_specialized": Check("trace_specialized", _spec_cases, _spec_evidence, _spec_judge),
+    "trace_gated": Check("trace_gated", _gated_cases, _gated_evidence, _gated_judge, unchanged="always"),
+    "trace_with_leaves": Check("trace_with_leaves", _leaf_cases, _leaf_evidence, _leaf_judge, unchanged="always"),
+    "trace_specialized": Check("trace_specialized", _spec_cases, _spec_evidence, _spec_judge, unchanged="always"),
 }
 
 __all__ = ["CHECKS", "MODELS_SOURCE", "REF", "build_gated", "gated_inputs", "notebook_namespace",

@@ -753,6 +753,6 @@ def _flops_judge(case: Case, got) -> None:
 CHECKS = {
     "insert_after": Check("insert_after", _insert_cases, _insert_evidence, _insert_judge),
     "remove_dropout": Check("remove_dropout", _drop_cases, _drop_evidence, _drop_judge),
-    "record_shapes": Check("record_shapes", _shape_cases, _shape_evidence, _shape_judge),
-    "linear_flops": Check("linear_flops", _flops_cases, _flops_evidence, _flops_judge),
+    "record_shapes": Check("record_shapes", _shape_cases, _shape_evidence, _shape_judge, unchanged="always"),
+    "linear_flops": Check("linear_flops", _flops_cases, _flops_evidence, _flops_judge, unchanged="always"),
 }

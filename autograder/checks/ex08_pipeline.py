@@ -169,11 +169,11 @@ def _knots(seed: int = 0):
     return gm, log
 
 
-def _pipeline_case(label, build, *, kwargs=None, raises=None, hint=None):
-    """build() -> (gm, passes, *rest) with the probes' log on gm; `raises`: what the error must mention."""
+def _pipeline_case(label, build, *, kwargs=None, raises=None, hint=None, error="RuntimeError"):
+    """build() -> (gm, passes, *rest) with the probes' log on gm; `raises`: what the `error` must mention."""
     data = {"hint": hint}
     if raises is not None:
-        data.update(raises="RuntimeError", must_mention=raises)
+        data.update(raises=error, must_mention=raises)
 
     def make():
         args = build()
@@ -246,6 +246,13 @@ def _pipeline_cases(hidden: bool) -> list[Case]:
         gm, _ = _knots(9)
         return gm, []
 
+    def h_returns_none():
+        gm, log = _knots(10)
+        return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
+                    _probe(log, "forgets_return", lambda g: None)]
+
+    none_hint = ("check what each pass returns before using it: when it is not a GraphModule (a pass that "
+                 "forgot `return gm` returns None), raise TypeError (or RuntimeError) naming the pass")
     lint_hint = ("call gm.graph.lint() after every pass, not once per round: a later pass can hide the damage, "
                  "and the error must name the pass that did it")
     return [
@@ -280,6 +287,9 @@ def _pipeline_cases(hidden: bool) -> list[Case]:
                        hint="name a pass by getattr(p, '__name__', type(p).__name__): callable objects have "
                             "no __name__"),
         _pipeline_case("no passes at all", h_empty),
+        _pipeline_case("Knots with [cancel_double_neg, forgets_return]: the second pass returns None "
+                       "(wrong snippet 11)", h_returns_none, raises="forgets_return", error="TypeError",
+                       hint=none_hint),
     ]
 
 
@@ -317,18 +327,20 @@ def _rounds_text(calls: list, per_round: int) -> str:
 def _pipeline_judge(case: Case, ev) -> None:
     hint = case.data.get("hint")
     if "raises" in case.data:
-        wanted = case.data["must_mention"]
+        wanted, error = case.data["must_mention"], case.data["raises"]
         if not (isinstance(ev, dict) and "__raised__" in ev):
-            what = (f"the pass '{wanted}' breaks the graph" if not wanted.isdigit()
-                    else f"no fixed point is reached within max_rounds={wanted}")
-            raise CheckFailed(f"returned normally, expected a RuntimeError: {what}", hint)
+            what = (f"no fixed point is reached within max_rounds={wanted}" if wanted.isdigit() else
+                    f"the pass '{wanted}' returns None" if error == "TypeError" else
+                    f"the pass '{wanted}' breaks the graph")
+            raise CheckFailed(f"returned normally, expected a {error}: {what}", hint)
         bases = ev.get("bases") or [ev["__raised__"]]
-        expect("RuntimeError" in bases,
-               f"raised {ev['__raised__']} ({ev['message'][:200]}), expected a RuntimeError",
-               hint if "__name__" in ev["message"] else
+        allowed = ("TypeError", "RuntimeError") if error == "TypeError" else (error,)
+        expect(any(e in bases for e in allowed),
+               f"raised {ev['__raised__']} ({ev['message'][:200]}), expected a {' or a '.join(allowed)}",
+               hint if "__name__" in ev["message"] or error != "RuntimeError" else
                "raise RuntimeError(...) with a message that says what went wrong and where")
         expect(wanted in ev["message"],
-               f"raised RuntimeError, but its message does not mention {wanted!r}: {ev['message'][:300]!r}",
+               f"raised {error}, but its message does not mention {wanted!r}: {ev['message'][:300]!r}",
                hint)
         return
 
@@ -453,6 +465,23 @@ class BranchyLinearNet(nn.Module):
         return self.fc2(h) + self.fc3(h)
 
 
+class ModuleFedNet(nn.Module):
+    """A BatchNorm2d after an nn.ReLU module and a Linear after an nn.Tanh module: neither follows a conv or a
+    Linear, so nothing folds or fuses there (each module is called once, each output has one user)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.act = nn.ReLU()
+        self.bn = nn.BatchNorm2d(4)
+        self.squash = nn.Tanh()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.bn(self.act(self.conv(x))).mean(dim=(2, 3))
+        return self.fc(self.squash(h))
+
+
 def _seeded(cls, seed: int, *args, **kwargs) -> nn.Module:
     torch.manual_seed(seed)
     return cls(*args, **kwargs)
@@ -513,6 +542,10 @@ def _opt_cases(hidden: bool) -> list[Case]:
         _opt_case("BranchyLinearNet: fc1's output has two users", lambda: _seeded(BranchyLinearNet, 12).eval(),
                   (4, 6), 12,
                   hint="fuse a pair only when the first Linear's output has exactly one user"),
+        _opt_case("ModuleFedNet: a BatchNorm2d after an nn.ReLU module, a Linear after an nn.Tanh module",
+                  lambda: randomize_batchnorm(_seeded(ModuleFedNet, 14), 14), (2, 3, 5, 5), 14,
+                  hint="fold a BatchNorm2d only into a Conv2d, and fuse a Linear only into a Linear: check the "
+                       "module type of the node before it"),
         _opt_case("ConvBNNet with tiny running variances (eps matters)",
                   lambda: randomize_batchnorm(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13,
                   hint="the fold divides by sqrt(running_var + eps): keep bn.eps"),
@@ -641,5 +674,5 @@ def _opt_judge(case: Case, ev) -> None:
 
 CHECKS = {
     "run_pipeline": Check("run_pipeline", _pipeline_cases, _pipeline_evidence, _pipeline_judge),
-    "optimize_for_inference": Check("optimize_for_inference", _opt_cases, _opt_evidence, _opt_judge),
+    "optimize_for_inference": Check("optimize_for_inference", _opt_cases, _opt_evidence, _opt_judge, unchanged="weights"),
 }

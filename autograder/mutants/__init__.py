@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..core import CheckFailed, get_check, judge_evidence, collect_evidence
 
-__all__ = ["Mutant", "Alternative", "Outcome", "load", "run_answer", "evaluate"]
+__all__ = ["Mutant", "Alternative", "Outcome", "load", "run_answer", "evaluate", "misdiagnosis"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,24 @@ def run_answer(assignment: str, function: str, namespace: dict) -> tuple[bool, s
     return True, ""
 
 
+def misdiagnosis(assignment: str, function: str, text: str) -> str | None:
+    """Why the failure `text` of an answer to `function` may blame what the answer does right, or None.
+
+    A learner must see one confirmed diagnosis: not several joined ones, and not the fault of another graded
+    function (that one's own test charges for it).
+    """
+    import importlib
+    import re
+
+    if "; also:" in text:
+        return "several diagnoses at once: at most one of them is the answer's mistake"
+    others = [f for f in importlib.import_module(f"autograder.checks.{assignment}").CHECKS if f != function]
+    for other in others:
+        if re.search(rf"\bfix {other} first|course's {other}\b", text):
+            return f"blames {other}, another graded function"
+    return None
+
+
 def evaluate(assignment: str, solutions: str | Path) -> list[Outcome]:
     """Run every mutant and alternative of `assignment` against its checks, in-process."""
     from ..notebook import answer_namespace, read_notebook
@@ -71,10 +89,13 @@ def evaluate(assignment: str, solutions: str | Path) -> list[Outcome]:
     for m in mutants:
         ns = answer_namespace(nb, {m.function: m.source})
         passed, text = run_answer(assignment, m.function, ns)
-        ok = not passed and m.hint.lower() in text.lower()
+        wrong = None if passed else misdiagnosis(assignment, m.function, text)
+        ok = not passed and m.hint.lower() in text.lower() and wrong is None
         detail = "passed all checks" if passed else (text if not ok else "killed")
-        if not passed and not ok:
+        if not passed and m.hint.lower() not in text.lower():
             detail = f"failed, but without the hint {m.hint!r}: {text}"
+        elif wrong:
+            detail = f"failed with its hint, but the failure {wrong}: {text}"
         outcomes.append(Outcome(m.function, m.why, "mutant", ok, detail))
     for a in alternatives:
         ns = answer_namespace(nb, {a.function: a.source})

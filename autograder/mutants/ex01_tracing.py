@@ -106,3 +106,34 @@ def outputs_match(model, gm, *inputs, atol=0.0):
     return bool((a - b).abs().max().item() <= atol)
 '''),
 ]
+
+# ------------------------------------------- right answers written with another torch.fx mechanism
+
+ALTERNATIVES += [
+    Alternative('node_summary', 'Graph.find_nodes per opcode (call_function: the rest), back in graph order', '''
+def node_summary(gm):
+    order = {node: i for i, node in enumerate(gm.graph.nodes)}
+    found = {n for op in ("placeholder", "get_attr", "call_method", "call_module", "output")
+             for n in gm.graph.find_nodes(op=op)}
+    rest = [n for n in order if n not in found]          # find_nodes needs a target for call_function
+    return [(n.op, n.name) for n in sorted([*found, *rest], key=order.__getitem__)]
+'''),
+    Alternative('count_nodes', 'Graph.find_nodes(op=...); call_function nodes are what the other opcodes leave', '''
+def count_nodes(gm, op=None):
+    if op is None:
+        return len(gm.graph.nodes)
+    if op == "call_function":   # find_nodes needs a target for call_function
+        others = ("placeholder", "get_attr", "call_method", "call_module", "output")
+        return len(gm.graph.nodes) - sum(len(gm.graph.find_nodes(op=o)) for o in others)
+    return len(gm.graph.find_nodes(op=op))
+'''),
+    Alternative('outputs_match', 'runs the graph with an fx.Interpreter', '''
+def outputs_match(model, gm, *inputs, atol=0.0):
+    with torch.no_grad():
+        expected = model(*inputs)
+        got = fx.Interpreter(gm).run(*inputs)
+    if expected.shape != got.shape:
+        return False
+    return bool((expected - got).abs().max() <= atol) if atol else torch.equal(expected, got)
+'''),
+]

@@ -299,3 +299,44 @@ def graph_depth(gm):
     return dist[list(gm.graph.nodes)[-1]]
 '''),
 ]
+
+# ------------------------------------------- right answers written with another torch.fx mechanism
+
+ALTERNATIVES += [
+    Alternative('op_histogram', 'Graph.find_nodes for five opcodes, call_function nodes are the rest', '''
+def op_histogram(gm):
+    ops = ("placeholder", "get_attr", "call_method", "call_module", "output")
+    counts = {op: len(gm.graph.find_nodes(op=op)) for op in ops}
+    counts["call_function"] = len(gm.graph.nodes) - sum(counts.values())
+    return {op: n for op, n in counts.items() if n}
+'''),
+    Alternative('graph_depth', 'an fx.Interpreter whose values are depths instead of tensors', '''
+def graph_depth(gm):
+    class Depth(fx.Interpreter):
+        def run_node(self, n):
+            if n.op == "placeholder":
+                return 0
+            reached = [self.env[a] + 1 for a in n.all_input_nodes if self.env[a] is not None]
+            return max(reached) if reached else None
+    placeholders = gm.graph.find_nodes(op="placeholder")
+    return Depth(gm).run(*[None] * len(placeholders))
+'''),
+]
+ALTERNATIVES += [
+    Alternative("consumers", "node_copy into a scratch graph: its arg_transform sees every use, nested ones too", '''
+def consumers(gm, node_name):
+    nodes = {n.name: n for n in gm.graph.nodes}
+    if node_name not in nodes:
+        raise KeyError(f"no node named {node_name!r}")
+    target, scratch, env, readers = nodes[node_name], fx.Graph(), {}, []
+
+    def read(arg, node):
+        if arg is target and node not in readers:
+            readers.append(node)
+        return env[arg]
+
+    for n in gm.graph.nodes:
+        env[n] = scratch.node_copy(n, lambda arg, n=n: read(arg, n))
+    return [n.name for n in readers]
+'''),
+]

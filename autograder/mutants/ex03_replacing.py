@@ -474,7 +474,8 @@ def relu_to_clamp(gm, max_value):
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target is torch.relu:
             with graph.inserting_before(node):
-                clamp = graph.call_function(torch.clamp, (node.args[0], 0.0, max_value))
+                x = node.args[0] if node.args else node.kwargs["input"]
+                clamp = graph.call_function(torch.clamp, (x, 0.0, max_value))
             node.replace_all_uses_with(clamp)
             graph.erase_node(node)
     graph.lint()
@@ -486,10 +487,14 @@ def relu_to_clamp(gm, max_value):
     def pattern(x):
         return torch.relu(x)
 
+    def keyword_pattern(x):
+        return torch.relu(input=x)
+
     def replacement(x):
         return torch.clamp(x, min=0, max=max_value)
 
     subgraph_rewriter.replace_pattern(gm, pattern, replacement)
+    subgraph_rewriter.replace_pattern(gm, keyword_pattern, replacement)
     gm.graph.lint()
     gm.recompile()
     return gm
@@ -507,7 +512,7 @@ def relu_to_gelu(gm):
                 node.op == "call_method" and node.target in ("relu", "relu_")):
             node.op = "call_function"
             node.target = F.gelu
-            node.args = (node.args[0],)
+            node.args = (node.args[0] if node.args else node.kwargs["input"],)
             node.kwargs = {}
     gm.delete_all_unused_submodules()
     gm.graph.lint()
@@ -521,7 +526,8 @@ def relu_to_gelu(gm):
             gm.add_submodule(node.target, nn.GELU())   # gm's own container: the original model keeps its ReLU
             node.kwargs = {}
         elif node.op == "call_function" and node.target in (torch.relu, torch.relu_, F.relu):
-            node.target, node.kwargs = F.gelu, {}
+            node.target = F.gelu
+            node.args, node.kwargs = (node.args[0] if node.args else node.kwargs["input"],), {}
         elif node.op == "call_method" and node.target in ("relu", "relu_"):
             with gm.graph.inserting_after(node):
                 gelu = gm.graph.call_function(F.gelu, (node.args[0],))
@@ -536,7 +542,7 @@ def relu_to_gelu(gm):
     class ToGelu(fx.Transformer):
         def call_function(self, target, args, kwargs):
             if target in (torch.relu, torch.relu_, F.relu):
-                return super().call_function(F.gelu, (args[0],), {})
+                return super().call_function(F.gelu, (args[0] if args else kwargs["input"],), {})
             return super().call_function(target, args, kwargs)
 
         def call_method(self, target, args, kwargs):

@@ -147,6 +147,7 @@ def trace_specialized(model, **flags):
     return fx.symbolic_trace(model)
 ''', hint="concrete_args"),
     Mutant("trace_specialized", "maps the flag values onto the parameters by position", '''
+import copy
 import inspect
 
 def trace_specialized(model, **flags):
@@ -254,5 +255,40 @@ def trace_specialized(model, **flags):
             node.target = node.target[:-2]        # gm(x) and gm(x, **flags) both work now
             node.args = (flags[node.target],)
     return fx.GraphModule(tracer.root, graph)
+'''),
+]
+
+
+# ------------------------------------------- right answers written with another torch.fx mechanism
+
+ALTERNATIVES += [
+    Alternative("trace_with_leaves", "a Tracer whose call_module hook records leaf calls (not is_leaf_module)", '''
+def trace_with_leaves(model, leaf_types):
+    leaves = tuple(leaf_types)
+
+    class RecordingTracer(fx.Tracer):
+        def call_module(self, m, forward, args, kwargs):
+            if isinstance(m, leaves):
+                return self.create_proxy("call_module", self.path_of_module(m), args, kwargs)
+            return super().call_module(m, forward, args, kwargs)
+
+    tracer = RecordingTracer()
+    graph = tracer.trace(model)
+    return fx.GraphModule(tracer.root, graph, type(model).__name__)
+'''),
+    Alternative("trace_specialized", "traces a wrapper module whose forward fixes the flags, no concrete_args", '''
+import copy
+import inspect
+
+
+def trace_specialized(model, **flags):
+    tensors = [p.name for p in inspect.signature(model.forward).parameters.values()
+               if p.name not in flags and p.default is p.empty]
+    scope = {"flags": flags, "original": type(model).forward}
+    exec(f"def forward(self, {', '.join(tensors)}):\\n"
+         f"    return original(self, {', '.join(tensors)}, **flags)\\n", scope)
+    fixed = copy.copy(model)                    # the same submodules, under the same names
+    fixed.__class__ = type("Fixed" + type(model).__name__, (type(model),), {"forward": scope["forward"]})
+    return fx.symbolic_trace(fixed)
 '''),
 ]

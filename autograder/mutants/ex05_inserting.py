@@ -475,3 +475,25 @@ def linear_flops(gm, *inputs):
     return total
 '''),
 ]
+
+# ------------------------------------------- right answers written with another torch.fx mechanism
+
+ALTERNATIVES += [
+    Alternative('insert_after', "an fx.Transformer that returns fn(value) in place of the node's value", '''
+def insert_after(gm, node_name, fn):
+    if not any(n.name == node_name for n in gm.graph.nodes):
+        raise KeyError(node_name)
+
+    class Insert(fx.Transformer):
+        def run_node(self, n):
+            out = super().run_node(n)
+            if n.name == node_name:
+                out.node.name = node_name
+                return self.tracer.create_proxy("call_function", fn, (out,), {})
+            return out
+    new = Insert(gm).transform()
+    new.graph.lint()
+    new.recompile()
+    return new
+'''),
+]

@@ -410,6 +410,8 @@ MUTANTS = _PAIR_MUTANTS + _CHAIN_MUTANTS + _FOLD_MUTANTS + _FUSE_MUTANTS
 ALTERNATIVES = [
     Alternative("fuse_linear_pair", "reads W and b off the composed function, probing it with the identity", '''
 def fuse_linear_pair(first, second):
+    if first.out_features != second.in_features:
+        raise ValueError(f"widths {first.out_features} and {second.in_features} do not meet")
     dtype = first.weight.dtype
     with torch.no_grad():
         b = second(first(torch.zeros(1, first.in_features, dtype=dtype)))[0]
@@ -422,6 +424,9 @@ def fuse_linear_pair(first, second):
     Alternative("fuse_linear_pair", "F.linear on the weights, parameters assigned to a copy of the second layer", '''
 def fuse_linear_pair(first, second):
     import torch.nn.functional as F
+    if (first.out_features, ) != (second.in_features, ):
+        raise ValueError(f"Linear({first.in_features}->{first.out_features}) cannot feed "
+                         f"Linear({second.in_features}->{second.out_features})")
     w = F.linear(first.weight.detach().T, second.weight.detach()).T        # (W2 @ W1)
     b = None
     if first.bias is not None or second.bias is not None:
@@ -435,8 +440,10 @@ def fuse_linear_pair(first, second):
 '''),
     Alternative("fuse_consecutive_linears", "fuses one pair per round until nothing changes, fresh names", '''
 def fuse_consecutive_linears(gm):
-    def is_lin(n):
-        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
+    calls = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+
+    def is_lin(n):   # a Linear called from one site only: shared modules are left alone
+        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear) and calls[n.target] <= 1
     counter = 0
     changed = True
     while changed:
@@ -465,6 +472,8 @@ def fuse_consecutive_linears(gm):
     Alternative("fold_bn_into_conv", "torch.nn.utils.fusion.fuse_conv_bn_eval", '''
 def fold_bn_into_conv(conv, bn):
     from torch.nn.utils.fusion import fuse_conv_bn_eval
+    if not bn.track_running_stats:
+        raise ValueError("a BatchNorm2d without running statistics cannot be folded")
     return fuse_conv_bn_eval(copy.deepcopy(conv).eval(), copy.deepcopy(bn).eval())
 '''),
     Alternative("fuse_conv_bn", "copies the graph node by node into a new graph, folded convs under new names", '''
@@ -496,6 +505,78 @@ def fuse_conv_bn(gm):
     new_graph.lint()
     out = fx.GraphModule(gm, new_graph)
     out.delete_all_unused_submodules()
+    out.recompile()
+    return out
+'''),
+]
+
+# ------------------------------------------- right answers written with another torch.fx mechanism
+
+ALTERNATIVES += [
+    Alternative('fuse_linear_pair', 'an fx.Interpreter runs the traced pair on the identity to read off W and b', '''
+def fuse_linear_pair(first, second):
+    if first.out_features != second.in_features:
+        raise ValueError(f"{first.out_features} != {second.in_features}")
+    dtype = first.weight.dtype
+    pair = fx.symbolic_trace(nn.Sequential(first, second))
+    with torch.no_grad():
+        b = fx.Interpreter(pair).run(torch.zeros(1, first.in_features, dtype=dtype))[0]
+        w = (fx.Interpreter(pair).run(torch.eye(first.in_features, dtype=dtype)) - b).T
+        fused = nn.Linear(first.in_features, second.out_features, dtype=dtype)
+        fused.weight.copy_(w)
+        fused.bias.copy_(b)
+    return fused
+'''),
+    Alternative('fold_bn_into_conv', 'torch.fx.experimental.optimization.fuse on a traced copy of the pair', '''
+def fold_bn_into_conv(conv, bn):
+    from torch.fx.experimental.optimization import fuse
+    if bn.running_mean is None:
+        raise ValueError("this BatchNorm2d keeps no running statistics")
+    pair = nn.Sequential(copy.deepcopy(conv), copy.deepcopy(bn)).eval()
+    fused = fuse(pair)
+    folded = next(m for m in fused.modules() if isinstance(m, nn.Conv2d))
+    if folded.bias is None:
+        folded.bias = nn.Parameter(torch.zeros(folded.out_channels, dtype=folded.weight.dtype))
+    return folded
+'''),
+    Alternative('fuse_consecutive_linears', 'node_copy into a new graph, each chain as one new call_module', '''
+def fuse_consecutive_linears(gm):
+    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+
+    def lin(n):
+        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear) and sites[n.target] == 1
+                and len(n.args) == 1 and not n.kwargs)
+
+    def nxt(n):
+        if len(n.users) == 1:
+            u = next(iter(n.users))
+            if lin(u) and u.args[0] is n:
+                return u
+        return None
+
+    graph, env, done, k = fx.Graph(), {}, set(), 0
+    for n in gm.graph.nodes:
+        if n in done:
+            continue
+        chain = [n]
+        while lin(chain[-1]) and nxt(chain[-1]) is not None:
+            chain.append(nxt(chain[-1]))
+        if lin(n) and len(chain) > 1:
+            fused = gm.get_submodule(chain[0].target)
+            for m in chain[1:]:
+                fused = fuse_linear_pair(fused, gm.get_submodule(m.target))
+            k += 1
+            name = f"chain_{k}"
+            while hasattr(gm, name):
+                name += "_"
+            gm.add_submodule(name, fused)
+            env[chain[-1]] = graph.call_module(name, (env[n.args[0]],))
+            done.update(chain)
+        else:
+            env[n] = graph.node_copy(n, lambda a: env[a])
+    out = fx.GraphModule(gm, graph)
+    out.delete_all_unused_submodules()
+    out.graph.lint()
     out.recompile()
     return out
 '''),

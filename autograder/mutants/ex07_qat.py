@@ -361,9 +361,9 @@ def qat_finetune(prepared, batches, steps, lr):
                     p -= lr * p.grad
     return prepared
 '''),
-    Alternative("to_int8", "convert in place, then eval", '''
+    Alternative("to_int8", "convert a copy made with copy.deepcopy, then train(False)", '''
 def to_int8(prepared):
-    return convert_fx(prepared).eval()
+    return convert_fx(copy.deepcopy(prepared)).train(False)
 '''),
     Alternative("to_int8", "freeze batch-norm statistics first, then convert a copy", '''
 import torch.ao.nn.intrinsic.qat as nniqat
@@ -387,5 +387,15 @@ def state_dict_bytes(model):
     buf = io.BytesIO()
     torch.save(model.state_dict(), buf)
     return int(buf.getbuffer().nbytes)
+'''),
+]
+
+# ------------------------------------------- right answers written with another torch.fx mechanism
+
+ALTERNATIVES += [
+    Alternative('fake_quant_count', "Graph.find_nodes(op='call_module')", '''
+def fake_quant_count(prepared):
+    return sum(isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)
+               for n in prepared.graph.find_nodes(op="call_module"))
 '''),
 ]

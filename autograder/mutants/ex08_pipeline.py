@@ -127,6 +127,8 @@ def run_pipeline(gm, passes, max_rounds=10):
         for i, p in enumerate(passes):
             label = p.__name__ if hasattr(p, "__name__") else p.__class__.__name__
             gm = p(gm)
+            if not isinstance(gm, fx.GraphModule):
+                raise TypeError(f"pass #{i} {label} returned {type(gm).__name__}, not a GraphModule")
             try:
                 gm.graph.lint()
             except RuntimeError as err:
@@ -377,3 +379,109 @@ def optimize_for_inference(model, example_inputs):
 
 MUTANTS = _RUN_MUTANTS + _OPT_MUTANTS
 ALTERNATIVES = _RUN_ALTERNATIVES + _OPT_ALTERNATIVES
+
+# ------------------------------------------- right answers written with another torch.fx mechanism
+
+ALTERNATIVES += [
+    Alternative('optimize_for_inference', 'remove_dropout as an fx.Transformer that hands each dropout its input', '''
+def calls_module(gm: fx.GraphModule, node: fx.Node, kind: type) -> bool:
+    """True when `node` calls a submodule of type `kind`."""
+    return node.op == "call_module" and isinstance(gm.get_submodule(node.target), kind)
+
+
+def call_sites(gm: fx.GraphModule) -> Counter:
+    """How many call_module nodes call each submodule."""
+    return Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+
+
+def remove_dropout(gm: fx.GraphModule) -> fx.GraphModule:
+    """Every dropout (module of any dropout type, or functional) is bypassed: an fx.Transformer rebuilds the graph."""
+    modules = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+    functions = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
+                 torch.dropout)
+
+    class Bypass(fx.Transformer):
+        def call_module(self, target, args, kwargs):
+            if isinstance(self.fetch_attr(target), modules):
+                return args[0] if args else kwargs["input"]
+            return super().call_module(target, args, kwargs)
+
+        def call_function(self, target, args, kwargs):
+            if target in functions:
+                return args[0] if args else kwargs["input"]
+            return super().call_function(target, args, kwargs)
+
+    out = Bypass(gm).transform()
+    out.graph.lint()
+    out.recompile()
+    return out
+
+
+def fold_conv_bn(gm: fx.GraphModule) -> fx.GraphModule:
+    """Every BatchNorm2d right after a Conv2d that is called once and feeds only it is folded into the conv."""
+    ### BEGIN SOLUTION
+    sites = call_sites(gm)
+    for bn_node in list(gm.graph.nodes):
+        if not calls_module(gm, bn_node, nn.BatchNorm2d):
+            continue
+        conv_node = bn_node.args[0]
+        if not (isinstance(conv_node, fx.Node) and calls_module(gm, conv_node, nn.Conv2d)):
+            continue
+        bn = gm.get_submodule(bn_node.target)
+        if len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None:
+            continue
+        gm.add_submodule(conv_node.target, fold_bn_into_conv(gm.get_submodule(conv_node.target), bn))
+        bn_node.replace_all_uses_with(conv_node)
+        gm.graph.erase_node(bn_node)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+    ### END SOLUTION
+
+
+def fuse_linear_chains(gm: fx.GraphModule) -> fx.GraphModule:
+    """Every Linear -> Linear pair (first output used once, both modules called once) becomes one Linear."""
+    ### BEGIN SOLUTION
+    sites = call_sites(gm)
+    for second in list(gm.graph.nodes):
+        if not calls_module(gm, second, nn.Linear):
+            continue
+        first = second.args[0]
+        if not (isinstance(first, fx.Node) and calls_module(gm, first, nn.Linear)):
+            continue
+        if len(first.users) != 1 or sites[first.target] != 1 or sites[second.target] != 1:
+            continue
+        fused = fuse_linear_pair(gm.get_submodule(first.target), gm.get_submodule(second.target))
+        gm.add_submodule(second.target, fused)  # the second node now computes the whole pair...
+        second.args = (first.args[0],) + tuple(second.args[1:])
+        gm.graph.erase_node(first)               # ...so a longer chain keeps folding into it
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+    ### END SOLUTION
+
+
+def eliminate_dead_code(gm: fx.GraphModule) -> fx.GraphModule:
+    """Nodes nobody uses and submodules nobody calls are removed."""
+    ### BEGIN SOLUTION
+    gm.graph.eliminate_dead_code()
+    gm.delete_all_unused_submodules()
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+    ### END SOLUTION
+
+
+def optimize_for_inference(model: nn.Module, example_inputs: tuple) -> fx.GraphModule:
+    """An inference-ready GraphModule computing model.eval(): dropout removed, Conv+BN folded,
+    Linear chains fused, dead code eliminated. `model` itself is left unchanged."""
+    ### BEGIN SOLUTION
+    frozen = copy.deepcopy(model).eval()  # eval BEFORE tracing: `if self.training` is decided when tracing
+    gm = fx.symbolic_trace(frozen)
+    gm = run_pipeline(gm, [remove_dropout, fold_conv_bn, fuse_linear_chains, eliminate_dead_code])
+    gm.eval()  # modules created by the passes start in training mode
+    with torch.no_grad():
+        torch.testing.assert_close(gm(*example_inputs), frozen(*example_inputs), rtol=1e-4, atol=1e-5)
+    return gm
+    ### END SOLUTION'''),
+]

@@ -1,0 +1,53 @@
+"""Every graded function that works on graphs has a right answer written with another torch.fx mechanism than
+its solution's, and it passes (the exercise tests run every alternative)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from autograder.mutants import load
+from autograder.notebook import answer_cells, grade_id, read_notebook
+from conftest import ROOT, assignments
+from test_course import CONTRACT
+
+MECHANISMS = {
+    "fx.Transformer": r"\bTransformer\b", "fx.Interpreter": r"\bInterpreter\b", "Graph.find_nodes": r"\.find_nodes\(",
+    "Graph.node_copy": r"\.node_copy\(", "replace_pattern": r"\breplace_pattern\(", "ShapeProp": r"\bShapeProp\b",
+    "fx.wrap": r"\bfx\.wrap\(", "a Tracer subclass": r"class \w+\(fx\.Tracer\)", "autowrap": r"autowrap_",
+    "concrete_args": r"concrete_args", "optimization.fuse": r"optimization import fuse\b",
+    "Tracer.call_module": r"def call_module\(self, m, forward", "tracing a subclass whose forward fixes values":
+        r"__class__ = type\(",
+}
+# Functions whose answer is not graph code: no torch.fx mechanism applies, only the APIs the task names.
+EXEMPT = {
+    ("ex07_qat", "prepare_for_qat"): "one call of prepare_qat_fx, the API the task asks for",
+    ("ex07_qat", "qat_finetune"): "a training loop on a GraphModule: no graph is read or changed",
+    ("ex07_qat", "to_int8"): "one call of convert_fx, the API the task asks for",
+    ("ex07_qat", "state_dict_bytes"): "torch.save of a state_dict: no graph involved",
+    ("ex08_pipeline", "run_pipeline"): "calls passes and compares gm.code: the passes are the graph code",
+}
+
+
+def _mechanisms(source: str) -> set[str]:
+    return {name for name, pattern in MECHANISMS.items() if re.search(pattern, source)}
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_a_right_answer_with_another_fx_mechanism(assignment):
+    nb = read_notebook(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
+    solution = {grade_id(c): c.source for c in answer_cells(nb)}
+    _, alternatives = load(assignment)
+    missing = []
+    for fn in CONTRACT[assignment]:
+        if (assignment, fn) in EXEMPT:
+            continue
+        own = _mechanisms(solution[fn])
+        if not any(_mechanisms(a.source) - own for a in alternatives if a.function == fn):
+            missing.append(f"{fn} (the solution uses {sorted(own) or 'none of them'})")
+    assert not missing, "no alternative with another fx mechanism: " + "; ".join(missing)
+
+
+def test_exemptions_name_graded_functions():
+    for (assignment, fn), why in EXEMPT.items():
+        assert fn in CONTRACT[assignment] and why.strip()

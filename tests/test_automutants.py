@@ -1,0 +1,69 @@
+"""Automatic mutants of every solution function: each one that changes behaviour is caught by the checks,
+and each one that cannot is listed in autograder/mutants/equivalent.py with its reason."""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from autograder.automutants import OPERATORS, evaluate_auto, generate, mutants_of
+from autograder.mutants.equivalent import EQUIVALENT
+from conftest import ROOT, assignments
+from test_course import CONTRACT
+
+SAMPLE = '''
+def f(gm, xs, limit=3):
+    """A docstring is never deleted."""
+    total = 0
+    while total < limit and xs:
+        total += 1
+    for i in range(2):
+        if gm is None or i == 0:
+            continue
+    m = copy.deepcopy(gm).eval()
+    t = torch.zeros(2, dtype=torch.float32)
+    return sorted(xs, reverse=True)
+'''
+
+
+def test_every_operator_applies_where_it_should():
+    mutants = mutants_of("f", SAMPLE)
+    ops = {m.operator for m in mutants}
+    assert ops == set(OPERATORS), set(OPERATORS) - ops
+    keys = [m.key for m in mutants]
+    assert len(keys) == len(set(keys)), "keys must be unique"
+    assert not any("docstring" in k for k in keys)
+    for m in mutants:
+        ast.parse(m.source)                      # every mutant is valid Python
+        assert m.source.strip() != ast.unparse(ast.parse(SAMPLE)).strip(), m.key   # and differs
+    once = [m for m in mutants if m.operator == "once"]
+    assert len(once) == 2 and any("if total < limit" in m.source for m in once)
+    assert any("reverse=" not in m.source for m in mutants if m.operator == "drop-kwarg")
+    assert any("torch.float64" in m.source for m in mutants if m.operator == "dtype")
+    assert any("m = gm.eval()" in m.source for m in mutants if m.operator == "skip-call")
+
+
+def test_mutants_are_generated_the_same_way_every_time():
+    a, b = mutants_of("f", SAMPLE), mutants_of("f", SAMPLE)
+    assert [(m.key, m.source) for m in a] == [(m.key, m.source) for m in b]
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_every_graded_function_has_automatic_mutants(assignment):
+    functions = {m.function for m in generate(assignment, ROOT / "solutions")}
+    assert functions == set(CONTRACT[assignment])
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_every_automatic_mutant_is_caught_or_listed_as_equivalent(assignment):
+    outcomes = evaluate_auto(assignment, ROOT / "solutions")
+    listed = EQUIVALENT.get(assignment, {})
+    keys = {o.mutant.key for o in outcomes}
+    survivors = [o for o in outcomes if not o.killed and o.mutant.key not in listed]
+    caught_but_listed = [o for o in outcomes if o.killed and o.mutant.key in listed]
+    stale = sorted(set(listed) - keys)
+    problems = [f"survives, not listed as equivalent: {o.mutant.function}: {o.mutant.key}" for o in survivors]
+    problems += [f"listed as equivalent but caught ({o.detail[:150]}): {o.mutant.key}" for o in caught_but_listed]
+    problems += [f"listed as equivalent but no longer generated: {k}" for k in stale]
+    assert not problems, "\n".join(problems)
+    assert all(reason.strip() and "\n" not in reason for reason in listed.values())

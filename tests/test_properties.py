@@ -1,0 +1,171 @@
+"""Property-based cases: the solutions' passes of ex03, ex05, ex06 and ex08 on random models drawn by Hypothesis,
+judged against the eager model. Derandomized (a fixed seed): a failure reproduces on every machine and in CI."""
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import Counter
+
+import pytest
+import torch
+import torch.fx as fx
+import torch.nn as nn
+from hypothesis import HealthCheck, given, settings
+
+from autograder.checks.ex03_replacing import RELU_TO_GELU, _EagerSwap
+from autograder.notebook import answer_namespace, read_notebook
+from conftest import ROOT
+from strategies import convnets, mlps
+
+SETTINGS = settings(derandomize=True, max_examples=25, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+_SOLUTIONS: dict = {}
+
+
+def solution(assignment: str) -> dict:
+    if assignment not in _SOLUTIONS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _SOLUTIONS[assignment] = answer_namespace(read_notebook(ROOT / "solutions" / assignment /
+                                                                    f"{assignment}.ipynb"))
+    return _SOLUTIONS[assignment]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _flat(out) -> list[torch.Tensor]:
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def assert_same(got, expected) -> None:
+    """Equal within the tolerance of the dtype: tight for float64, float32's otherwise."""
+    got, expected = _flat(got), _flat(expected)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.dtype == e.dtype and g.shape == e.shape
+        tol = dict(rtol=1e-9, atol=1e-11) if e.dtype == torch.float64 else dict(rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(g, e, **tol)
+
+
+def run(module, x):
+    with torch.no_grad():
+        return module(x)
+
+
+def sites(gm: fx.GraphModule) -> Counter:
+    return Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+
+
+def calls_of(gm: fx.GraphModule, kind: type) -> int:
+    return sum(1 for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), kind))
+
+
+# --------------------------------------------------------------------------------------------- ex03
+
+@SETTINGS
+@given(mlps())
+def test_ex03_linear_to_matmul_matches_the_eager_model(drawn):
+    model, x = drawn
+    model.eval()
+    gm = solution("ex03_replacing")["linear_to_matmul"](fx.symbolic_trace(model))
+    assert calls_of(gm, nn.Linear) == 0
+    assert_same(run(gm, x), run(model, x))
+
+
+@SETTINGS
+@given(mlps())
+def test_ex03_relu_to_gelu_matches_the_eager_model_computing_gelu(drawn):
+    model, x = drawn
+    model.eval()
+    gm = solution("ex03_replacing")["relu_to_gelu"](fx.symbolic_trace(model))
+    assert calls_of(gm, nn.ReLU) == 0
+    with _EagerSwap(RELU_TO_GELU):
+        expected = run(model, x)
+    assert_same(run(gm, x), expected)
+
+
+# --------------------------------------------------------------------------------------------- ex05
+
+@SETTINGS
+@given(mlps())
+def test_ex05_remove_dropout_of_a_training_trace_matches_eval_mode(drawn):
+    model, x = drawn
+    gm = solution("ex05_inserting")["remove_dropout"](fx.symbolic_trace(model.train()))
+    assert calls_of(gm, nn.Dropout) == 0
+    assert not any(n.op == "call_function" and "dropout" in str(n.target) for n in gm.graph.nodes)
+    gm.eval()
+    assert_same(run(gm, x), run(model.eval(), x))
+
+
+@SETTINGS
+@given(mlps())
+def test_ex05_insert_after_an_identity_changes_nothing(drawn):
+    model, x = drawn
+    model.eval()
+    gm = fx.symbolic_trace(model)
+    name = [n.name for n in gm.graph.nodes if n.op != "output"][-1]
+    gm = solution("ex05_inserting")["insert_after"](gm, name, torch.clone)
+    gm.graph.lint()
+    assert_same(run(gm, x), run(model, x))
+
+
+# --------------------------------------------------------------------------------------------- ex06
+
+@SETTINGS
+@given(mlps(kinds=("linear", "chain", "shared", "relu_fn", "residual", "branch")))
+def test_ex06_fuse_consecutive_linears_matches_and_leaves_shared_modules_alone(drawn):
+    model, x = drawn
+    model.eval()
+    gm0 = fx.symbolic_trace(model)
+    shared = {t for t, k in sites(gm0).items() if k > 1}
+    before = {t: copy.deepcopy(gm0.get_submodule(t).state_dict()) for t in shared}
+    gm = solution("ex06_fusing")["fuse_consecutive_linears"](fx.symbolic_trace(model))
+    for t in shared:   # a module called from two call sites is left alone: still called from every site
+        assert sites(gm)[t] == sites(gm0)[t]
+        after = gm.get_submodule(t).state_dict()
+        assert all(torch.equal(before[t][k], after[k]) for k in after)
+    assert_same(run(gm, x), run(model, x))
+
+
+@SETTINGS
+@given(convnets())
+def test_ex06_fuse_conv_bn_matches_the_eager_model_in_eval_mode(drawn):
+    model, x = drawn
+    model.eval()
+    gm = solution("ex06_fusing")["fuse_conv_bn"](fx.symbolic_trace(model))
+    # every block's BatchNorm folds; the tail's stay when the tail conv is called from two sites
+    assert calls_of(gm, nn.BatchNorm2d) == (2 if model.shared_tail else 0)
+    assert_same(run(gm, x), run(model, x))
+
+
+# --------------------------------------------------------------------------------------------- ex08
+
+@SETTINGS
+@given(mlps())
+def test_ex08_optimize_for_inference_of_a_training_model_matches_eval(drawn):
+    model, x = drawn
+    model.train()
+    state = copy.deepcopy(model.state_dict())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = solution("ex08_pipeline")["optimize_for_inference"](model, (x,))
+    assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())   # the caller's model
+    assert calls_of(gm, nn.Dropout) == 0
+    assert_same(run(gm, x), run(model.eval(), x))
+
+
+@SETTINGS
+@given(convnets())
+def test_ex08_optimize_for_inference_of_a_convnet_matches_eval(drawn):
+    model, x = drawn
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gm = solution("ex08_pipeline")["optimize_for_inference"](model.train(), (x,))
+    assert calls_of(gm, nn.BatchNorm2d) == (2 if model.shared_tail else 0)
+    assert_same(run(gm, x), run(model.eval(), x))
