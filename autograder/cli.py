@@ -656,34 +656,66 @@ def cmd_validate(args: argparse.Namespace) -> int:
     names = _assignments(course, args.assignment)
     if names is None:
         return EXIT_USAGE
+    auto = not getattr(args, "hand_only", False)
     rows, bad = [], []
     for name in names:
         try:
             outcomes = evaluate(name, course.solutions)
         except ModuleNotFoundError:
-            rows.append((name, 0, 0, 0, 0))
+            rows.append({"assignment": name, "mutants_killed": 0, "mutants": 0, "alternatives_passed": 0,
+                         "alternatives": 0})
             bad.append(f"{name}: no mutants module autograder/mutants/{name}.py")
             continue
         mutants = [o for o in outcomes if o.kind == "mutant"]
         alts = [o for o in outcomes if o.kind == "alternative"]
-        rows.append((name, sum(o.ok for o in mutants), len(mutants), sum(o.ok for o in alts), len(alts)))
+        row = {"assignment": name, "mutants_killed": sum(o.ok for o in mutants), "mutants": len(mutants),
+               "alternatives_passed": sum(o.ok for o in alts), "alternatives": len(alts)}
         bad += [f"{name}: {o.kind} of {o.function} ({o.why}): {o.detail.splitlines()[0][:200]}"
                 for o in outcomes if not o.ok]
+        if auto:
+            row.update(_validate_auto(name, course.solutions, bad))
+        rows.append(row)
     if args.json:
-        print(json.dumps([{"assignment": r[0], "mutants_killed": r[1], "mutants": r[2],
-                           "alternatives_passed": r[3], "alternatives": r[4]} for r in rows]))
+        print(json.dumps(rows))
     else:
-        print(f"{'exercise':<16} {'mutants killed':>16} {'kill rate':>10} {'alternatives':>14}")
-        for name, k, m, a, n in rows:
-            rate = f"{100 * k / m:.0f}%" if m else "-"
-            print(f"{name:<16} {f'{k}/{m}':>16} {rate:>10} {f'{a}/{n} pass':>14}")
-        total_k, total_m = sum(r[1] for r in rows), sum(r[2] for r in rows)
-        total_a, total_n = sum(r[3] for r in rows), sum(r[4] for r in rows)
-        print(f"{'all':<16} {f'{total_k}/{total_m}':>16} {f'{100 * total_k / max(total_m, 1):.0f}%':>10} "
-              f"{f'{total_a}/{total_n} pass':>14}")
+        head = f"{'exercise':<16} {'hand-written killed':>20} {'rate':>6}"
+        if auto:
+            head += f" {'automatic killed':>17} {'equivalent':>11} {'rate':>6}"
+        print(head + f" {'alternatives':>14}")
+
+        def rate(k: int, n: int) -> str:
+            return f"{100 * k / n:.0f}%" if n else "-"
+        total = {k: sum(r.get(k, 0) for r in rows) for k in
+                 ("mutants_killed", "mutants", "alternatives_passed", "alternatives", "auto_killed", "auto",
+                  "auto_equivalent")}
+        for r in rows + [dict(total, assignment="all")]:
+            line = (f"{r['assignment']:<16} {str(r['mutants_killed']) + '/' + str(r['mutants']):>20} "
+                    f"{rate(r['mutants_killed'], r['mutants']):>6}")
+            if auto:
+                n = r.get("auto", 0) - r.get("auto_equivalent", 0)
+                line += (f" {str(r.get('auto_killed', 0)) + '/' + str(n):>17} {r.get('auto_equivalent', 0):>11} "
+                         f"{rate(r.get('auto_killed', 0), n):>6}")
+            line += f" {str(r['alternatives_passed']) + '/' + str(r['alternatives']) + ' pass':>14}"
+            print(line)
         for line in bad:
             print(f"  not ok: {line}")
     return EXIT_OK if not bad else EXIT_FAILED
+
+
+def _validate_auto(name: str, solutions, bad: list) -> dict:
+    """Automatic mutants of one exercise: killed, generated, listed as equivalent; problems appended to `bad`."""
+    from .automutants import evaluate_auto
+    from .mutants.equivalent import EQUIVALENT
+
+    listed = EQUIVALENT.get(name, {})
+    outcomes = evaluate_auto(name, solutions)
+    equivalent = [o for o in outcomes if not o.killed and o.mutant.key in listed]
+    bad += [f"{name}: automatic mutant of {o.mutant.function} survives: {o.mutant.key}"
+            for o in outcomes if not o.killed and o.mutant.key not in listed]
+    bad += [f"{name}: automatic mutant listed as equivalent is caught: {o.mutant.key}"
+            for o in outcomes if o.killed and o.mutant.key in listed]
+    return {"auto_killed": sum(o.killed for o in outcomes), "auto": len(outcomes),
+            "auto_equivalent": len(equivalent)}
 
 
 # ---------------------------------------------------------------------------------------------- lab
@@ -751,9 +783,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--db", metavar="URL", help=_DB_HELP)
     s.set_defaults(func=cmd_grade)
 
-    s = sub.add_parser("validate", help="run every mutant and alternative answer against the checks")
+    s = sub.add_parser("validate", help="run every mutant (hand-written and automatic) and alternative answer "
+                                        "against the checks")
     s.add_argument("assignment", nargs="*")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--hand-only", action="store_true", help="skip the automatic mutants (they take a few minutes)")
     s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("feedback", help="write feedback/ for graded submissions (no hidden tests, no keys)")
