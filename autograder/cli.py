@@ -21,6 +21,7 @@ from pathlib import Path
 from .cluster import GradeProgress
 from .course import PACKAGE_ROOT, Course, find_course
 from .notebook import NotebookError
+from .sandbox import IsolationError, require_isolation, submission_wall
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 NBGRADER_CONFIG = Path(__file__).resolve().parent / "nbgrader_config.py"
@@ -217,7 +218,12 @@ def _autograde(course: Course, name: str, student: str,
         proc = graders.start(cmd, env, course.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if proc is None:
             return None, time.monotonic() - start
-        out, err = proc.communicate()
+        try:
+            out, err = proc.communicate(timeout=submission_wall())
+        except subprocess.TimeoutExpired:  # bounded: a hung grader is stopped and reported, the batch goes on
+            proc.kill()
+            out, err = proc.communicate()
+            err += f"\nERROR: grading took longer than {submission_wall():g} s and was stopped\n"
         graders.finished(proc)
         r = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
         if r.returncode == 0 or "database is locked" not in r.stdout + r.stderr or graders.stopping.is_set():
@@ -241,6 +247,9 @@ _SUMMARY = re.compile(r"There was an error processing assignment '(.*)' for stud
 
 
 def _why(lines: list[str]) -> str:
+    own = [l.split("NotebookError: ", 1)[1].strip() for l in lines if "NotebookError: " in l]
+    if own:  # the course's own one-line reason (autograder.notebook), not nbgrader's traceback around it
+        return own[-1][:500]
     return " | ".join([l.strip() for l in lines if "ERROR" in l or "rror" in l][-3:])[:300]
 
 
@@ -279,6 +288,8 @@ def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str
         current = None
 
     failures: dict[str, tuple[float, str]] = {}
+    watchdog = threading.Timer(submission_wall() * len(group), proc.kill)  # bounded: see _autograde
+    watchdog.start()
     try:
         for line in proc.stdout:
             m = _STARTS.search(line)
@@ -295,6 +306,7 @@ def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str
                 failed_current = True
         code = proc.wait()
     finally:
+        watchdog.cancel()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
@@ -410,6 +422,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 parse(value)
         except ValueError as exc:
             return _err(f"{flag}: {exc}")
+    if not args.cluster:  # hardened grading here: refuse, naming what is missing, unless opted out
+        try:
+            require_isolation()
+        except IsolationError as exc:
+            return _err(str(exc))
     if not args.cluster:  # hardened grading here: refuse, naming what is missing, unless opted out
         try:
             require_isolation()

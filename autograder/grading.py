@@ -6,14 +6,22 @@ The pipeline, in order (each step needs the one before):
 3. restore - rebuild it on the instructor source, taking only answer cells (autograder.notebook.restore);
 4. plan    - read which checks each source test cell calls (parse_test_cell);
 5. probe   - run the setup and answer cells and call the functions in a worker (autograder.sandbox);
-6. judge   - compare the evidence with the references, in this process (autograder.core.judge_evidence).
+6. judge   - load the evidence and compare it with the references (autograder.core.judge_evidence) in a judge
+             process of the grader's own, under its own CPU-time and memory limits (_Judge); learner code never
+             runs there, and evidence that breaks a limit fails its test, not the grader.
 """
 from __future__ import annotations
 
 import ast
+import json
 import os
+import select
+import signal
+import subprocess
+import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import time
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +36,31 @@ from .notebook import (NotebookError, answer_cells, defined_names, grade_id, is_
 from .sandbox import Limits, WorkerOutcome, isolation_level, run_worker
 
 __all__ = ["Call", "TestResult", "Report", "parse_test_cell", "identify_assignment", "grade_restored",
-           "check_notebook"]
+           "check_notebook", "clean_text", "MAX_MESSAGE"]
+
+MAX_MESSAGE = 2000  # characters of one test's message (and of its hint) as shown to anyone
+
+
+def clean_text(text: Any, limit: int = MAX_MESSAGE) -> str:
+    """Text from (or built from) learner input, safe to show in a terminal or an HTML page: control and
+    format characters (CR, ESC, backspace, bidi overrides, newlines...) written as escapes, and at most
+    `limit` characters, with a note saying how much was cut."""
+    text = str(text)
+    cut = 0
+    if len(text) > 4 * limit:  # escaping can only lengthen it: cut the raw text first
+        cut, text = len(text) - 4 * limit, text[:4 * limit]
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    escaped = "".join(out)
+    if len(escaped) > limit:
+        cut += len(escaped) - limit
+        escaped = escaped[:limit]
+    return escaped + (f" [... {cut} more characters cut]" if cut else "")
 
 
 @dataclass(frozen=True)
@@ -153,7 +185,6 @@ def identify_assignment(nb: NotebookNode, path: str | Path, course: Course) -> s
 
 # ---------------------------------------------------------------------------------- probe + judge
 
-_JUDGE_LOCK = threading.Lock()
 _CRASH_HINTS = {"timeout": "look for an endless loop, or work that grows too fast",
                 "crashed": "the answers must not exit the interpreter or use more memory than the limit",
                 "bad-evidence": "the answers must not exit the interpreter"}
@@ -187,7 +218,11 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
         return False, f"the answer cells changed what the grader relies on ({names}); results are not trusted", \
             "answers must not patch torch, builtins or the autograder", 0
     cases, quiz_message = 0, "answered"
-    for call, got in zip(calls, ev["calls"]):
+    rejected = ev.get("rejected", {})
+    for i, (call, got) in enumerate(zip(calls, ev["calls"])):
+        if i in rejected:
+            return False, f"{call.function or call.var}: the grader refused this evidence: {rejected[i]}", \
+                "answers must not write the grader's files", cases
         evidence_list = got.get("evidence", []) if isinstance(got, dict) else []
         if call.kind == "quiz":
             result = judge_quiz(call.var, evidence_list[0] if evidence_list else None, call.key, call.choices,
@@ -217,13 +252,175 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
     return True, f"passed ({cases} case{'s' if cases != 1 else ''})", None, cases
 
 
+class _Judge:
+    """The judge process: loads a worker's evidence (autograder.evidence.load_evidence) and judges test cells
+    (_judge_cell), under an address-space limit and a CPU-time limit per request, with a wall-clock limit on
+    every answer. It gets bytes and returns plain JSON verdicts. A request that hits a limit fails the tests it
+    was for, with a message saying so; the process is then replaced and the batch goes on.
+
+    One per grading process, started on first use; requests are taken one at a time (torch.fx tracing patches
+    module globals, so judging is single-threaded anyway)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.lock = threading.RLock()
+        self.loaded: tuple[WorkerOutcome, int] | None = None  # (outcome, calls expected) whose evidence it holds
+
+    def start(self, limits: Limits) -> None:
+        with self.lock:
+            if self.proc is not None and self.proc.poll() is None:
+                return
+            env = dict(os.environ)
+            pkg_parent = str(Path(__file__).resolve().parent.parent)
+            env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            self.proc = subprocess.Popen([sys.executable, "-s", "-m", "autograder.grading", "--judge",
+                                          str(limits.memory)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, env=env)
+            self.loaded = None
+
+    def _ask(self, header: dict, payload: bytes, limits: Limits) -> tuple[dict | None, str]:
+        """Send one request; (answer, "") or (None, why the judge gave none)."""
+        self.start(limits)
+        proc = self.proc
+        header = {**header, "cpu": max(5, int(limits.timeout)), "size": len(payload)}
+        deadline = time.monotonic() + limits.wall + 60  # the first request also waits for the imports
+        try:
+            proc.stdin.write(json.dumps(header).encode() + b"\n" + payload)
+            proc.stdin.flush()
+            line = b""
+            while not line.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([proc.stdout], [], [], left)[0]:
+                    raise TimeoutError
+                chunk = os.read(proc.stdout.fileno(), 2**20)
+                if not chunk:
+                    raise EOFError
+                line += chunk
+                if len(line) > 16 * 2**20:
+                    raise ValueError("answer too long")
+            return json.loads(line), ""
+        except TimeoutError:
+            why = f"the judge took longer than {limits.wall + 60:g} s of wall-clock time"
+        except (EOFError, BrokenPipeError, OSError, ValueError):
+            code = proc.wait(timeout=30) if proc.poll() is None else proc.returncode
+            why = f"the judge went over its limit of {max(5, int(limits.timeout))} s of CPU time" \
+                if code in (-signal.SIGXCPU, -signal.SIGKILL) else \
+                f"the judge went over its memory limit of {limits.memory / 2**30:g} GiB or stopped (exit code {code})"
+        self.stop()
+        return None, why
+
+    def stop(self) -> None:
+        with self.lock:
+            if self.proc is not None:
+                if self.proc.poll() is None:
+                    self.proc.kill()
+                    self.proc.wait()
+                for stream in (self.proc.stdin, self.proc.stdout):
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+            self.proc, self.loaded = None, None
+
+    def load(self, outcome: WorkerOutcome, expected: int, limits: Limits) -> dict:
+        """Load `outcome`'s evidence: {"ok": True, "calls": n, "complete": bool} or {"ok": False, "error": why}."""
+        with self.lock:
+            if outcome.evidence_bytes is None:
+                return {"ok": False, "error": outcome.evidence_error or "the worker left no evidence",
+                        "refused": "refused" in outcome.evidence_error}
+            answer, why = self._ask({"op": "load", "expected": expected}, outcome.evidence_bytes, limits)
+            if answer is None:
+                return {"ok": False, "error": f"its evidence could not be loaded: {why}", "refused": True}
+            if answer.get("ok"):
+                self.loaded = (outcome, expected)
+            else:
+                answer["refused"] = True
+            return answer
+
+    def judge(self, tid: str, calls: list[Call], start: int, outcome: WorkerOutcome, expected: int,
+              limits: Limits) -> tuple[bool, str, str | None, int]:
+        """Judge one test cell whose calls are `start`.. of `outcome`'s evidence (loaded again if the process
+        was replaced after an earlier test hit a limit)."""
+        with self.lock:
+            if self.loaded is None or self.loaded[0] is not outcome:
+                summary = self.load(outcome, expected, limits)
+                if not summary.get("ok"):
+                    return False, summary.get("error", "the evidence could not be loaded"), None, 0
+            answer, why = self._ask({"op": "judge", "tid": tid, "calls": [asdict(c) for c in calls],
+                                     "start": start, "last_step": outcome.last_step}, b"", limits)
+            if answer is None:
+                return False, f"judging this test stopped: {why}", "answers must not write the grader's files", 0
+            if "error" in answer:
+                return False, f"the grader could not judge this test: {answer['error']}", None, 0
+            return bool(answer["passed"]), str(answer["message"]), answer.get("hint"), int(answer.get("cases", 0))
+
+
+_JUDGE = _Judge()
+
+
+def _judge_server(memory: int) -> int:
+    """The judge process's loop (python -m autograder.grading --judge MEMORY): one JSON line per request
+    (plus its payload) on stdin, one JSON line per answer on stdout."""
+    import resource
+
+    from .evidence import EvidenceError, load_evidence
+
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # nothing a check prints can corrupt the answers
+    stdin = sys.stdin.buffer
+    ev: dict | None = None
+    while True:
+        line = stdin.readline()
+        if not line:
+            return 0
+        req = json.loads(line)
+        payload = stdin.read(req["size"]) if req["size"] else b""
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        used = int(usage.ru_utime + usage.ru_stime) + 1
+        resource.setrlimit(resource.RLIMIT_CPU, (used + req["cpu"], resource.RLIM_INFINITY))
+        try:
+            if req["op"] == "load":
+                ev = None
+                try:
+                    loaded, rejected = load_evidence(payload, req["expected"])
+                except EvidenceError as exc:
+                    answer = {"ok": False, "error": f"the grader refused the evidence: {exc}"}
+                else:
+                    loaded["rejected"] = rejected
+                    ev = loaded
+                    answer = {"ok": True, "calls": len(ev["calls"]), "complete": ev["complete"]}
+            elif ev is None:
+                answer = {"error": "no evidence is loaded"}
+            else:
+                calls = [Call(**c) for c in req["calls"]]
+                start, n = req["start"], len(calls)
+                part = {**ev, "calls": ev["calls"][start:start + n],
+                        "rejected": {i - start: r for i, r in ev["rejected"].items() if start <= i < start + n}}
+                passed, message, hint, cases = _judge_cell(req["tid"], calls,
+                                                           WorkerOutcome(part, "ok", "", req["last_step"]))
+                answer = {"passed": passed, "message": str(message), "hint": None if hint is None else str(hint),
+                          "cases": cases}
+        except (MemoryError, RecursionError) as exc:
+            answer = {"error": f"{type(exc).__name__} while judging (over the judge's limits)"}
+        except Exception as exc:
+            answer = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        out.write(json.dumps(answer).encode() + b"\n")
+        out.flush()
+
+
 def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Limits | None = None,
-                   jobs: int | None = None) -> list[TestResult]:
+                   jobs: int | None = None, hardened: bool = False,
+                   notes: list[str] | None = None) -> list[TestResult]:
     """Grade a restored notebook (its test cells are the source's).
 
     One worker runs the checks of every test cell in order, saving its evidence after each. If it dies or runs
     out of time, the test it was in fails alone (or, when an answer cell's top-level code stopped it, the tests
-    of that cell), and a new worker goes on with the rest, without that cell.
+    of that cell), and a new worker goes on with the rest, without that cell. `hardened` (nbgrader autograde,
+    fxcourse grade) refuses to run without the whole jail (sandbox.IsolationError) unless the instructor
+    opted out; otherwise the best isolation the machine has is used and `notes` says what was missing.
     """
     limits = limits or Limits(timeout=float(os.environ.get("FXCOURSE_TIMEOUT", "60")))
     hide = course.secrets() if course else []
@@ -248,26 +445,46 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             continue
         plans.append((tid, points, calls))
 
-    def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome) -> TestResult:
-        with _JUDGE_LOCK:  # torch.fx tracing patches module globals: judge one cell at a time
+    def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome, start: int = 0,
+               expected: int = 0) -> TestResult:
+        if outcome.status == "ok":  # evidence to judge: in the judge process, under its limits
+            passed, message, hint, ncases = _JUDGE.judge(tid, calls, start, outcome, expected, limits)
+        else:
             passed, message, hint, ncases = _judge_cell(tid, calls, outcome)
-        return TestResult(tid, points if passed else 0.0, points, passed, message, hint, ncases)
+        return TestResult(tid, points if passed else 0.0, points, passed, clean_text(message),
+                          clean_text(hint) if hint else None, ncases)
 
+    if plans:
+        _JUDGE.start(limits)  # its imports overlap with the worker's
     pending, skipped = list(plans), []
     for _ in range(len(plans) + len(cells) + 1):
         if not pending:
             break
         flat = [call for _, _, calls in pending for call in calls]
         outcome = run_worker([c for c in cells if c["id"] not in skipped], _worker_calls(flat),
-                             limits=limits, hide=hide)
-        done = outcome.evidence["calls"] if outcome.evidence else []
-        base = dict(outcome.evidence or {"cell_errors": [], "tampered": []})
+                             limits=limits, hide=hide, require=hardened)
+        if notes is not None:
+            notes.extend(n for n in outcome.notes if n not in notes)
+        summary = _JUDGE.load(outcome, len(flat), limits)
+        if summary.get("ok"):
+            outcome.evidence = {"calls": [None] * summary["calls"]}  # what is known here: how many calls
+        if outcome.status == "ok" and not (summary.get("ok") and summary["complete"]
+                                           and summary["calls"] == len(flat)):
+            outcome.status = "bad-evidence"
+            outcome.detail = summary.get("error") or \
+                "the worker stopped before it finished (did the answers exit the interpreter?)"
+        elif outcome.status != "ok" and not summary.get("ok") and summary.get("refused"):
+            outcome.detail += f"; {summary['error']}"
+        done = summary["calls"] if summary.get("ok") else 0
         start, rest = 0, []
         for tid, points, calls in pending:
             n = len(calls)
-            if start + n <= len(done):
-                part = WorkerOutcome({**base, "calls": done[start:start + n]}, "ok", "", outcome.last_step)
-                results[tid] = judged(tid, points, calls, part)
+            if start + n <= done:
+                saved_status, outcome.status = outcome.status, "ok"  # this part of the evidence is there
+                try:
+                    results[tid] = judged(tid, points, calls, outcome, start, len(flat))
+                finally:
+                    outcome.status = saved_status
             else:
                 rest.append((tid, points, calls))
             start += n
@@ -281,8 +498,8 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             skipped.append(culprit)
             own = [p for p in rest if any(call.var in cell["defines"] or call.var == culprit for call in p[2])]
             for tid, points, calls in own:
-                results[tid] = TestResult(tid, 0.0, points, False, f"the cell {culprit!r} stopped the grader: "
-                                          f"{outcome.detail}", _CRASH_HINTS.get(outcome.status))
+                results[tid] = TestResult(tid, 0.0, points, False, clean_text(
+                    f"the cell {culprit!r} stopped the grader: {outcome.detail}"), _CRASH_HINTS.get(outcome.status))
             pending = [p for p in rest if p not in own]
             continue
         if step.startswith(("case ", "quiz ")) and outcome.evidence is not None:
@@ -307,6 +524,11 @@ def check_notebook(path: str | Path, course: Course, *, visible_only: bool = Fal
     if visible_only and full:
         source_path, full = course.exercises / assignment / f"{assignment}.ipynb", False
     restored = restore(read_notebook(source_path), submitted)
-    tests = grade_restored(restored.notebook, course, limits=limits, jobs=jobs)
+    notes = list(restored.notes)
+    tests = grade_restored(restored.notebook, course, limits=limits, jobs=jobs, notes=notes)
     return Report(assignment, sum(t.points for t in tests), sum(t.max_points for t in tests), tests,
-                  restored.notes, isolation_level(), full)
+                  notes, isolation_level(), full)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--judge"]:
+    sys.exit(_judge_server(int(sys.argv[2])))

@@ -15,11 +15,15 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 
-from autograder.preprocessors import HardenedExecute, RestoreFromSource, ScrubFeedback  # noqa: E402
+from autograder.preprocessors import (BoundedNotebookExporter, HardenedExecute, RestoreFromSource,  # noqa: E402
+                                      ScrubFeedback)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,  # noqa: E402
                                     GetGrades, LimitOutput, OverwriteCells, OverwriteKernelspec,
                                     SaveAutoGrades)
+
+# Submissions are read with the course's limits (a pipe, a device or a 100,000-level JSON is a one-line error).
+c.Autograde.exporter_class = BoundedNotebookExporter
 
 # Sanitize: outputs are dropped first; then the notebook is rebuilt from the instructor source with only the
 # learner's answer cells put in (this also repairs deleted, duplicated or re-typed cells and stripped

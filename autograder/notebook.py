@@ -35,8 +35,32 @@ class NotebookError(Exception):
 
 # ----------------------------------------------------------------------------------------- reading
 
+MAX_JSON_DEPTH = 64   # a notebook nests about 6 levels deep (cells, outputs, data, metadata)
+
+
+def _json_depth_ok(raw: Any, limit: int) -> bool:
+    """Is `raw` (parsed JSON) nested at most `limit` levels? Iterative: any depth is measured safely."""
+    stack = [(raw, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return False
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return True
+
+
 def parse_notebook(data: bytes, name: str = "notebook") -> NotebookNode:
     """Parse notebook bytes, with a one-line error for each way they can be wrong."""
+    try:
+        return _parse_notebook(data, name)
+    except (RecursionError, MemoryError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else "too large"
+        raise NotebookError(f"{name}: cannot be graded: {why} to read ({type(exc).__name__}); expected a Jupyter "
+                            "notebook (.ipynb JSON)") from None
+
+
+def _parse_notebook(data: bytes, name: str) -> NotebookNode:
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise NotebookError(f"{name}: {len(data) / 2**20:.1f} MiB is too large; a notebook may be at most "
                             f"{MAX_NOTEBOOK_BYTES // 2**20} MiB (clear large outputs and try again)")
@@ -52,10 +76,17 @@ def parse_notebook(data: bytes, name: str = "notebook") -> NotebookNode:
     except json.JSONDecodeError as exc:
         raise NotebookError(f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                             "expected a Jupyter notebook (.ipynb JSON)") from None
+    except RecursionError:
+        raise NotebookError(f"{name}: cannot be graded: its JSON is nested too deeply to read (a notebook nests "
+                            f"a few levels; at most {MAX_JSON_DEPTH} are accepted)") from None
+    if not _json_depth_ok(raw, MAX_JSON_DEPTH):
+        raise NotebookError(f"{name}: cannot be graded: its JSON is nested more than {MAX_JSON_DEPTH} levels deep "
+                            "(a notebook nests a few levels)")
     if not isinstance(raw, dict) or "cells" not in raw or not isinstance(raw.get("cells"), list):
         raise NotebookError(f"{name}: valid JSON but not a Jupyter notebook (no list of 'cells')")
     if raw.get("nbformat") != 4:
-        raise NotebookError(f"{name}: notebook format {raw.get('nbformat')!r} is not supported; expected format 4")
+        raise NotebookError(f"{name}: notebook format {repr(raw.get('nbformat'))[:20]} is not supported; "
+                            "expected format 4")
     for i, cell in enumerate(raw["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
             raise NotebookError(f"{name}: cell {i} is not a notebook cell (expected a code, markdown or raw cell)")
@@ -68,21 +99,65 @@ def parse_notebook(data: bytes, name: str = "notebook") -> NotebookNode:
             raise NotebookError(f"{name}: cell {i} has a source that is not text")
         if not isinstance(cell.get("metadata", {}), dict):
             cell["metadata"] = {}
+        if cell["cell_type"] == "code":
+            _check_parse_depth(cell["source"], f"{name}: cell {i}")
     return nbformat.from_dict(raw)
 
 
+def _check_parse_depth(source: str, where: str) -> None:
+    """Code Python cannot even parse for its depth (a generated expression thousands of terms long) makes a
+    notebook ungradable, the same way in every command: a one-line error, not a traceback."""
+    try:
+        ast.parse(_without_magics(source))
+    except (SyntaxError, ValueError):
+        pass  # an ordinary syntax error is the learner's to fix: the cell is graded and fails
+    except (RecursionError, MemoryError) as exc:
+        raise NotebookError(f"{where}: cannot be graded: its code is nested too deeply for Python to parse "
+                            f"({type(exc).__name__}); split long generated expressions") from None
+
+
 def read_notebook(path: str | Path) -> NotebookNode:
-    """Read a notebook file; raise NotebookError with a clear one-line message when it cannot be used."""
+    """Read a notebook file; raise NotebookError with a clear one-line message when it cannot be used.
+
+    At most MAX_NOTEBOOK_BYTES + 1 bytes are ever read, whatever the path is: a symlink is followed to what it
+    names, and a named pipe, socket or device is refused without blocking (opened non-blocking, then fstat)."""
+    import os
+    import stat
+
     path = Path(path)
-    if not path.exists():
-        raise NotebookError(f"{path}: no such file")
-    if path.is_dir():
-        raise NotebookError(f"{path}: is a folder; expected a notebook file (.ipynb)")
-    size = path.stat().st_size
-    if size > MAX_NOTEBOOK_BYTES:
-        raise NotebookError(f"{path}: {size / 2**20:.1f} MiB is too large; a notebook may be at most "
-                            f"{MAX_NOTEBOOK_BYTES // 2**20} MiB (clear large outputs and try again)")
-    return parse_notebook(path.read_bytes(), str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise NotebookError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise NotebookError(f"{path}: is a folder; expected a notebook file (.ipynb)") from None
+    except OSError as exc:
+        raise NotebookError(f"{path}: cannot be opened ({exc.strerror}); expected a notebook file (.ipynb)") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise NotebookError(f"{path}: is a folder; expected a notebook file (.ipynb)")
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a named pipe" if stat.S_ISFIFO(info.st_mode) else "a device" if (
+                stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)) else "a socket" if stat.S_ISSOCK(
+                info.st_mode) else "not a regular file"
+            raise NotebookError(f"{path}: is {kind}, not a regular file; expected a notebook file (.ipynb)")
+        if info.st_size > MAX_NOTEBOOK_BYTES:
+            raise NotebookError(f"{path}: {info.st_size / 2**20:.1f} MiB is too large; a notebook may be at most "
+                                f"{MAX_NOTEBOOK_BYTES // 2**20} MiB (clear large outputs and try again)")
+        chunks, size = [], 0
+        while size <= MAX_NOTEBOOK_BYTES:
+            try:
+                chunk = os.read(fd, min(2**20, MAX_NOTEBOOK_BYTES + 1 - size))
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return parse_notebook(b"".join(chunks), str(path))
 
 
 # ------------------------------------------------------------------------------------------- cells
@@ -119,7 +194,7 @@ def defined_names(source: str) -> set[str]:
     """Top-level functions, classes and assigned names a cell defines (regex fallback if it does not parse)."""
     try:
         tree = ast.parse(_without_magics(source))
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set(re.findall(r"^def\s+([A-Za-z_]\w*)", source, re.M)) | set(
             re.findall(r"^([A-Za-z_]\w*)\s*=", source, re.M))
     names: set[str] = set()

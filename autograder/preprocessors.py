@@ -4,20 +4,49 @@ Configured in autograder/nbgrader_config.py (the order of each list is explained
 - RestoreFromSource: rebuild the submission on the instructor source, keeping only the answer cells;
 - HardenedExecute: replaces nbgrader's Execute; grades through the jailed worker and writes the verdict of
   each test cell as its output (an error output when it fails), so nbgrader's SaveAutoGrades scores it;
-- ScrubFeedback: removes hidden tests and tracebacks from the feedback a student receives.
+- ScrubFeedback: removes hidden tests and tracebacks from the feedback a student receives;
+- BoundedNotebookExporter: nbgrader's reader of submissions, replaced by the course's bounded one
+  (autograder.notebook.read_notebook): a pipe, a device, a 100,000-level JSON or code too deep to parse is a
+  one-line "cannot be graded" error for that submission, and the batch goes on.
+
+Verdict messages come from the judge already escaped and capped (autograder.grading.clean_text), so neither
+the terminal nor the HTML feedback ever shows a learner's control characters raw.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+import datetime
+import os
+
 import nbformat
+from nbconvert.exporters import NotebookExporter
+from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from .course import Course
 from .notebook import HIDDEN_BEGIN, grade_id, is_test, read_notebook, restore, strip_hidden
 
-__all__ = ["RestoreFromSource", "HardenedExecute", "ScrubFeedback"]
+__all__ = ["RestoreFromSource", "HardenedExecute", "ScrubFeedback", "BoundedNotebookExporter"]
+
+
+class BoundedNotebookExporter(NotebookExporter):
+    """nbgrader's NotebookExporter, reading the file with read_notebook's limits and one-line errors."""
+
+    def from_filename(self, filename, resources=None, **kw):
+        resources = resources if resources is not None else ResourcesDict()
+        if "metadata" not in resources or resources["metadata"] == "":
+            resources["metadata"] = ResourcesDict()
+        path, basename = os.path.split(filename)
+        resources["metadata"]["name"] = os.path.splitext(basename)[0]
+        resources["metadata"]["path"] = path
+        try:
+            modified = datetime.datetime.fromtimestamp(os.path.getmtime(filename), tz=datetime.timezone.utc)
+            resources["metadata"]["modified_date"] = modified.strftime("%B %-d, %Y")
+        except OSError:
+            pass
+        return self.from_notebook_node(read_notebook(filename), resources=resources, **kw)
 
 
 def _coursedir(pp: NbGraderPreprocessor) -> CourseDirectory:
@@ -45,7 +74,7 @@ class HardenedExecute(NbGraderPreprocessor):
         from .grading import grade_restored
 
         course = Course(Path(_coursedir(self).root).resolve())
-        results = {r.id: r for r in grade_restored(nb, course)}
+        results = {r.id: r for r in grade_restored(nb, course, hardened=True)}
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue

@@ -1,6 +1,7 @@
 """An adversarial battery: hostile or broken submissions, each with the exact score it must get.
 
 Exercise ex01_tracing has 10 points: node_summary 2, count_nodes 2, outputs_match 3, q1..q3 1 each.
+Cases marked `namespaces` need the jail (autograder.sandbox.jail_support() empty); the others hold everywhere.
 Every case grades through `check_notebook` (restore from source, jailed workers, judge in this process),
 the same pipeline as `fxcourse check`, `fxcourse grade` and the course's `nbgrader autograde`.
 """
@@ -10,6 +11,7 @@ import copy
 import json
 import os
 import socket
+import tempfile
 import threading
 
 import nbformat
@@ -30,8 +32,8 @@ LIMITS = Limits(timeout=15.0, memory=3 * 2**30, output=4 * 2**20)
 CORRECT = {grade_id(c): c.source for c in answer_cells(read_notebook(SOURCE))}
 POINTS = {"test_node_summary": 2.0, "test_count_nodes": 2.0, "test_outputs_match": 3.0,
           "test_quiz_q1": 1.0, "test_quiz_q2": 1.0, "test_quiz_q3": 1.0}
-namespaces = pytest.mark.skipif(isolation_level() != "namespaces",
-                                reason="needs the namespace jail (Linux, root, unshare)")
+namespaces = pytest.mark.skipif(isolation_level() != "jail",
+                                reason="needs the jail (Linux, root, unshare, tmpfs, proc)")
 
 
 def submit(tmp_path, answers: dict[str, str] | None = None, edit=None, name: str = f"{A}.ipynb"):
@@ -202,8 +204,8 @@ def test_student_code_cannot_connect_to_a_loopback_port(tmp_path):
     port = server.getsockname()[1]
     accepted = []
     threading.Thread(target=lambda: accepted.append(_accept(server)), daemon=True).start()
-    probe = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
-             f"    q1 = 'CONNECTED'\nexcept OSError:\n    q1 = 'A'\n")
+    probe = CORRECT["quiz_q1"] + (f"\nimport socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), "
+                                  "timeout=2)\n    q1 = 'CONNECTED'\nexcept OSError:\n    pass\n")
     _, scores = grade(submit(tmp_path, {"quiz_q1": probe}))
     expect(scores, {})  # the connection failed, so q1 fell back to the right answer
     server.close()
@@ -220,11 +222,12 @@ def _accept(server):
 @namespaces
 def test_student_code_cannot_read_the_source_keys_or_other_submissions(tmp_path):
     thief = ("import re, os, json\nfound = 'none'\n"
-             f"for path in [{str(SOURCE)!r}, {str(ROOT / 'solutions')!r}, 'job.json']:\n"
+             f"for path in [{str(SOURCE)!r}, {str(ROOT / 'solutions')!r}, {str(ROOT / 'solutions' / 'quizzes.json')!r},"
+             " 'job.json']:\n"
              "    try:\n        text = open(path).read() if os.path.isfile(path) else str(os.listdir(path))\n"
-             "        m = re.search(r'key=.(.)', text)\n        found = m.group(1) if m else found\n"
+             "        m = re.search(r'key\\W{1,4}([A-E])', text)\n        found = m.group(1) if m else found\n"
              "    except OSError:\n        pass\n"
-             "q1 = found if found != 'none' else 'C'\nq2 = q1\nq3 = q1\n")
+             "q1 = found\nq2 = q1\nq3 = q1\n")  # nothing found: 'none', which no quiz accepts
     report, scores = grade(submit(tmp_path, {"quiz_q1": thief, "quiz_q2": "pass", "quiz_q3": "pass"}))
     expect(scores, {"test_quiz_q1": 0.0, "test_quiz_q2": 0.0, "test_quiz_q3": 0.0})
 
@@ -341,3 +344,246 @@ def test_warnings_and_stderr_do_not_cost_a_correct_answer_points(tmp_path):
              "    return [(n.op, n.name) for n in gm.graph.nodes]\n")
     _, scores = grade(submit(tmp_path, {"node_summary": noisy}))
     expect(scores, {})
+
+
+# ------------------------------------------------------------------ the jail: files, processes, cgroups
+# Each hostile cell below reports through a quiz answer: it keeps the right answer only when the attack failed,
+# so a lost quiz point is a hole in the jail (and the host-side assertions check the same from outside).
+
+def _flag_if(attack: str, quiz: str = "quiz_q1") -> dict[str, str]:
+    """Answers whose `quiz` keeps its right answer unless `attack` (code setting `broke = True`) succeeded."""
+    var = quiz[len("quiz_"):]
+    return {quiz: CORRECT[quiz] + "\nbroke = False\n" + attack + f"\nif broke:\n    {var} = 'broke'\n"}
+
+
+def _open_each(targets: list) -> str:
+    """Attack code: open each (path, mode) and close it at once; any that opens is a hole (nothing written)."""
+    return (f"import os\nfor path, mode in {targets!r}:\n    try:\n        open(path, mode).close()\n"
+            "        broke = True\n    except OSError:\n        pass\n")
+
+
+def _graded_creating_nothing(tmp_path, attack: str, created: str) -> None:
+    """Grade the attack: full marks (every open failed), and `created` not made (removed if it was)."""
+    try:
+        _, scores = grade(submit(tmp_path, _flag_if(attack)))
+        assert not os.path.exists(created)
+    finally:
+        if os.path.exists(created):
+            os.unlink(created)
+    expect(scores, {})
+
+
+@namespaces
+def test_writing_into_site_packages_or_torch_is_refused(tmp_path):
+    import torch
+    target = os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), f"fxcourse_probe_{os.getpid()}.pth")
+    _graded_creating_nothing(tmp_path, _open_each([(target, "w"), (torch.__file__, "a")]), target)
+
+
+@namespaces
+def test_writing_into_the_autograder_sources_is_refused(tmp_path):
+    target = str(ROOT / "autograder" / "checks" / f"evil_{os.getpid()}.py")
+    sources = [str(ROOT / "autograder" / "checks" / f"{A}.py"), str(ROOT / "autograder" / "core.py"),
+               str(ROOT / "fxplayground" / "__init__.py")]
+    _graded_creating_nothing(tmp_path, _open_each([(p, "a") for p in sources] + [(target, "w")]), target)
+
+
+@namespaces
+def test_writing_etc_is_refused(tmp_path):
+    target = f"/etc/fxcourse-probe-{os.getpid()}"
+    _graded_creating_nothing(tmp_path, _open_each([("/etc/passwd", "a"), ("/etc/hosts", "a"), (target, "w")]),
+                             target)
+
+
+@namespaces
+def test_writing_kernel_settings_under_proc_sys_is_refused(tmp_path):
+    # writes back the value it read: harmless even where it worked
+    attack = ("for path in ['/proc/sys/kernel/core_pattern', '/proc/sys/vm/overcommit_memory',\n"
+              "             '/proc/sys/kernel/hostname', '/proc/sysrq-trigger']:\n"
+              "    try:\n        with open(path, 'r+') as f:\n            f.write(f.read())\n        broke = True\n"
+              "    except OSError:\n        pass\n")
+    _, scores = grade(submit(tmp_path, _flag_if(attack)))
+    expect(scores, {})
+
+
+@namespaces
+def test_the_worker_runs_as_an_unprivileged_uid_of_its_own(tmp_path):
+    attack = ("import os\nbroke = os.getuid() == 0 or os.geteuid() == 0 or os.getgroups() != []\n"
+              "caps = [l for l in open('/proc/self/status') if l.startswith(('CapEff', 'CapPrm'))]\n"
+              "broke = broke or any(int(l.split()[1], 16) for l in caps)\n")
+    _, scores = grade(submit(tmp_path, _flag_if(attack)))
+    expect(scores, {})
+
+
+@namespaces
+def test_proc_shows_only_the_workers_own_processes(tmp_path):
+    # the grader (this pytest) and any other worker would show in a shared /proc
+    attack = ("import os\nfor pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n    try:\n"
+              "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read()\n    except OSError:\n        continue\n"
+              "    if b'pytest' in cmd or (b'autograder.worker' in cmd and int(pid) != os.getpid()) or int(pid) > 50:\n"
+              "        broke = True\n")
+    _, scores = grade(submit(tmp_path, _flag_if(attack)))
+    expect(scores, {})
+
+
+@namespaces
+def test_another_workers_job_cannot_be_read_while_both_run(tmp_path):
+    # An honest submission is graded at the same time; the thief looks for its job file (every answer cell)
+    # through /proc and in every scratch folder, and would copy the answers it found.
+    honest_dir, thief_dir = tmp_path / "honest", tmp_path / "thief"
+    honest_dir.mkdir(), thief_dir.mkdir()
+    honest = submit(honest_dir)
+    steal = ("import os, glob, time, json\nstolen = None\nend = time.time() + 20\n"
+             "while stolen is None and time.time() < end:\n"
+             "    paths = glob.glob('/proc/[0-9]*/cwd/job.json')\n"
+             "    paths += glob.glob('/proc/[0-9]*/root/tmp/fxcourse-worker-*/job.json')\n"
+             "    paths += glob.glob('/tmp/fxcourse-worker-*/job.json') + glob.glob('/proc/[0-9]*/fd/*')\n"
+             "    for path in paths:\n        try:\n            text = open(path).read()\n"
+             "        except (OSError, UnicodeDecodeError):\n            continue\n"
+             "        if 'def count_nodes' in text:\n            stolen = text\n            break\n"
+             "    time.sleep(0.2)\n"
+             "if stolen:\n    for cell in json.loads(stolen)['cells']:\n        exec(cell['source'])\n")
+    stubs = {k: "# YOUR CODE HERE\nraise NotImplementedError()" for k in CORRECT if not k.startswith("quiz")}
+    thief = submit(thief_dir, {**stubs, "node_summary": "import torch\n" + steal})
+    out = {}
+    worker = threading.Thread(target=lambda: out.update(honest=grade(honest)[1]))
+    worker.start()
+    _, scores = grade(thief)
+    worker.join()
+    assert out["honest"] == POINTS
+    expect(scores, {"test_node_summary": 0.0, "test_count_nodes": 0.0, "test_outputs_match": 0.0})
+
+
+@namespaces
+@pytest.mark.skipif(not process_cap_available(), reason="needs a pids cgroup (cgroup file system, root)")
+def test_writing_its_own_pids_max_is_refused(tmp_path):
+    attack = ("import os\nfor line in open('/proc/self/cgroup'):\n    path = line.strip().split(':', 2)[2]\n"
+              "    for root in ('/sys/fs/cgroup/pids', '/sys/fs/cgroup'):\n"
+              "        for name in ('pids.max', 'cgroup.procs'):\n"
+              "            try:\n                open(os.path.join(root + path, name), 'w').write('max')\n"
+              "                broke = True\n            except OSError:\n                pass\n")
+    _, scores = grade(submit(tmp_path, _flag_if(attack)))
+    expect(scores, {})
+
+
+@namespaces
+def test_filling_scratch_stops_at_its_total_cap_and_scratch_is_removed(tmp_path):
+    # RLIMIT_FSIZE caps one file; the tmpfs caps them all together (Limits.scratch, 256 MiB)
+    attack = ("import os\nwritten = 0\nblock = b'x' * 2**20\ntry:\n    for i in range(1024):\n"
+              "        with open(f'fill-{i}', 'wb') as f:\n            for _ in range(8):\n"
+              "                f.write(block)\n                written += len(block)\nexcept OSError:\n    pass\n"
+              "broke = written > 300 * 2**20\nfor i in range(1024):\n    try:\n        os.unlink(f'fill-{i}')\n"
+              "    except OSError:\n        pass\n")
+    _, scores = grade(submit(tmp_path, _flag_if(attack)))
+    expect(scores, {})
+    mine = f"fxcourse-worker-{os.getpid()}-"
+    assert mine not in open("/proc/self/mountinfo").read()   # unmounted...
+    assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith(mine)]  # ...and removed
+
+
+def test_a_thread_that_never_ends_does_not_hold_the_worker(tmp_path):
+    # Before: the interpreter waited for the thread at exit, until the wall-clock limit failed every test.
+    forever = ("import threading, time\n"
+               "threading.Thread(target=lambda: [time.sleep(1) for _ in iter(int, 1)]).start()\n")
+    report, scores = grade(submit(tmp_path, {"node_summary": forever + CORRECT["node_summary"]}))
+    expect(scores, {})
+
+
+# ------------------------------------------------------------------ the judge: hostile evidence files
+# The learner's code patches os.replace, which the worker uses to put each evidence checkpoint in place:
+# the file it leaves is then whatever the learner wrote.
+
+def _replace_evidence(make: str) -> str:
+    """Answer-cell code that swaps every evidence checkpoint for the file `make` (code writing to `path`)."""
+    return ("import os, torch\n_real_replace = os.replace\n"
+            "def _swap(src, dst, *a, **k):\n    _real_replace(src, dst, *a, **k)\n"
+            "    if str(dst).endswith('evidence.pt'):\n        path = str(dst)\n"
+            + "".join(f"        {line}\n" for line in make.splitlines()) +
+            "os.replace = _swap\n")
+
+
+def _forged(calls: str) -> str:
+    return (f"torch.save({{'calls': {calls}, 'cell_errors': [], 'tampered': [], 'complete': True}}, path)")
+
+
+@namespaces
+def test_evidence_replaced_by_a_deeply_shared_structure_fails_without_hanging_the_judge(tmp_path):
+    make = "bomb = []\nfor _ in range(40):\n    bomb = [bomb, bomb]\n" + _forged("[{'evidence': [bomb]}] * 12")
+    report, scores = grade(submit(tmp_path, {"node_summary": _replace_evidence(make) + CORRECT["node_summary"]}))
+    assert report.score == 0
+    assert any("more than" in t.message and "values" in t.message for t in report.tests)
+
+
+@namespaces
+def test_evidence_replaced_by_a_deflate_bomb_is_refused_before_loading(tmp_path):
+    make = ("import zipfile\nwith zipfile.ZipFile(path, 'w', zipfile.ZIP_DEFLATED) as z:\n"
+            "    with z.open('archive/data.pkl', 'w') as f:\n        for _ in range(256):\n"
+            "            f.write(bytes(2**20))\n")
+    report, _ = grade(submit(tmp_path, {"node_summary": _replace_evidence(make) + CORRECT["node_summary"]}))
+    assert report.score == 0
+    assert all("compressed" in t.message for t in report.tests)
+
+
+@namespaces
+def test_evidence_with_a_tensor_view_of_a_billion_elements_is_refused(tmp_path):
+    # a 4-byte storage viewed as 2**30 elements: tiny on disk, 8 GiB the moment the judge touches it
+    make = _forged("[{'evidence': [{'outputs': [torch.zeros(1).expand(2**30)]}]}] * 12")
+    report, _ = grade(submit(tmp_path, {"node_summary": _replace_evidence(make) + CORRECT["node_summary"]}))
+    assert report.score == 0
+    assert any("elements" in t.message for t in report.tests)
+
+
+@namespaces
+def test_evidence_replaced_by_a_symlink_is_refused(tmp_path):
+    make = "os.unlink(path)\nos.symlink('/etc/shadow', path)"
+    report, _ = grade(submit(tmp_path, {"node_summary": _replace_evidence(make) + CORRECT["node_summary"]}))
+    assert report.score == 0
+    assert all("root:" not in t.message for t in report.tests)
+
+
+@namespaces
+def test_a_forged_two_megabyte_message_is_capped_with_a_note(tmp_path):
+    # two strings of a million characters each (one string may have up to 2**20): 2 MB in the message
+    big = ("{'__raised__': 'ValueError', 'message': 'x' * 1_000_000, 'where': 'y' * 1_000_000, "
+           "'bases': ['ValueError']}")
+    make = (f"ev = torch.load(path, weights_only=True)\nif ev['calls'] and ev['calls'][0]['evidence']:\n"
+            f"    ev['calls'][0]['evidence'][0] = {big}\ntorch.save(ev, path)")
+    report, _ = grade(submit(tmp_path, {"node_summary": _replace_evidence(make) + CORRECT["node_summary"]}))
+    message = report.tests[0].message
+    assert report.tests[0].points == 0
+    assert len(message) < 2200 and "more characters cut]" in message
+
+
+def test_cr_and_ansi_escapes_in_a_message_reach_no_terminal(tmp_path):
+    fake = "\\r\\x1b[2K\\x1b[32m  \u2714 test_count_nodes  2/2  passed\\x1b[0m\\n"
+    evil = f"def count_nodes(gm, op=None):\n    raise ValueError({fake!r})\n"
+    report, scores = grade(submit(tmp_path, {"count_nodes": evil}))
+    expect(scores, {"test_count_nodes": 0.0})
+    message = next(t.message for t in report.tests if t.id == "test_count_nodes")
+    assert "\\x1b[32m" in message and "\\r" in message
+    assert not any(ord(ch) < 32 or ord(ch) == 127 for ch in message)
+
+
+# ---------------------------------------------------------------------------- inputs that are too much
+
+def test_a_huge_generated_expression_is_a_one_line_error(tmp_path):
+    from autograder.notebook import NotebookError
+    path = submit(tmp_path, {"count_nodes": "x = " + "+".join(["1"] * 100_000) + "\n" + CORRECT["count_nodes"]})
+    with pytest.raises(NotebookError, match="cannot be graded: its code is nested too deeply"):
+        grade(path)
+
+
+def test_a_notebook_nested_100000_levels_deep_is_a_one_line_error(tmp_path):
+    from autograder.notebook import NotebookError
+    path = tmp_path / f"{A}.ipynb"
+    path.write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + ', "nbformat": 4}')
+    with pytest.raises(NotebookError, match="cannot be graded: its JSON is nested"):
+        grade(path)
+
+
+def test_a_fifo_as_the_notebook_is_refused_without_blocking(tmp_path):
+    from autograder.notebook import NotebookError
+    path = tmp_path / f"{A}.ipynb"
+    os.mkfifo(path)  # nobody ever writes to it: a plain open() would wait for ever
+    with pytest.raises(NotebookError, match="is a named pipe, not a regular file"):
+        grade(path)

@@ -124,7 +124,7 @@ def test_a_broken_submission_does_not_stop_the_batch_and_a_killed_run_loses_noth
     # The rerun grades everyone; the broken notebook is reported, the others keep their scores.
     r = fxcourse(course, "grade", A)
     assert r.returncode == 1, r.stdout
-    assert "dave: NOT GRADED" in r.stdout and "NotJSONError" in r.stdout.split("dave: NOT GRADED")[1].splitlines()[0]
+    assert "dave: NOT GRADED" in r.stdout and "not valid JSON" in r.stdout.split("dave: NOT GRADED")[1].splitlines()[0]
     summary = r.stdout.split(f"summary of {A}:")[1]
     assert any(l.split()[:3] == ["dave", "NOT", "GRADED"] for l in summary.splitlines()), summary
     scores = {line.split()[0]: line.split()[1] for line in summary.strip().splitlines()}
