@@ -67,3 +67,20 @@ def test_every_automatic_mutant_is_caught_or_listed_as_equivalent(assignment):
     problems += [f"listed as equivalent but no longer generated: {k}" for k in stale]
     assert not problems, "\n".join(problems)
     assert all(reason.strip() and "\n" not in reason for reason in listed.values())
+
+
+def test_validate_reports_the_automatic_kill_rate_beside_the_hand_written_one(capsys):
+    import json
+
+    from autograder.cli import main
+
+    assert main(["validate", "ex01_tracing", "--json", "--course", str(ROOT)]) == 0
+    row, = json.loads(capsys.readouterr().out)
+    assert row["mutants_killed"] == row["mutants"] >= 5
+    assert row["auto"] > row["auto_equivalent"] == len(EQUIVALENT["ex01_tracing"])
+    assert row["auto_killed"] == row["auto"] - row["auto_equivalent"]
+    assert main(["validate", "ex01_tracing", "--course", str(ROOT)]) == 0
+    table = capsys.readouterr().out
+    assert "automatic killed" in table and "hand-written killed" in table
+    assert main(["validate", "ex01_tracing", "--hand-only", "--json", "--course", str(ROOT)]) == 0
+    assert "auto" not in json.loads(capsys.readouterr().out)[0]

@@ -169,3 +169,44 @@ def test_ex08_optimize_for_inference_of_a_convnet_matches_eval(drawn):
         gm = solution("ex08_pipeline")["optimize_for_inference"](model.train(), (x,))
     assert calls_of(gm, nn.BatchNorm2d) == (2 if model.shared_tail else 0)
     assert_same(run(gm, x), run(model.eval(), x))
+
+
+def test_the_properties_find_a_model_that_breaks_a_wrong_pass():
+    """The strategies reach the models that matter: Hypothesis finds one on which fusing a shared Linear shows."""
+    from hypothesis import find
+
+    wrong = dict(solution("ex06_fusing"))
+    exec(compile(_SHARED_FUSER, "<wrong>", "exec"), wrong)  # noqa: S102 (a wrong answer written for this test)
+
+    def breaks(drawn):
+        model, x = drawn
+        model.eval()
+        gm0 = fx.symbolic_trace(model)
+        gm = wrong["fuse_consecutive_linears"](fx.symbolic_trace(model))
+        return any(sites(gm)[t] != k for t, k in sites(gm0).items() if k > 1)
+
+    model, _ = find(mlps(kinds=("linear", "shared", "relu_fn")), breaks,
+                    settings=settings(derandomize=True, database=None, max_examples=200, deadline=None))
+    assert any(kind == "shared" for kind, _b, _m in model.plan)
+
+
+_SHARED_FUSER = """
+def fuse_consecutive_linears(gm):
+    for node in list(gm.graph.nodes):
+        if node.op != "call_module" or not isinstance(gm.get_submodule(node.target), nn.Linear):
+            continue
+        if len(node.users) != 1:
+            continue
+        user = next(iter(node.users))
+        if user.op == "call_module" and isinstance(gm.get_submodule(user.target), nn.Linear):
+            name = "fused_" + node.target.replace(".", "_") + "_" + user.name
+            gm.add_submodule(name, fuse_linear_pair(gm.get_submodule(node.target), gm.get_submodule(user.target)))
+            with gm.graph.inserting_after(user):
+                new = gm.graph.call_module(name, node.args)
+            user.replace_all_uses_with(new)
+            gm.graph.erase_node(user)
+            gm.graph.erase_node(node)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+"""
