@@ -36,12 +36,13 @@ def _hostile(root: Path) -> dict[str, str]:
     site = sysconfig.get_paths()["purelib"]
     # Files in the test's own course copy are really written; shared ones (the repository's sources, kernel
     # settings) are only opened, or written back unchanged, so that even a hole would harm nothing.
+    targets = [(site + "/fxcourse_hostile.pth", "w", 1), ("/etc/fxcourse-hostile", "w", 1),
+               (str(root / "solutions" / A / f"{A}.ipynb"), "a", 1), (str(root / "gradebook.db"), "a", 1),
+               (str(root / "submitted" / "alice" / A / f"{A}.ipynb"), "a", 1),
+               (str(root / "exercises" / "evil.py"), "w", 1), (str(ROOT / "autograder" / "core.py"), "a", 0),
+               ("/proc/sys/kernel/core_pattern", "r+", 2), ("/tmp/fxcourse-hostile", "w", 1)]
     attack_files = (
-        f"targets = [({site + '/fxcourse_hostile.pth'!r}, 'w', 1), ('/etc/fxcourse-hostile', 'w', 1),\n"
-        f"           ({str(root / 'solutions' / A / (A + '.ipynb'))!r}, 'a', 1), ({str(root / 'gradebook.db')!r}, 'a', 1),\n"
-        f"           ({str(root / 'submitted' / 'alice' / A / (A + '.ipynb'))!r}, 'a', 1),\n"
-        f"           ({str(root / 'exercises' / 'evil.py')!r}, 'w', 1), ({str(ROOT / 'autograder' / 'core.py')!r}, 'a', 0),\n"
-        "           ('/proc/sys/kernel/core_pattern', 'r+', 2), ('/tmp/fxcourse-hostile', 'w', 1)]\n"
+        f"targets = {targets!r}\n"
         "for path, mode, write in targets:\n"
         "    try:\n        with open(path, mode) as f:\n"
         "            f.write(f.read() if write == 2 else '# changed by a submission\\n' if write else '')\n"
@@ -59,7 +60,8 @@ def _hostile(root: Path) -> dict[str, str]:
         "    for base in ('/sys/fs/cgroup/pids', '/sys/fs/cgroup'):\n        try:\n"
         "            open(base + path + '/pids.max', 'w').write('max')\n            broke = True\n"
         "        except OSError:\n            pass\n"
-        "import resource\ntry:\n    resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY,) * 2)\n    broke = True\n"
+        "import resource\ntry:\n    resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY,) * 2)\n"
+        "    broke = True\n"
         "except (OSError, ValueError):\n    pass\n")
     steal = (
         "import os, glob, time, json\nstolen = None\nend = time.time() + 25\n"
