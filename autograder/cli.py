@@ -538,6 +538,16 @@ def _exchange_argv(args: argparse.Namespace) -> list[str] | None:
     return [f"--Exchange.root={root}"]
 
 
+def _exchange_command(args: argparse.Namespace) -> tuple[Course, str, list[str]] | None:
+    """The course, the assignment and nbgrader's exchange options of a release/collect/release-feedback; None
+    (after saying why) when the assignment is unknown or the exchange missing."""
+    course = _course(args)
+    if _assignments(course, [args.assignment]) is None:
+        return None
+    exchange = _exchange_argv(args)
+    return None if exchange is None else (course, args.assignment, exchange)
+
+
 def _nbgrader_failed(r: subprocess.CompletedProcess, what: str) -> int:
     lines = [l for l in (r.stdout + r.stderr).splitlines() if "ERROR" in l or "rror:" in l] or \
         (r.stdout + r.stderr).splitlines()[-10:]
@@ -572,13 +582,10 @@ def _late_by(seconds: float) -> str:
 def cmd_release(args: argparse.Namespace) -> int:
     from dateutil.parser import parse as parse_date
 
-    course = _course(args)
-    name = args.assignment
-    if _assignments(course, [name]) is None:
+    found = _exchange_command(args)
+    if found is None:
         return EXIT_USAGE
-    exchange = _exchange_argv(args)
-    if exchange is None:
-        return EXIT_USAGE
+    course, name, exchange = found
     if not (course.exercises / name / f"{name}.ipynb").is_file():
         return _err(f"{course.exercises / name / (name + '.ipynb')} does not exist: run `fxcourse generate {name}` "
                     "first")
@@ -607,13 +614,10 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_collect(args: argparse.Namespace) -> int:
     from nbgrader.utils import parse_utc
 
-    course = _course(args)
-    name = args.assignment
-    if _assignments(course, [name]) is None:
+    found = _exchange_command(args)
+    if found is None:
         return EXIT_USAGE
-    exchange = _exchange_argv(args)
-    if exchange is None:
-        return EXIT_USAGE
+    course, name, exchange = found
     # --update: a student's newer submission replaces the one collected before
     r = _nbgrader(course, "collect", name, "--update", *exchange, quiet=True)
     out = r.stdout + r.stderr
@@ -645,13 +649,10 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_release_feedback(args: argparse.Namespace) -> int:
-    course = _course(args)
-    name = args.assignment
-    if _assignments(course, [name]) is None:
+    found = _exchange_command(args)
+    if found is None:
         return EXIT_USAGE
-    exchange = _exchange_argv(args)
-    if exchange is None:
-        return EXIT_USAGE
+    course, name, exchange = found
     students = sorted(p.parent.name for p in (course.root / "feedback").glob(f"*/{name}") if p.is_dir())
     if not students:
         return _err(f"no feedback for {name} in {course.root / 'feedback'}: run `fxcourse feedback {name}` first")

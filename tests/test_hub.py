@@ -40,14 +40,12 @@ import nbformat
 import pytest
 
 from conftest import EX01_RIGHT, ROOT
+from test_browser import ARTIFACTS, browser, wait_kernel_idle  # noqa: F401  (browser: a fixture)
+from test_browser import _missing as _browser_missing
 
 pytestmark = pytest.mark.browser
 
 A = "ex01_tracing"
-CHROMIUM = Path(os.environ.get("FXCOURSE_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
-ARTIFACTS = ROOT / "tests" / "artifacts"
 BIN = Path(sys.executable).parent
 
 
@@ -79,13 +77,7 @@ def _missing() -> str | None:
         return "configurable-http-proxy is not installed (run .ci/deps-hub.sh)"
     if not (BIN / "jupyterhub").exists():
         return f"jupyterhub is not installed in {BIN} (pip install -e .[dev])"
-    if not CHROMIUM.is_file():
-        return f"{CHROMIUM} is not installed (run .ci/deps-browser.sh)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright Python package is not installed"
-    return None
+    return _browser_missing()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -270,6 +262,12 @@ def test_exchange_resubmission_and_late_penalty(klass, generated):
     assert r.returncode == 2 and "already released; --force replaces" in r.stderr, r.stdout + r.stderr
     r = fxcourse(k, course, "release", A, "--exchange", str(k.tmp / "nowhere"))
     assert r.returncode == 2 and "nowhere does not exist" in r.stderr
+    r = fxcourse(k, course, "release", A, "--exchange", str(exchange), "--force", "--due", "next blue moon")
+    assert r.returncode == 2 and "--due 'next blue moon' is not a date" in r.stderr, r.stdout + r.stderr
+    r = fxcourse(k, course, "release-feedback", A, "--exchange", str(exchange))
+    assert r.returncode == 2 and f"run `fxcourse feedback {A}` first" in r.stderr, r.stdout + r.stderr
+    r = fxcourse(k, course, "collect", A, "--exchange", str(exchange))
+    assert r.returncode == 0 and f"no submissions of {A} in the exchange yet" in r.stdout, r.stdout + r.stderr
 
     work = {}
     for user in (k.ada, k.bob):
@@ -375,22 +373,6 @@ def assignments_tab(page):
     return page
 
 
-def wait_kernel_idle(page, timeout: float) -> None:
-    end = time.monotonic() + timeout
-    state = "?"
-    while time.monotonic() < end:
-        state = page.evaluate("""() => {
-            const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
-            if (!panel) return 'no panel';
-            const ind = panel.querySelector('.jp-Notebook-ExecutionIndicator');
-            return ind ? ind.getAttribute('data-status') : 'no indicator';
-        }""")
-        if state == "idle":
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"the kernel did not become idle in {timeout:g} s ({state})")
-
-
 def answer_in_browser(page, answers: dict[str, str]) -> None:
     """Type each answer into its cell, as a student does: functions by their def line, the quiz cells in order."""
     cells = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
@@ -442,16 +424,6 @@ def validate(page) -> tuple[str, str, str]:
 def close_dialog(page) -> None:
     page.locator(".jp-Dialog button", has_text="Ok").first.click()
     page.locator(".jp-Dialog").first.wait_for(state="detached")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
 
 
 def test_class_on_the_hub(klass, generated, browser):
