@@ -1,6 +1,7 @@
 """Execute notebooks top to bottom in fresh kernels (lessons headless, CI)."""
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 __all__ = ["execute", "run_notebooks"]
+_KERNEL_LOG_SHOWN = 20_000  # bytes of the kernel's stderr shown with a failure
 
 
 def execute(path: str | Path, timeout: float = 600, allow_errors: bool = False, cwd: str | Path | None = None):
@@ -18,14 +20,23 @@ def execute(path: str | Path, timeout: float = 600, allow_errors: bool = False, 
 
     The kernel talks over Unix sockets (IPC transport) in a private temporary folder, not over loopback TCP:
     nothing else on the machine can connect to it, and ipykernel has no unencrypted-TCP warning to print.
+    What the kernel process itself writes to its stderr (its own log, C++ libraries such as the profiler) is
+    not cell output: it is kept aside and shown only when the run fails, so a good run prints nothing of it.
     """
     nb = nbformat.read(str(path), as_version=4)
-    with tempfile.TemporaryDirectory(prefix="fxcourse-kernel-") as sockets:
-        km = KernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+    with tempfile.TemporaryDirectory(prefix="fxcourse-kernel-") as private, \
+            open(Path(private) / "kernel-stderr.log", "w+b") as kernel_stderr:
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=str(Path(private) / "kernel"))
         client = NotebookClient(nb, km=km, timeout=int(timeout), allow_errors=allow_errors,
                                 resources={"metadata": {"path": str(cwd or Path(path).parent)}})
         try:
-            client.execute()
+            client.execute(stderr=kernel_stderr)
+        except BaseException:
+            kernel_stderr.seek(0)
+            logged = kernel_stderr.read()[-_KERNEL_LOG_SHOWN:].decode("utf-8", "replace")
+            if logged.strip():
+                sys.stderr.write(f"--- the kernel's own log ({Path(path).name}) ---\n{logged.rstrip()}\n")
+            raise
         finally:  # nbclient leaves a kernel manager it was handed running
             if km.has_kernel:
                 km.shutdown_kernel(now=False)

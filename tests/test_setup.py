@@ -135,7 +135,10 @@ def test_ci_runs_the_test_command_with_the_externally_managed_system_python():
 
 def test_headless_lessons_print_only_the_course_output(tmp_path):
     """`make lab ARGS=--headless` runs kernels over IPC: no 'running over TCP without encryption' warning."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('hello from the kernel')")])
+    # The second cell writes to the kernel process's own stderr, below Python, as C++ libraries do (the
+    # profiler's "USDT ... profiler_start" lines): not cell output, and not for a newcomer's terminal.
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('hello from the kernel')"),
+                                         nbformat.v4.new_code_cell("import os; os.write(2, b'USDT: noise\\n')")])
     (tmp_path / "lessons").mkdir()
     nbformat.write(nb, tmp_path / "lessons" / "01_tiny.ipynb")
     (tmp_path / "exercises").mkdir()
@@ -145,3 +148,16 @@ def test_headless_lessons_print_only_the_course_output(tmp_path):
     assert out.stdout.startswith("ok     01_tiny.ipynb")
     assert out.stderr.strip() == "", f"the headless run printed more than the course's output: {out.stderr!r}"
     assert not [p for p in (tmp_path / "lessons").iterdir() if p.name != "01_tiny.ipynb"], "kernel files left behind"
+
+
+def test_a_failing_lesson_shows_the_kernels_own_log(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import os; os.write(2, b'native library says why\\n'); raise ValueError('broken lesson')")])
+    (tmp_path / "lessons").mkdir()
+    nbformat.write(nb, tmp_path / "lessons" / "01_broken.ipynb")
+    (tmp_path / "exercises").mkdir()
+    out = subprocess.run([sys.executable, "-m", "autograder.cli", "lab", "--headless", "--course", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1
+    assert "FAILED 01_broken.ipynb" in out.stdout and "broken lesson" in out.stdout
+    assert "native library says why" in out.stderr
