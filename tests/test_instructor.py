@@ -47,7 +47,7 @@ def course(tmp_path_factory) -> Path:
     _fill(release, {
         "node_summary": "def node_summary(gm):\n    return [(n.op, n.name) for n in gm.graph.nodes]",
         "count_nodes": "def count_nodes(gm, op=None):\n    return len(gm.graph.nodes)",
-        "quiz_q1": 'q1 = "A"', "quiz_q2": 'q2 = "B"',
+        "quiz_q1": 'q1 = "D"', "quiz_q2": 'q2 = "B"',  # q1 right, q2 wrong (keys: solutions/quizzes.json)
     }, sub / "bob" / A / f"{A}.ipynb")
     (sub / "carol" / A).mkdir(parents=True)
     shutil.copy(release, sub / "carol" / A / f"{A}.ipynb")
