@@ -13,7 +13,7 @@ venv:
 	@PYTHON="$(PYTHON)" TORCH="$(TORCH)" VENV="$(VENV)" EXTRAS="" sh tools/venv.sh
 
 venv-test:
-	@PYTHON="$(PYTHON)" TORCH="$(TORCH)" VENV="$(VENV)" EXTRAS="dev,browser" sh tools/venv.sh
+	@PYTHON="$(PYTHON)" TORCH="$(TORCH)" VENV="$(VENV)" EXTRAS="dev,browser,postgres" sh tools/venv.sh
 
 lab: venv
 	PATH="$(BIN):$$PATH" $(BIN)/python -m autograder.cli lab $(ARGS)
