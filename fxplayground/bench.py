@@ -5,7 +5,6 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import torch
-import torch.utils.benchmark as tb
 
 __all__ = ["BenchResult", "benchmark"]
 
@@ -42,6 +41,10 @@ def benchmark(
     """Time each callable on `args` under no_grad, interleaving rounds so machine noise hits all alike."""
     if not candidates:
         raise ValueError("benchmark needs at least one candidate")
+    # Imported here, not with the package: on CUDA builds of torch run on a CPU, this import logs that no CUDA
+    # runtime was found, which every lesson would otherwise print at its first cell.
+    import torch.utils.benchmark as tb
+
     timers = {
         name: tb.Timer(stmt="fn(*args)", globals={"fn": fn, "args": args}, num_threads=threads, label=name)
         for name, fn in candidates.items()
