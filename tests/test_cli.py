@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -66,6 +67,24 @@ def test_generate_and_grade_refuse_unknown_assignments():
     r = fxcourse("generate", "ex99_nothing")
     assert r.returncode == 2 and "unknown assignment 'ex99_nothing'" in r.stderr
     assert "ex01_tracing" in r.stderr
+
+
+@pytest.mark.parametrize("command", [["export", "--to", "grades.csv"], ["feedback"]])
+def test_an_nbgrader_command_past_its_time_limit_is_stopped_with_a_clear_error(tmp_path, command):
+    (tmp_path / "solutions").mkdir()
+    env = {**os.environ, "FXCOURSE_NBGRADER_TIMEOUT": "0.3"}  # nbgrader alone takes longer than that to start
+    r = subprocess.run([sys.executable, "-m", "autograder.cli", *command, "--course", str(tmp_path)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
+    assert r.returncode == 1
+    assert f"nbgrader {'export' if command[0] == 'export' else 'generate_feedback'} did not finish within 0.3 s" in r.stderr
+
+
+def test_a_bad_nbgrader_time_limit_is_named(tmp_path):
+    (tmp_path / "solutions").mkdir()
+    env = {**os.environ, "FXCOURSE_NBGRADER_TIMEOUT": "soon"}
+    r = subprocess.run([sys.executable, "-m", "autograder.cli", "export", "--course", str(tmp_path)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
+    assert r.returncode == 2 and "FXCOURSE_NBGRADER_TIMEOUT must be a number of seconds above 0, got 'soon'" in r.stderr
 
 
 def test_usage_errors_exit_2():
