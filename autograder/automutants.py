@@ -224,13 +224,20 @@ class _TimedOut(BaseException):
 
 @contextmanager
 def _clock(seconds: float):
-    """Raise _TimedOut in this (main) thread after `seconds` of wall time."""
+    """Raise _TimedOut in this (main) thread after `seconds` of wall time, and again every 50 ms after that.
+
+    It rings again because one ring is not enough: the check library records whatever an answer raises as
+    evidence (BaseException included), so it takes the first _TimedOut as one case's error and goes on to the
+    next case, which would then run with no clock at all. The list it yields is non-empty once it has rung."""
+    rang: list[bool] = []
+
     def _ring(signum, frame):
+        rang.append(True)
         raise _TimedOut(f"still running after {seconds:.0f} s")
     old = signal.signal(signal.SIGALRM, _ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
     try:
-        yield
+        yield rang
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -242,13 +249,15 @@ def run_mutant(assignment: str, mutant: AutoMutant, nb) -> AutoOutcome:
     from .notebook import answer_namespace
 
     try:
-        with _clock(TIMEOUT):
+        with _clock(TIMEOUT) as rang:
             ns = answer_namespace(nb, {mutant.function: mutant.source})
             passed, text = run_answer(assignment, mutant.function, ns)
     except _TimedOut as exc:
         return AutoOutcome(mutant, True, f"timed out: {exc}")
     except Exception as exc:  # the cell itself fails to run: a mutant nobody could submit unnoticed
         return AutoOutcome(mutant, True, f"the answer cell raised {type(exc).__name__}: {exc}"[:300])
+    if rang:  # a ring the check library took for the answer's own error: still a time-out
+        return AutoOutcome(mutant, True, f"timed out: still running after {TIMEOUT:.0f} s")
     return AutoOutcome(mutant, not passed, "passed every case" if passed else text.splitlines()[0][:300])
 
 

@@ -3,6 +3,9 @@ and each one that cannot is listed in autograder/mutants/equivalent.py with its 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -84,3 +87,28 @@ def test_validate_reports_the_automatic_kill_rate_beside_the_hand_written_one(ca
     assert "automatic killed" in table and "hand-written killed" in table
     assert main(["validate", "ex01_tracing", "--hand-only", "--json", "--course", str(ROOT)]) == 0
     assert "auto" not in json.loads(capsys.readouterr().out)[0]
+
+
+def test_a_mutant_that_loops_forever_is_stopped_even_when_its_first_time_out_is_swallowed():
+    """The check library records any exception an answer raises as evidence, a time-out included: the clock
+    has to ring again for the next case. Run in a child process, bounded, so that a regression fails here
+    instead of hanging the suite."""
+    code = textwrap.dedent("""
+        from autograder import automutants
+        cases = 0
+        try:
+            with automutants._clock(0.2) as rang:
+                for case in range(3):  # what run_answer does: one case after another
+                    try:
+                        while True:
+                            pass
+                    except BaseException:  # what the check library does with the answer's error
+                        cases += 1
+        except automutants._TimedOut:
+            pass
+        print(cases, bool(rang))
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["3", "True"]
+
