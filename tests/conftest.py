@@ -51,6 +51,18 @@ def lessons() -> list[Path]:
     return sorted((ROOT / "lessons").glob("*.ipynb"))
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """One intra-op thread for a module whose cases run hundreds of tiny ops: on a busy machine a second
+    thread only adds waiting."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

@@ -22,13 +22,7 @@ FUNCTIONS = ("fuse_linear_pair", "fuse_consecutive_linears", "fold_bn_into_conv"
 MUTANTS, ALTERNATIVES = load(A)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Cases run hundreds of tiny ops: on a busy machine a second intra-op thread only adds waiting."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -26,13 +26,7 @@ FUNCTIONS = ("prepare_for_qat", "fake_quant_count", "qat_finetune", "to_int8", "
 MUTANTS, ALTERNATIVES = load(A)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny fake-quant ops: on a busy machine a second intra-op thread makes them ~10x slower, not faster."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

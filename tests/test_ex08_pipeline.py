@@ -22,13 +22,7 @@ FUNCTIONS = ("run_pipeline", "optimize_for_inference")
 MUTANTS, ALTERNATIVES = load(A)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Small models: one thread is faster, and steadier on a shared machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -31,12 +31,7 @@ def solution(assignment: str) -> dict:
     return _SOLUTIONS[assignment]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def _flat(out) -> list[torch.Tensor]:

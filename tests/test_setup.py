@@ -20,12 +20,17 @@ ROOT = Path(__file__).resolve().parent.parent
 BASE_PYTHON = getattr(sys, "_base_executable", sys.executable)
 
 
+def _copy_setup_files(folder: Path) -> None:
+    """The files tools/venv.sh reads, copied into `folder`."""
+    (folder / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "venv.sh", folder / "tools" / "venv.sh")
+    shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
+
+
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
     """A copy of the files tools/venv.sh reads, and a venv in it whose `pip` only logs what it was asked."""
-    (tmp_path / "tools").mkdir()
-    shutil.copy(ROOT / "tools" / "venv.sh", tmp_path / "tools" / "venv.sh")
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    _copy_setup_files(tmp_path)
     subprocess.run([BASE_PYTHON, "-m", "venv", "--without-pip", str(tmp_path / ".venv")], check=True)
     site = Path(subprocess.check_output([str(tmp_path / ".venv" / "bin" / "python"), "-c",
                                          "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
@@ -97,9 +102,7 @@ def _fake_python(tmp_path: Path, sitecustomize: str, files: dict[str, str] | Non
 
 
 def test_missing_venv_module_names_the_package_to_install(tmp_path):
-    (tmp_path / "tools").mkdir()
-    shutil.copy(ROOT / "tools" / "venv.sh", tmp_path / "tools" / "venv.sh")
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    _copy_setup_files(tmp_path)
     # What Debian's python3 is like without python3-venv: no ensurepip.
     python = _fake_python(tmp_path, "", {"ensurepip/__init__.py": "raise ImportError('ensurepip is not available')\n"})
     out = _setup(tmp_path, python)
@@ -109,9 +112,7 @@ def test_missing_venv_module_names_the_package_to_install(tmp_path):
 
 
 def test_an_interpreter_older_than_the_package_needs_is_named(tmp_path):
-    (tmp_path / "tools").mkdir()
-    shutil.copy(ROOT / "tools" / "venv.sh", tmp_path / "tools" / "venv.sh")
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    _copy_setup_files(tmp_path)
     python = _fake_python(tmp_path, "import sys\nsys.version_info = (3, 9, 2, 'final', 0)\n")
     out = _setup(tmp_path, python)
     assert out.returncode != 0
@@ -120,9 +121,7 @@ def test_an_interpreter_older_than_the_package_needs_is_named(tmp_path):
 
 
 def test_a_missing_interpreter_is_named(tmp_path):
-    (tmp_path / "tools").mkdir()
-    shutil.copy(ROOT / "tools" / "venv.sh", tmp_path / "tools" / "venv.sh")
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    _copy_setup_files(tmp_path)
     out = _setup(tmp_path, "python3.99-nowhere")
     assert out.returncode != 0 and "python3.99-nowhere" in out.stderr
 
