@@ -1,6 +1,7 @@
 """A small, honest benchmark helper: medians from torch.utils.benchmark, reported as ratios."""
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -41,9 +42,16 @@ def benchmark(
     """Time each callable on `args` under no_grad, interleaving rounds so machine noise hits all alike."""
     if not candidates:
         raise ValueError("benchmark needs at least one candidate")
-    # Imported here, not with the package: on CUDA builds of torch run on a CPU, this import logs that no CUDA
-    # runtime was found, which every lesson would otherwise print at its first cell.
-    import torch.utils.benchmark as tb
+    # Imported here, not with the package, and with torch's C++-extension logger quieted while it loads: on a
+    # CUDA build of torch run on a CPU, the import logs that no CUDA runtime was found, which says nothing
+    # about timing CPU code.
+    extension_log = logging.getLogger("torch.utils.cpp_extension")
+    level = extension_log.level
+    extension_log.setLevel(logging.ERROR)
+    try:
+        import torch.utils.benchmark as tb
+    finally:
+        extension_log.setLevel(level)
 
     timers = {
         name: tb.Timer(stmt="fn(*args)", globals={"fn": fn, "args": args}, num_threads=threads, label=name)
