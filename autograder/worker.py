@@ -95,6 +95,11 @@ def _mount_points() -> list[str]:
     return points
 
 
+def _outermost(paths: list[str]) -> list[str]:
+    """The paths that lie inside none of the others (binding those back brings the rest along)."""
+    return sorted({p for p in paths if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in paths)})
+
+
 def _read_only_everywhere() -> None:
     """Every mount of this namespace read-only and nosuid: one recursive mount_setattr(2), or a remount of each
     mount point where the kernel is older than 5.12."""
@@ -169,13 +174,26 @@ def enter_jail(spec: dict) -> None:
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
         step = "covering /tmp, /var/tmp, /dev/shm and /run"
-        # ... unless Python or the course's packages live there (their lazy imports must keep working):
-        # permissions still keep other workers' 0700 scratch folders closed.
-        needed = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(__file__))]
+        # Python and the course's packages must stay importable (lazy imports) even where they live under one
+        # of these (a course cloned into /tmp): such a folder is held open before the cover and bound back
+        # into the empty file system at its own path, so nothing else of the covered folder shows.
+        course = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # autograder/ and fxplayground/
+        needed = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, course)]
         for folder in COVERED:
-            if os.path.isdir(folder) and not os.path.islink(folder) and not any(
-                    n == folder or n.startswith(folder + "/") for n in needed):
+            if not os.path.isdir(folder) or os.path.islink(folder):
+                continue
+            inside = _outermost([n for n in needed if n == folder or n.startswith(folder + "/")])
+            if folder in inside:  # Python itself is the covered folder: nothing can be covered
+                continue
+            held = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in inside]
+            try:
                 mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
+                for path, fd in held:
+                    os.makedirs(path, exist_ok=True)
+                    mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+            finally:
+                for _, fd in held:
+                    os.close(fd)
         step = "hiding the course folders"
         for path in spec.get("hide", []):
             if any(n == path or n.startswith(path.rstrip("/") + "/") for n in needed):

@@ -9,12 +9,14 @@ where the jail is incomplete, unless the instructor opts out.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -165,6 +167,32 @@ def test_a_hostile_submission_changes_nothing_for_the_next_or_the_one_beside_it(
     assert _changes(before, _state(course)) == []
     assert not os.path.exists("/etc/fxcourse-hostile")
     assert not os.path.exists(os.path.join(sysconfig.get_paths()["purelib"], "fxcourse_hostile.pth"))
+
+
+@jail
+def test_a_checkout_under_tmp_keeps_its_packages_and_still_covers_tmp(course, tmp_path):
+    """A course cloned into /tmp (where CI or an instructor may put it) must stay importable in the jail
+    without uncovering /tmp, where other graders' scratch folders are: the worker sees its packages bound back
+    and nothing else of /tmp."""
+    checkout = tmp_path / "checkout"  # pytest's tmp_path lies under /tmp
+    assert str(checkout.resolve()).startswith("/tmp/")
+    for name in ("autograder", "fxplayground"):
+        shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
+    decoy = tempfile.mkdtemp(prefix="fxcourse-worker-decoy-", dir="/tmp")  # like another grader's scratch
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    try:
+        where = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"],
+                               capture_output=True, text=True, cwd=checkout, env=env, timeout=60)
+        assert where.stdout.strip().startswith(str(checkout)), where.stdout + where.stderr
+        r = subprocess.run([sys.executable, "-m", "autograder.cli", "check", "--json", "--course", str(course),
+                            str(course / "submitted" / "mallory" / A / f"{A}.ipynb")],
+                           capture_output=True, text=True, cwd=checkout, env=env, timeout=900)
+    finally:
+        os.rmdir(decoy)
+    report = json.loads(r.stdout)
+    tests = {t["id"]: t for t in report["tests"]}
+    assert tests["test_quiz_q2"]["passed"], "the worker saw /tmp: " + tests["test_quiz_q2"]["message"]
+    assert report["score"] == 3, tests  # every attack failed, and the packages imported in the jail
 
 
 # ----------------------------------------------------------------------- refusing an incomplete jail
