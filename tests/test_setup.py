@@ -87,6 +87,15 @@ def test_a_changed_pyproject_torch_pin_or_extra_installs_again(project, change):
     assert _installs(project)[2:] == ["install " + env.get("TORCH", "torch==2.13.0"), expected[change]]
 
 
+def test_lab_after_test_with_a_changed_pyproject_keeps_the_test_extras(project):
+    assert _setup(project, EXTRAS="dev,browser").returncode == 0
+    with open(project / "pyproject.toml", "a") as f:
+        f.write("\n# a new dependency\n")
+    assert _setup(project, EXTRAS="").returncode == 0  # make lab
+    assert _installs(project)[-1] == "install -e .[dev,browser]"
+    assert "up to date" in _setup(project, EXTRAS="dev,browser").stdout  # make test: nothing to do
+
+
 def _fake_python(tmp_path: Path, sitecustomize: str, files: dict[str, str] | None = None) -> str:
     """An interpreter that behaves like BASE_PYTHON with `sitecustomize` (and extra modules) loaded first."""
     lib = tmp_path / "fakelib"

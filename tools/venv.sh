@@ -60,9 +60,12 @@ if [ ! -x "$VENV/bin/python" ]; then
     fi
 fi
 
-# Up to date when the key matches and every extra asked for is already installed.
+# Up to date when the key matches and every extra asked for is already installed. Otherwise the extras
+# installed before are installed again with the ones asked for: `make lab` after `make test` keeps the test
+# tools up to date instead of forgetting them.
+installed=""
+[ -f "$STAMP" ] && installed=$(sed -n 's/^extras=//p' "$STAMP")
 if [ -f "$STAMP" ] && [ "$(grep -v '^extras=' "$STAMP")" = "$key" ]; then
-    installed=$(sed -n 's/^extras=//p' "$STAMP")
     missing=""
     for e in $(printf '%s' "$EXTRAS" | tr ',' ' '); do
         case ",$installed," in *",$e,"*) ;; *) missing="$missing $e" ;; esac
@@ -71,8 +74,8 @@ if [ -f "$STAMP" ] && [ "$(grep -v '^extras=' "$STAMP")" = "$key" ]; then
         say "$VENV is up to date (nothing to install)"
         exit 0
     fi
-    EXTRAS=$(printf '%s' "$installed,$EXTRAS" | sed 's/^,//; s/,$//')
 fi
+EXTRAS=$(printf '%s,%s' "$installed" "$EXTRAS" | tr ',' '\n' | awk 'NF && !seen[$0]++' | paste -sd, -)
 
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
 say "installing $TORCH into $VENV"
