@@ -18,10 +18,10 @@ import threading
 import time
 from pathlib import Path
 
-from .cluster import GradeProgress
-from .course import PACKAGE_ROOT, Course, find_course
-from .notebook import NotebookError
-from .sandbox import IsolationError, require_isolation, submission_wall
+from autograder.grader.cluster import GradeProgress
+from autograder.grader.root import PACKAGE_ROOT, Course, find_course
+from autograder.grader.notebook import NotebookError
+from autograder.grader.sandbox import IsolationError, require_isolation, submission_wall
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 NBGRADER_CONFIG = Path(__file__).resolve().parent / "nbgrader_config.py"
@@ -64,7 +64,7 @@ def _print_report(report) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .grading import check_notebook
+    from autograder.grader.grading import check_notebook
 
     path = Path(args.notebook)
     try:
@@ -178,7 +178,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _gradebook_summary(course: Course, assignment: str, db: str | None = None) -> list[tuple[str, float, float]]:
-    from .cluster import Gradebook, gradebook_url
+    from autograder.grader.cluster import Gradebook, gradebook_url
 
     with Gradebook(gradebook_url(course, db)) as gb:
         return gb.scores(assignment)
@@ -269,7 +269,7 @@ _SUMMARY = re.compile(r"There was an error processing assignment '(.*)' for stud
 
 def _why(lines: list[str]) -> str:
     own = [l.split("NotebookError: ", 1)[1].strip() for l in lines if "NotebookError: " in l]
-    if own:  # the course's own one-line reason (autograder.notebook), not nbgrader's traceback around it
+    if own:  # the course's own one-line reason (autograder.grader.notebook), not nbgrader's traceback around it
         return own[-1][:500]
     return " | ".join([l.strip() for l in lines if "ERROR" in l or "rror" in l][-3:])[:300]
 
@@ -346,7 +346,7 @@ def _grade_batch(course: Course, name: str, group: list[str], everyone: list[str
 def _ensure_assignment(course: Course, name: str, db: str) -> str | None:
     """Make sure the gradebook knows the assignment's notebooks and cells (a new PostgreSQL gradebook does not):
     nbgrader's generate_assignment writes them, into a temporary release folder. None, or what went wrong."""
-    from .cluster import Gradebook
+    from autograder.grader.cluster import Gradebook
 
     with Gradebook(db) as gb:
         if gb.has_assignment(name):
@@ -369,12 +369,12 @@ def _print_summary(course: Course, name: str, progress: "_Progress", db: str) ->
 
 
 def _grade_on_cluster(args: argparse.Namespace, course: Course, work: list[tuple[str, list[str]]], db: str) -> int:
-    """--cluster: one Dask task per submission; the grades are written here, once each (autograder.cluster)."""
+    """--cluster: one Dask task per submission; the grades are written here, once each (autograder.grader.cluster)."""
     import logging
 
     import distributed  # noqa: F401  (it sets up its loggers on import: quieten them after)
 
-    from .cluster import ClusterError, Gradebook, GradebookError, collect_submissions, grade_on_cluster, open_cluster
+    from autograder.grader.cluster import ClusterError, Gradebook, GradebookError, collect_submissions, grade_on_cluster, open_cluster
 
     for logger in [n for n in logging.root.manager.loggerDict if n.startswith("distributed")] + [
             "distributed", "tornado", "asyncio"]:
@@ -431,7 +431,7 @@ def _grade_on_cluster(args: argparse.Namespace, course: Course, work: list[tuple
 def cmd_grade(args: argparse.Namespace) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
-    from .cluster import GradebookError, gradebook_url, parse_cluster, parse_db_url
+    from autograder.grader.cluster import GradebookError, gradebook_url, parse_cluster, parse_db_url
 
     course = _course(args)
     names = _assignments(course, [args.assignment] if args.assignment else [])
@@ -510,7 +510,7 @@ _DB_HELP = ("the gradebook: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (de
 
 
 def _db_arg(args: argparse.Namespace) -> str | None:
-    from .cluster import parse_db_url
+    from autograder.grader.cluster import parse_db_url
 
     if getattr(args, "db", None):
         try:
@@ -684,7 +684,7 @@ def cmd_release_feedback(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------------------- validate
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .mutants import evaluate
+    from autograder.coursedata.mutants import evaluate
 
     course = _course(args)
     names = _assignments(course, args.assignment)
@@ -698,7 +698,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         except ModuleNotFoundError:
             rows.append({"assignment": name, "mutants_killed": 0, "mutants": 0, "alternatives_passed": 0,
                          "alternatives": 0})
-            bad.append(f"{name}: no mutants module autograder/mutants/{name}.py")
+            bad.append(f"{name}: no mutants module autograder/coursedata/mutants/{name}.py")
             continue
         mutants = [o for o in outcomes if o.kind == "mutant"]
         alts = [o for o in outcomes if o.kind == "alternative"]
@@ -738,8 +738,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def _validate_auto(name: str, solutions, bad: list) -> dict:
     """Automatic mutants of one exercise: killed, generated, listed as equivalent; problems appended to `bad`."""
-    from .automutants import evaluate_auto
-    from .mutants.equivalent import EQUIVALENT
+    from autograder.grader.automutants import evaluate_auto
+    from autograder.coursedata.mutants.equivalent import EQUIVALENT
 
     listed = EQUIVALENT.get(name, {})
     outcomes = evaluate_auto(name, solutions)
@@ -757,7 +757,7 @@ def _validate_auto(name: str, solutions, bad: list) -> dict:
 def cmd_lab(args: argparse.Namespace) -> int:
     course = _course(args)
     if args.headless:
-        from .run import run_notebooks
+        from autograder.grader.headless import run_notebooks
 
         lessons = sorted((course.root / "lessons").glob("*.ipynb"))
         if not lessons:
@@ -853,7 +853,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--exchange", metavar="PATH", help=exchange_help)
     s.set_defaults(func=cmd_release_feedback)
 
-    from .learner import add_learner_commands  # progress, watch, reset, hint: the learner's loop
+    from autograder.learner.commands import add_learner_commands  # progress, watch, reset, hint: the learner's loop
     add_learner_commands(sub)
 
     for s in sub.choices.values():

@@ -5,7 +5,7 @@
     check("node_summary")    # one function; check("q1") one quiz question
     hint("node_summary")     # the next hint for it: one more each time you ask
 
-`check` runs the course's own checks (autograder.core: get_check, collect_evidence, judge_evidence,
+`check` runs the course's own checks (autograder.checks.framework: get_check, collect_evidence, judge_evidence,
 judge_quiz), the ones `fxcourse check` and the graders use, on the functions this kernel has defined. It runs
 here, in the notebook's kernel: it is quick, and it is not hardened (an endless loop needs Kernel > Interrupt).
 It applies the visible cases; `fxcourse check` runs the notebook in a jailed worker with the hidden tests too,
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .core import QUIZ_CHOICES, CaseResult, collect_evidence, get_check, judge_evidence, quiz_evidence
-from .hints_data import HINTS
-from .quizzes import judge as _judge_quiz, lookup as _quiz_lookup
+from autograder.checks.framework import QUIZ_CHOICES, CaseResult, collect_evidence, get_check, judge_evidence, quiz_evidence
+from autograder.coursedata.hints import HINTS
+from autograder.coursedata.quizzes import judge as _judge_quiz, lookup as _quiz_lookup
 
 __all__ = ["check", "hint", "progress", "function_index", "assignment_of", "quiz_questions", "hints_for",
            "CheckRow", "InlineReport", "HintView", "reset_hints"]
@@ -152,7 +152,7 @@ def _resolve_assignment(ns: dict, names: Iterable[str] = (), explicit: str | Non
 
 def _release_notebook(assignment: str, ns: dict) -> Path | None:
     """The learner's copy of the exercise (its test cells say which quiz questions there are and their choices)."""
-    from .course import find_course
+    from autograder.grader.root import find_course
 
     session = _session_notebook(ns)
     candidates = []
@@ -172,7 +172,7 @@ def _nbgrader(cell: dict) -> dict:
 
 
 def _strip_hidden(source: str) -> str:
-    """A test cell without its hidden-tests regions (as autograder.notebook.strip_hidden, without importing
+    """A test cell without its hidden-tests regions (as autograder.grader.notebook.strip_hidden, without importing
     nbformat: its import can take seconds, and a kernel should not pay that for check())."""
     out, inside = [], False
     for line in source.splitlines():
@@ -230,7 +230,7 @@ def quiz_sections(assignment: str, namespace: dict | None = None) -> dict[str, s
 
 
 def _course_root(ns: dict) -> Path:
-    from .course import find_course
+    from autograder.grader.root import find_course
 
     session = _session_notebook(ns)
     return find_course(session if session is not None and session.is_absolute() else Path.cwd()).root
@@ -274,7 +274,7 @@ _SHOWN: dict[tuple[str, str], int] = {}  # (assignment, function) -> hints shown
 
 
 def hints_for(assignment: str, function: str) -> list[str]:
-    """The progressive hints written for a function (autograder/hints_data.py), maybe none."""
+    """The progressive hints written for a function (autograder/coursedata/hints.py), maybe none."""
     return list(HINTS.get(assignment, {}).get(function, []))
 
 
@@ -515,10 +515,10 @@ def _check_rows(assignment: str, functions: Iterable[str], quiz: list[tuple[str,
 
 
 def _in_grader() -> bool:
-    """True inside the grader's jailed worker (`python -m autograder.worker`), which runs every code cell of
+    """True inside the grader's jailed worker (`python -m autograder.grader.worker`), which runs every code cell of
     a notebook: a check() cell there would only repeat, unhardened, what the grader does."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    return getattr(spec, "name", None) == "autograder.worker"
+    return getattr(spec, "name", None) == "autograder.grader.worker"
 
 
 def check(*names: str, assignment: str | None = None, hidden: bool = False,
@@ -560,8 +560,8 @@ def check(*names: str, assignment: str | None = None, hidden: bool = False,
 def progress(course: str | Path | None = None, *, visible_only: bool = False, quiet: bool = False):
     """Grade every exercise working copy of the course (a jailed worker each, about 5-10 s per notebook)
     and show the result as a picture and a table."""
-    from .course import find_course
-    from .progress import ProgressView, collect
+    from autograder.grader.root import find_course
+    from autograder.learner.progress import ProgressView, collect
 
     ns = _user_namespace()
     session = _session_notebook(ns)

@@ -15,7 +15,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 
-from autograder.preprocessors import (BoundedNotebookExporter, HardenedExecute, RestoreFromSource,  # noqa: E402
+from autograder.grader.preprocessors import (BoundedNotebookExporter, HardenedExecute, RestoreFromSource,  # noqa: E402
                                       ScrubFeedback)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,  # noqa: E402

@@ -44,7 +44,7 @@ def _py(*args: str) -> list[str]:
 
 def _answers(solution: Path) -> dict[str, str]:
     """grade_id -> the solution's answer code without the BEGIN/END SOLUTION marker lines."""
-    from autograder.notebook import SOLUTION_BEGIN, SOLUTION_END, answer_cells, grade_id, read_notebook
+    from autograder.grader.notebook import SOLUTION_BEGIN, SOLUTION_END, answer_cells, grade_id, read_notebook
 
     out = {}
     for cell in answer_cells(read_notebook(solution)):
@@ -54,7 +54,7 @@ def _answers(solution: Path) -> dict[str, str]:
 
 
 def _submit(release: Path, answers: dict[str, str], dest: Path) -> None:
-    from autograder.notebook import grade_id
+    from autograder.grader.notebook import grade_id
 
     nb = nbformat.read(str(release), as_version=4)
     for cell in nb.cells:
@@ -171,11 +171,11 @@ def _median_run(fn, repeats: int) -> tuple[float, float]:
 
 def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
     """Wall and CPU seconds of the pieces a grading is made of."""
-    from autograder.course import Course
-    from autograder.grading import parse_test_cell
-    from autograder.notebook import grade_id, is_test, read_notebook, restore
-    from autograder.run import execute
-    from autograder.sandbox import run_worker
+    from autograder.grader.root import Course
+    from autograder.grader.grading import parse_test_cell
+    from autograder.grader.notebook import grade_id, is_test, read_notebook, restore
+    from autograder.grader.headless import execute
+    from autograder.grader.sandbox import run_worker
 
     env, cwd = course.hard_env, course.hard
     submission = course.hard / "submitted" / FULL / a / f"{a}.ipynb"
@@ -204,8 +204,8 @@ def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
         ("nbgrader CLI start as `fxcourse grade` launches it (after `import autograder`, which skips "
          "jsonschema's optional rfc3987_syntax grammar)", "nbgrader start, fxcourse", "hardened", False,
          sub("-c", NBGRADER_LAUNCH, "--version")),
-        ("grader-side imports (`python -c 'import autograder.grading'`: torch, nbformat)", "grader-side imports",
-         "hardened", False, sub("-c", "import autograder.grading")),
+        ("grader-side imports (`python -c 'import autograder.grader.grading'`: torch, nbformat)", "grader-side imports",
+         "hardened", False, sub("-c", "import autograder.grader.grading")),
         ("jailed worker, no cells (`run_worker([], [])`)", no_cells, "hardened", False,
          lambda: run_worker([], [], hide=hide)),
         (f"jailed worker, {a}: all answer cells and checks", with_cells, "hardened", False,

@@ -1,4 +1,4 @@
-"""Section 6: seconds to run each lesson top to bottom in a fresh kernel (autograder.run.execute), as a learner
+"""Section 6: seconds to run each lesson top to bottom in a fresh kernel (autograder.grader.headless.execute), as a learner
 or `fxcourse lab --headless` would. Each lesson runs in a temporary working folder, so nothing it writes lands
 in the checkout."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ TITLE = "Lessons: run time top to bottom"
 
 
 def run(cfg: Config) -> Section:
-    from autograder.run import execute
+    from autograder.grader.headless import execute
 
     lessons = sorted((ROOT / "lessons").glob("*.ipynb"))
     if cfg.smoke:

@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.randmodels import randomize_batchnorm
+from autograder.checks.randmodels import randomize_batchnorm
 
 from .common import Config, Section, Table, Target, fmt_s, fmt_x, load_solutions, timeit
 

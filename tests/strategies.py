@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from autograder.randmodels import SpecConvNet, SpecMLP
+from autograder.checks.randmodels import SpecConvNet, SpecMLP
 
 DTYPES = st.sampled_from([torch.float32, torch.float64])
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from autograder.mutants import load
-from autograder.notebook import answer_cells, grade_id, read_notebook
+from autograder.coursedata.mutants import load
+from autograder.grader.notebook import answer_cells, grade_id, read_notebook
 from conftest import ROOT, assignments
 from test_course import CONTRACT
 

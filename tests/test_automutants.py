@@ -1,5 +1,5 @@
 """Automatic mutants of every solution function: each one that changes behaviour is caught by the checks,
-and each one that cannot is listed in autograder/mutants/equivalent.py with its reason."""
+and each one that cannot is listed in autograder/coursedata/mutants/equivalent.py with its reason."""
 from __future__ import annotations
 
 import ast
@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from autograder.automutants import OPERATORS, evaluate_auto, generate, mutants_of
-from autograder.mutants.equivalent import EQUIVALENT
+from autograder.grader.automutants import OPERATORS, evaluate_auto, generate, mutants_of
+from autograder.coursedata.mutants.equivalent import EQUIVALENT
 from conftest import ROOT, assignments
 from test_course import CONTRACT
 
@@ -94,7 +94,7 @@ def test_a_mutant_that_loops_forever_is_stopped_even_when_its_first_time_out_is_
     has to ring again for the next case. Run in a child process, bounded, so that a regression fails here
     instead of hanging the suite."""
     code = textwrap.dedent("""
-        from autograder import automutants
+        from autograder.grader import automutants
         cases = 0
         try:
             with automutants._clock(0.2) as rang:

@@ -16,8 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.cluster import grade_task
-from autograder.notebook import grade_id
+from autograder.grader.cluster import grade_task
+from autograder.grader.notebook import grade_id
 from conftest import EX01_RIGHT, ROOT
 
 pytestmark = pytest.mark.kernel
@@ -277,7 +277,7 @@ def killing_task(assignment, sources, files, student):
 
 
 def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_on(dask, reference, tmp_path):
-    from autograder.cluster import GradeProgress, Gradebook, collect_submissions, grade_on_cluster
+    from autograder.grader.cluster import GradeProgress, Gradebook, collect_submissions, grade_on_cluster
 
     root = new_course(tmp_path, ["a_correct", "c_wrong"])
     hand_in(root, "b_poison", "correct")
@@ -296,7 +296,7 @@ def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_
 
 
 def root_course(root: Path):
-    from autograder.course import Course
+    from autograder.grader.root import Course
 
     return Course(root)
 
@@ -368,7 +368,7 @@ def test_a_lost_scheduler_stops_the_run_and_a_rerun_grades_only_what_is_left(das
 def test_progress_is_a_live_bar_on_a_terminal_and_lines_otherwise(capsys):
     from rich.console import Console
 
-    from autograder.cluster import GradeProgress
+    from autograder.grader.cluster import GradeProgress
 
     screen = io.StringIO()
     bar = GradeProgress(3, live=True, console=Console(file=screen, force_terminal=True, width=140))

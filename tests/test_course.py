@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import Course
-from autograder.grading import check_notebook
-from autograder.notebook import answer_cells, grade_id, is_test, nbgrader_meta, read_notebook
-from autograder.run import execute
+from autograder.grader.root import Course
+from autograder.grader.grading import check_notebook
+from autograder.grader.notebook import answer_cells, grade_id, is_test, nbgrader_meta, read_notebook
+from autograder.grader.headless import execute
 from conftest import ROOT, assignments, lessons
 
 # The public names of CURRICULUM.md: outside test batteries call them.

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.core import Case, collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer, misdiagnosis
-from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.notebook import test_cells as notebook_test_cells
+from autograder.checks.framework import Case, collect_evidence, get_check, judge_evidence
+from autograder.coursedata.mutants import load, run_answer, misdiagnosis
+from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.grader.notebook import test_cells as notebook_test_cells
 
 A = "ex02_nodes"
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,7 +91,7 @@ def test_enough_mutants_and_alternatives():
 def test_expected_keyerror_reaches_the_judge(solution):
     """An unknown node name must raise KeyError: the core passes the raised error to the judge.
 
-    This needs autograder.core.judge_evidence to hand `{"__raised__": ...}` evidence to the judge when the
+    This needs autograder.checks.framework.judge_evidence to hand `{"__raised__": ...}` evidence to the judge when the
     case has data["raises"]; without that, every answer (the solution too) fails the unknown-name case.
     """
     check = get_check(A, "consumers")

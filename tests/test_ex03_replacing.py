@@ -12,9 +12,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks import ex03_replacing as checks
-from autograder.core import collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer, misdiagnosis
-from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.checks.framework import collect_evidence, get_check, judge_evidence
+from autograder.coursedata.mutants import load, run_answer, misdiagnosis
+from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from fxplayground import ThreeReluNet, TinyNet
 
 A = "ex03_replacing"

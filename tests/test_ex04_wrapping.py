@@ -12,10 +12,10 @@ import torch
 import torch.fx as fx
 
 from autograder.checks import ex04_wrapping as checks
-from autograder.core import collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer, misdiagnosis
-from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.notebook import test_cells as notebook_test_cells
+from autograder.checks.framework import collect_evidence, get_check, judge_evidence
+from autograder.coursedata.mutants import load, run_answer, misdiagnosis
+from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.grader.notebook import test_cells as notebook_test_cells
 
 A = "ex04_wrapping"
 ROOT = Path(__file__).resolve().parents[1]

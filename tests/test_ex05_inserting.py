@@ -9,9 +9,9 @@ import torch
 import torch.fx as fx
 
 from autograder.checks import ex05_inserting as checks
-from autograder.core import collect_evidence, judge_evidence
-from autograder.mutants import load, run_answer, misdiagnosis
-from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.checks.framework import collect_evidence, judge_evidence
+from autograder.coursedata.mutants import load, run_answer, misdiagnosis
+from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from fxplayground import DropoutNet, ThreeReluNet, TinyNet
 
 A = "ex05_inserting"
@@ -122,7 +122,7 @@ def test_record_shapes_excludes_non_tensors_and_output():
 
 
 def test_evidence_is_plain_data():
-    from autograder.core import plain
+    from autograder.checks.framework import plain
     for function in FUNCTIONS:
         check = checks.CHECKS[function]
         for case in check.cases(True)[:2]:

@@ -10,10 +10,10 @@ import torch.fx as fx
 import torch.nn as nn
 
 from autograder.checks import ex06_fusing as checks
-from autograder.core import collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer, misdiagnosis
-from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.notebook import test_cells as notebook_test_cells
+from autograder.checks.framework import collect_evidence, get_check, judge_evidence
+from autograder.coursedata.mutants import load, run_answer, misdiagnosis
+from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.grader.notebook import test_cells as notebook_test_cells
 
 A = "ex06_fusing"
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ def test_cases_are_deterministic(function):
 def test_training_mode_cases_expect_a_value_error(solution):
     """A raised ValueError is what the training-mode cases want.
 
-    This needs autograder.core.judge_evidence to hand a raised error to the judge when the case's
+    This needs autograder.checks.framework.judge_evidence to hand a raised error to the judge when the case's
     data names one (data={"raises": "ValueError"}), the convention ex02_nodes uses too.
     """
     check = get_check(A, "fuse_conv_bn")

@@ -14,10 +14,10 @@ import torch
 import torch.nn.functional as F
 
 from autograder.checks import ex07_qat as checks
-from autograder.core import collect_evidence, get_check, judge_evidence, run_check
-from autograder.mutants import load, run_answer, misdiagnosis
-from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.notebook import test_cells as notebook_test_cells
+from autograder.checks.framework import collect_evidence, get_check, judge_evidence, run_check
+from autograder.coursedata.mutants import load, run_answer, misdiagnosis
+from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.grader.notebook import test_cells as notebook_test_cells
 
 A = "ex07_qat"
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,9 +11,9 @@ import torch
 import torch.fx as fx
 
 from autograder.checks import ex08_pipeline as checks
-from autograder.core import Case, Check, CheckFailed, collect_evidence, get_check, judge_evidence
-from autograder.mutants import load, run_answer, misdiagnosis
-from autograder.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.checks.framework import Case, Check, CheckFailed, collect_evidence, get_check, judge_evidence
+from autograder.coursedata.mutants import load, run_answer, misdiagnosis
+from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 
 A = "ex08_pipeline"
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def _all_results(function: str, fn) -> list:
 # ------------------------------------------------------------------------------------------------ core
 
 def test_core_hands_expected_errors_to_the_judge():
-    """Cases with data["raises"] need autograder.core to pass the raised evidence to judge() (see the report)."""
+    """Cases with data["raises"] need autograder.checks.framework to pass the raised evidence to judge() (see the report)."""
     seen = []
     check = Check("f", lambda hidden: [], lambda result, args: result, lambda case, ev: seen.append(ev))
     case = Case("raises on purpose", lambda: (), data={"raises": "RuntimeError"})

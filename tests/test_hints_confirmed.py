@@ -1,7 +1,7 @@
 """A hint for a raised error fires only when the learner's failing line confirms its diagnosis."""
 from __future__ import annotations
 
-from autograder.hints import ERROR_HINTS, hint_for_error
+from autograder.checks.errors import ERROR_HINTS, hint_for_error
 
 BIAS = "a layer built with bias=False"
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from autograder import inline
-from autograder.core import CheckFailed, run_check
-from autograder.course import Course
-from autograder import grading
-from autograder.hints_data import HINTS
-from autograder.learner import watch_loop
-from autograder.mutants import load
-from autograder.notebook import read_notebook
-from autograder.progress import ProgressView, _test_name, _untouched, collect
+from autograder.checks.framework import CheckFailed, run_check
+from autograder.grader.root import Course
+from autograder.grader import grading
+from autograder.coursedata.hints import HINTS
+from autograder.learner.commands import watch_loop
+from autograder.coursedata.mutants import load
+from autograder.grader.notebook import read_notebook
+from autograder.learner.progress import ProgressView, _test_name, _untouched, collect
 from conftest import EX01_RIGHT, ROOT
 
 RELEASE = ROOT / "exercises" / "ex01_tracing" / "ex01_tracing.ipynb"
@@ -71,7 +71,7 @@ def test_the_exercise_is_found_from_names_the_notebook_or_the_kernel():
 # ------------------------------------------------------------------------------------------------ check
 
 def test_right_answers_pass_and_quiz_answers_are_judged_where_the_course_has_its_keys():
-    from autograder.quizzes import load
+    from autograder.coursedata.quizzes import load
 
     ns = kernel(**RIGHT)
     ns.update({q["id"]: q["key"] for q in load(ROOT)["ex01_tracing"]["questions"]})  # solutions/ is here
@@ -344,7 +344,7 @@ def test_check_does_nothing_inside_the_graders_worker(monkeypatch):
     import types
 
     worker = types.ModuleType("__main__")
-    worker.__spec__ = types.SimpleNamespace(name="autograder.worker")
+    worker.__spec__ = types.SimpleNamespace(name="autograder.grader.worker")
     monkeypatch.setitem(sys.modules, "__main__", worker)
     report = inline.check()
     assert report.rows == [] and "does nothing while grading" in str(report)
@@ -364,8 +364,8 @@ def _with_check_cell(nb):
 def test_the_proposed_check_cell_runs_in_a_kernel_and_costs_the_grader_nothing(tmp_path):
     import nbformat
 
-    from autograder.grading import check_notebook
-    from autograder.run import execute
+    from autograder.grader.grading import check_notebook
+    from autograder.grader.headless import execute
 
     # In a kernel (as a learner runs the notebook), the cell shows the table for the released notebook.
     nb = _with_check_cell(read_notebook(RELEASE))

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.notebook import grade_id
+from autograder.grader.notebook import grade_id
 from conftest import ROOT
 
 pytestmark = pytest.mark.kernel

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
-from autograder.notebook import answer_cells, grade_id, read_notebook
+from autograder.grader import sandbox
+from autograder.grader.notebook import answer_cells, grade_id, read_notebook
 from conftest import EX01_RIGHT, ROOT
 from test_instructor import _fill, fxcourse
 
@@ -52,7 +52,7 @@ def _hostile(root: Path) -> dict[str, str]:
     attack_see = (
         "import glob\nfor pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n    try:\n"
         "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read()\n    except OSError:\n        continue\n"
-        "    if int(pid) != os.getpid() and b'autograder.worker' in cmd or b'nbgrader' in cmd or b'pytest' in cmd:\n"
+        "    if int(pid) != os.getpid() and b'autograder.grader.worker' in cmd or b'nbgrader' in cmd or b'pytest' in cmd:\n"
         "        broke = True\n"
         "others = glob.glob('/tmp/fxcourse-worker-*') + glob.glob('/run/fxcourse-jail/*')  # all but its own\n"
         "if [p for p in others if os.path.exists(p) and os.path.realpath(p) != os.path.realpath(os.getcwd())]:\n"
@@ -206,7 +206,7 @@ def missing_proc(monkeypatch):
 
 def test_hardened_grading_refuses_and_names_the_missing_piece(missing_proc, course, capsys):
     from autograder.cli import main
-    from autograder.grading import grade_restored
+    from autograder.grader.grading import grade_restored
 
     with pytest.raises(sandbox.IsolationError, match=r"missing a private /proc \(mount proc"):
         grade_restored(read_notebook(SOURCE_NB), hardened=True)
@@ -223,8 +223,8 @@ def test_the_instructor_can_opt_out_explicitly(missing_proc, monkeypatch):
 
 
 def test_a_learners_check_uses_what_there_is_and_says_what_is_missing(missing_proc, tmp_path):
-    from autograder.course import Course
-    from autograder.grading import check_notebook
+    from autograder.grader.root import Course
+    from autograder.grader.grading import check_notebook
 
     nb = tmp_path / f"{A}.ipynb"
     _fill(ROOT / "exercises" / A / f"{A}.ipynb", {**EX01_RIGHT, **QUIZ}, nb)

@@ -10,9 +10,9 @@ import zipfile
 import pytest
 import torch
 
-from autograder.evidence import EvidenceError, EvidenceLimits, check_archive, check_plain, load_evidence
-from autograder.grading import _JUDGE, Call, clean_text
-from autograder.sandbox import Limits, WorkerOutcome
+from autograder.checks.evidence import EvidenceError, EvidenceLimits, check_archive, check_plain, load_evidence
+from autograder.grader.grading import _JUDGE, Call, clean_text
+from autograder.grader.sandbox import Limits, WorkerOutcome
 
 
 def saved(obj) -> bytes:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
-from autograder.hints_data import HINTS
-from autograder.notebook import read_notebook
-from autograder.progress import _untouched
+from autograder.coursedata.hints import HINTS
+from autograder.grader.notebook import read_notebook
+from autograder.learner.progress import _untouched
 from conftest import EX01_RIGHT, ROOT
 
 A = "ex01_tracing"

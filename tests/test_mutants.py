@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.mutants import evaluate, load
+from autograder.coursedata.mutants import evaluate, load
 from conftest import ROOT, assignments
 from test_course import CONTRACT
 

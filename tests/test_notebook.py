@@ -7,9 +7,9 @@ import json
 import nbformat
 import pytest
 
-from autograder.course import Course
-from autograder.grading import identify_assignment, parse_test_cell
-from autograder.notebook import (NotebookError, answer_cells, grade_id, is_test, parse_notebook, read_notebook,
+from autograder.grader.root import Course
+from autograder.grader.grading import identify_assignment, parse_test_cell
+from autograder.grader.notebook import (NotebookError, answer_cells, grade_id, is_test, parse_notebook, read_notebook,
                                  restore, strip_hidden, stub_solution)
 from conftest import ROOT
 
@@ -66,7 +66,7 @@ def test_restore_takes_only_answer_cells_from_the_submission():
             cell.source = "def node_summary(gm):\n    return 'mine'"
         if is_test(cell):
             cell.source = "pass  # tests switched off"
-    sub.cells.append(nbformat.v4.new_code_cell("import autograder.core as c\nc.run_check = print"))
+    sub.cells.append(nbformat.v4.new_code_cell("import autograder.checks.framework as c\nc.run_check = print"))
     r = restore(source, sub)
     assert _answers(r.notebook)["node_summary"].endswith("return 'mine'")
     tests = {grade_id(c): c.source for c in r.notebook.cells if is_test(c)}

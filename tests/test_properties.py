@@ -13,7 +13,7 @@ import torch.nn as nn
 from hypothesis import HealthCheck, given, settings
 
 from autograder.checks.ex03_replacing import RELU_TO_GELU, _EagerSwap
-from autograder.notebook import answer_namespace, read_notebook
+from autograder.grader.notebook import answer_namespace, read_notebook
 from conftest import ROOT
 from strategies import convnets, mlps
 

@@ -13,9 +13,11 @@ import warnings
 
 import pytest
 
-from autograder import grading, inline, quizzes
-from autograder.core import CheckFailed
-from autograder.notebook import grade_id, read_notebook
+from autograder import inline
+from autograder.coursedata import quizzes
+from autograder.grader import grading
+from autograder.checks.framework import CheckFailed
+from autograder.grader.notebook import grade_id, read_notebook
 from conftest import ROOT
 
 DATA = quizzes.load(ROOT)
@@ -91,7 +93,7 @@ def test_the_notebooks_quiz_cells_are_the_data(assignment):
     for q in DATA[assignment]["questions"]:
         i, answer = cells[f"quiz_{q['id']}"]
         assert nb.cells[i - 1].source == quizzes.question_markdown(q), \
-            f"{assignment} {q['id']}: run `python -m autograder.quizzes` to rewrite the quiz cells"
+            f"{assignment} {q['id']}: run `python -m autograder.coursedata.quizzes` to rewrite the quiz cells"
         assert answer.source == quizzes.answer_source(q)
         assert cells[f"test_quiz_{q['id']}"][1].source == quizzes.test_source(q)
 
@@ -301,8 +303,8 @@ def test_every_section_a_question_points_to_is_a_heading_of_its_lesson(assignmen
 
 @pytest.mark.kernel
 def test_the_grader_shows_the_explanation_for_a_right_answer_and_the_section_for_a_wrong_one(tmp_path):
-    from autograder.course import Course
-    from autograder.grading import check_notebook
+    from autograder.grader.root import Course
+    from autograder.grader.grading import check_notebook
 
     q1, q2 = _one(var="q1"), _one(var="q2")
     wrong = next(k for k in q1["options"] if k != q1["key"])
@@ -323,7 +325,7 @@ def test_the_grader_shows_the_explanation_for_a_right_answer_and_the_section_for
 def test_feedback_keeps_the_explanation_and_drops_the_key():
     import nbformat
 
-    from autograder.preprocessors import ScrubFeedback
+    from autograder.grader.preprocessors import ScrubFeedback
 
     q = _one(var="q2")
     cell = nbformat.v4.new_code_cell(quizzes.test_source(q))

@@ -3,6 +3,6 @@
 Test cells of the exercise notebooks call `run_check` and `check_quiz`; `fxcourse check`/`grade`
 and pytest use the same `Check` objects.
 """
-from ..core import check_quiz, run_check
+from autograder.checks.framework import check_quiz, run_check
 
 __all__ = ["run_check", "check_quiz"]

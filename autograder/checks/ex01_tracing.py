@@ -9,9 +9,9 @@ import torch.nn as nn
 
 from fxplayground import Net, ThreeReluNet, TinyNet
 
-from ..core import Case, Check, CheckFailed
-from ..evidence import expect, expect_equal, expect_type
-from ..randmodels import random_mlp
+from autograder.checks.framework import Case, Check, CheckFailed
+from autograder.checks.evidence import expect, expect_equal, expect_type
+from autograder.checks.randmodels import random_mlp
 
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 

@@ -20,9 +20,9 @@ import torch.nn.functional as F
 
 from fxplayground import Net, SmallResNet, ThreeReluNet, TinyNet
 
-from ..core import Case, Check, CheckFailed
-from ..evidence import expect, qualified
-from ..randmodels import random_mlp
+from autograder.checks.framework import Case, Check, CheckFailed
+from autograder.checks.evidence import expect, qualified
+from autograder.checks.randmodels import random_mlp
 
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 

@@ -27,9 +27,9 @@ from torch.overrides import TorchFunctionMode
 
 from fxplayground import LinearChain, Net, ThreeReluNet, TinyNet
 
-from ..core import Case, Check, CheckFailed
-from ..evidence import describe_graph, expect_close, qualified
-from ..randmodels import random_mlp
+from autograder.checks.framework import Case, Check, CheckFailed
+from autograder.checks.evidence import describe_graph, expect_close, qualified
+from autograder.checks.randmodels import random_mlp
 
 STASH = "_fxcourse_case"
 

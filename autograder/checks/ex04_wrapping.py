@@ -25,9 +25,9 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..core import Case, Check, CheckFailed
-from ..evidence import describe_graph, expect, expect_close, expect_type, qualified
-from ..randmodels import random_mlp
+from autograder.checks.framework import Case, Check, CheckFailed
+from autograder.checks.evidence import describe_graph, expect, expect_close, expect_type, qualified
+from autograder.checks.randmodels import random_mlp
 
 # ------------------------------------------------------------------------------ the notebook's own models
 

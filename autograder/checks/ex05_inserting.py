@@ -15,10 +15,10 @@ import torch.nn.functional as F
 
 from fxplayground import DropoutNet, LinearChain, ThreeReluNet, TinyNet
 
-from .. import core
-from ..core import Case, Check, CheckFailed
-from ..evidence import describe_graph, expect, expect_close, expect_type, qualified
-from ..randmodels import random_convnet, random_mlp
+from autograder.checks import framework as core
+from autograder.checks.framework import Case, Check, CheckFailed
+from autograder.checks.evidence import describe_graph, expect, expect_close, expect_type, qualified
+from autograder.checks.randmodels import random_convnet, random_mlp
 
 # A case whose data has "raises" expects the learner's function to raise that exception. Such cases are
 # judged only where the check framework hands raised errors to the judge (core.SUPPORTS_EXPECTED_ERRORS);

@@ -16,9 +16,9 @@ import torch.nn.functional as F
 
 from fxplayground import ConvBNNet, LinearChain, Net, SharedConvNet
 
-from ..core import Case, Check, CheckFailed
-from ..evidence import expect, expect_type, qualified
-from ..randmodels import example_input, random_convnet, random_mlp, randomize_batchnorm
+from autograder.checks.framework import Case, Check, CheckFailed
+from autograder.checks.evidence import expect, expect_type, qualified
+from autograder.checks.randmodels import example_input, random_convnet, random_mlp, randomize_batchnorm
 
 RTOL, ATOL = 1e-4, 1e-5           # float32 results
 RTOL64, ATOL64 = 1e-10, 1e-12     # float64 results: float32 arithmetic anywhere on the way shows at this tolerance

@@ -30,9 +30,9 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx, prepare_qa
 
 from fxplayground import ConvBNNet, DropoutNet, Net, QATNet
 
-from ..core import Case, Check, CheckFailed
-from ..evidence import describe_graph, expect, expect_type
-from ..randmodels import RandomMLP, random_mlp
+from autograder.checks.framework import Case, Check, CheckFailed
+from autograder.checks.evidence import describe_graph, expect, expect_type
+from autograder.checks.randmodels import RandomMLP, random_mlp
 
 A = "ex07_qat"
 

@@ -3,7 +3,7 @@
 run_pipeline is run on *probe* passes built by each case: small, deterministic passes that record every call
 (its name and the size of the graph it received) in a plain log. The log is read back in evidence(), so the
 judge can compare the rounds and calls with those of a reference pipeline run on fresh probes.
-Cases whose data has "raises" expect run_pipeline to raise (see autograder.core.Case).
+Cases whose data has "raises" expect run_pipeline to raise (see autograder.checks.framework.Case).
 
 optimize_for_inference is judged on numbers (outputs against model.eval() on seeded inputs, rtol=1e-4,
 atol=1e-5) and on structure, read from the returned graph: no dropout, no BatchNorm2d right after a Conv2d
@@ -23,9 +23,9 @@ import torch.nn.functional as F
 
 from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
 
-from ..core import Case, Check, CheckFailed
-from ..evidence import describe_graph, expect, expect_close, expect_type, graph_module_evidence
-from ..randmodels import random_convnet, random_mlp, randomize_batchnorm
+from autograder.checks.framework import Case, Check, CheckFailed
+from autograder.checks.evidence import describe_graph, expect, expect_close, expect_type, graph_module_evidence
+from autograder.checks.randmodels import random_convnet, random_mlp, randomize_batchnorm
 
 # =========================================================================================== run_pipeline
 

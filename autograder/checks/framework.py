@@ -1,0 +1,395 @@
+"""The check framework: a check is cases + evidence + judge, run in-process or across a process boundary.
+
+A `Check` describes how to test one graded function once, and every entry point uses it:
+
+* nbgrader test cells and pytest call `run_check`, which calls the learner's function in this process;
+* the hardened grader calls the function in a jailed worker (`autograder.grader.worker`), which returns only
+  the plain *evidence* of each case, and judges that evidence here, where learner code never runs.
+
+`cases(hidden)` builds fresh, seeded inputs (the same ones in the worker and in the judge);
+`evidence(result, args)` turns what the learner's function returned into plain data (numbers, strings,
+lists, dicts, tensors) and may raise `CheckFailed` when the result has the wrong type;
+`judge(case, evidence)` compares the evidence with the reference and raises `CheckFailed` with a message
+that says what was expected, what was found and where.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import re
+import sys
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import torch
+
+__all__ = [
+    "CheckFailed", "Case", "Check", "CaseResult", "run_check", "check_quiz", "get_check", "collect_evidence",
+    "judge_evidence", "plain", "QUIZ_CHOICES",
+]
+
+QUIZ_CHOICES = "ABCDE"
+
+# Cases whose data says {"raises": "KeyError"} expect the learner's function to raise that exception:
+# the judge then receives the `__raised__` evidence (type name, message, base classes) and decides.
+SUPPORTS_EXPECTED_ERRORS = True
+
+
+class CheckFailed(AssertionError):
+    """A check did not pass: `message` says what was expected and found; `hint` what to try."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message + (f"\nHint: {hint}" if hint else ""))
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the learner's function: a label for messages and a factory of fresh arguments."""
+
+    label: str
+    make: Callable[[], tuple]
+    kwargs: Callable[[], dict] = field(default=dict)
+    data: dict = field(default_factory=dict)  # anything the judge wants to know about the case
+    # data["raises"] = "ValueError": the function must raise; its error evidence
+    # ({"__raised__": type name, "message", "where", "bases"}) then goes to judge() instead of failing the case.
+
+
+@dataclass(frozen=True)
+class Check:
+    """How to test one graded function: its cases, how to describe a result, how to judge it."""
+
+    function: str
+    cases: Callable[[bool], list[Case]]
+    evidence: Callable[[Any, tuple], Any]
+    judge: Callable[[Case, Any], None]
+    timeout: float = 60.0
+    # "always": the function must leave its arguments as they were (modules' parameters, buffers, training
+    # flags and graphs); "weights": the same except training flags (switching a model to eval mode is fine);
+    # "on_raise": when it raises, it must raise before changing them; "" checks neither.
+    unchanged: str = ""
+    # Other graded functions this one may call, with a trusted reference of each: when a case fails with the
+    # learner's own helper but passes with the reference, the failure belongs to the helper's test, not this one.
+    helpers: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    label: str
+    passed: bool
+    message: str
+    hint: str | None = None
+
+
+# ----------------------------------------------------------------------------------------- registry
+
+def get_check(assignment: str, function: str) -> Check:
+    """The check of `function` in exercise `assignment` (module autograder.checks.<assignment>)."""
+    if not re.fullmatch(r"ex\d\d_[a-z0-9_]+", assignment):
+        raise KeyError(f"unknown assignment {assignment!r}: expected a name like 'ex01_tracing'")
+    try:
+        module = importlib.import_module(f"autograder.checks.{assignment}")
+    except ModuleNotFoundError as exc:
+        raise KeyError(f"unknown assignment {assignment!r}: no check module autograder.checks.{assignment}") from exc
+    checks: dict[str, Check] = module.CHECKS
+    if function not in checks:
+        raise KeyError(f"assignment {assignment!r} has no check for {function!r}; "
+                       f"it checks {', '.join(sorted(checks))}")
+    return checks[function]
+
+
+# ------------------------------------------------------------------------------------ plain evidence
+
+_PLAIN_SCALARS = (type(None), bool, int, float, str)
+
+
+def plain(value: Any, where: str = "evidence") -> Any:
+    """Check that `value` is plain data (scalars, str, lists, tuples, str-keyed dicts, dense tensors)."""
+    if type(value) in _PLAIN_SCALARS:
+        return value
+    if type(value) is torch.Tensor or type(value) is torch.nn.Parameter:
+        return value.detach().clone().contiguous() if type(value) is torch.Tensor else value.detach().clone()
+    if type(value) in (list, tuple):
+        return type(value)(plain(v, f"{where}[{i}]") for i, v in enumerate(value))
+    if type(value) is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise TypeError(f"{where}: dict keys must be str, got {type(k).__name__}")
+            out[k] = plain(v, f"{where}[{k!r}]")
+        return out
+    raise TypeError(f"{where}: {type(value).__name__} is not plain data")
+
+
+def _raised(exc: BaseException) -> dict:
+    tb = traceback.extract_tb(exc.__traceback__)
+    line = next((f"line {fr.lineno}" + (f": {fr.line}" if fr.line else "")
+                 for fr in reversed(tb) if fr.filename.startswith("<")), "")
+    return {"__raised__": type(exc).__name__, "message": str(exc)[:2000], "where": line[:300],
+            "bases": [c.__name__ for c in type(exc).__mro__]}
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterable[io.StringIO]:
+    """Capture stdout, stderr and warnings of learner code: output is data, never a verdict.
+
+    Checks run on one thread: their tensors are tiny, and on a busy machine more threads only wait.
+    """
+    buf = io.StringIO()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            warnings.simplefilter("ignore")
+            yield buf
+    finally:
+        torch.set_num_threads(threads)
+
+
+def args_state(args: tuple) -> list:
+    """What a function may not change in its arguments, as plain data: per module its parameters and
+    buffers, every submodule's training flag and, for a GraphModule, its graph; tensors themselves."""
+    out = []
+    for a in args:
+        if isinstance(a, torch.nn.Module):
+            state = {k: v.detach().clone() for k, v in a.state_dict(keep_vars=True).items()
+                     if isinstance(v, torch.Tensor)}
+            entry = {"type": type(a).__name__, "state": state,
+                     "training": [[name, bool(m.training)] for name, m in a.named_modules()]}
+            if isinstance(a, torch.fx.GraphModule):
+                entry["graph"] = str(a.graph)
+            out.append(entry)
+        elif isinstance(a, torch.Tensor):
+            out.append({"tensor": a.detach().clone()})
+        else:
+            out.append(None)
+    return out
+
+
+def _state_change(before: list, after: list, modes: bool = True) -> str | None:
+    """The first difference between two args_state snapshots, in words, or None (modes: training flags too)."""
+    for i, (b, a) in enumerate(zip(before, after)):
+        what = f"argument {i + 1}"
+        if b is None or a is None:
+            continue
+        if "tensor" in b:
+            t, u = b["tensor"], a.get("tensor")
+            if not isinstance(u, torch.Tensor) or t.shape != u.shape or t.dtype != u.dtype or not torch.equal(t, u):
+                return f"{what} (a tensor) was changed"
+            continue
+        what = f"{what} (the {b['type']} passed in)"
+        if b.get("graph") != a.get("graph"):
+            return f"{what}: its graph was changed"
+        if modes and b["training"] != a["training"]:
+            changed = [n for (n, t), (_, u) in zip(b["training"], a["training"]) if t != u] \
+                if len(b["training"]) == len(a["training"]) else []
+            name = (changed[0] or "the model itself") if changed else "a submodule"
+            was = dict((n, t) for n, t in b["training"]).get(changed[0]) if changed else None
+            mode = "" if was is None else f" from {'training' if was else 'eval'} to {'eval' if was else 'training'} mode"
+            return f"{what}: the mode of {name} was switched{mode}"
+        for k, t in b["state"].items():
+            u = a["state"].get(k)
+            if not isinstance(u, torch.Tensor) or t.shape != u.shape or t.dtype != u.dtype or not torch.equal(t, u):
+                return f"{what}: its {k} was changed" if u is not None else f"{what}: its {k} disappeared"
+        extra = [k for k in a["state"] if k not in b["state"]]
+        if extra:
+            return f"{what}: it gained {extra[0]}"
+    return None
+
+
+def collect_evidence(check: Check, fn: Any, case: Case) -> Any:
+    """Call the learner's `fn` on a fresh copy of the case's inputs and return plain evidence.
+
+    For a check with `unchanged`, the evidence is {"__value__": evidence, "__before__": args_state(args) taken
+    before the call, "__after__": the same after it}; judge_evidence compares the two. For a check with
+    `helpers` that the learner's namespace defines, the function runs twice, with the learner's helpers and
+    with the check's references: {"__helpers__": names, "own": evidence, "reference": evidence}.
+    """
+    if not callable(fn):
+        return {"__missing__": f"{check.function} is {type(fn).__name__}, not a function"}
+    evidence = _collect_unchanged(check, fn, case)
+    names = [n for n in check.helpers if callable(getattr(fn, "__globals__", {}).get(n))]
+    if not names or _is_todo(evidence):
+        return evidence
+    space = fn.__globals__
+    own = {n: space[n] for n in names}
+    try:
+        space.update({n: check.helpers[n] for n in names})
+        with_reference = _collect_unchanged(check, fn, case)
+    finally:
+        space.update(own)
+    return {"__helpers__": names, "own": evidence, "reference": with_reference}
+
+
+def _is_todo(evidence: Any) -> bool:
+    return isinstance(evidence, dict) and "__todo__" in evidence
+
+
+def _collect_unchanged(check: Check, fn: Any, case: Case) -> Any:
+    evidence, args, before = _collect(check, fn, case)
+    if _is_todo(evidence):   # the released stub: nothing ran, nothing to compare (and callers stop at the first)
+        return evidence
+    if check.unchanged in ("always", "weights") or (check.unchanged == "on_raise" and isinstance(evidence, dict)
+                                       and "__raised__" in evidence and "raises" in case.data):
+        with _quiet():
+            try:
+                after = plain(args_state(args))
+            except Exception as exc:
+                after = f"{type(exc).__name__}: {exc}"[:300]
+        return {"__value__": evidence, "__before__": before, "__after__": after}
+    return evidence
+
+
+def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
+    """(evidence, the arguments the function was called with, their args_state before the call or None)."""
+    with _quiet():
+        args = case.make()
+        kwargs = case.kwargs()
+        try:
+            before = plain(args_state(args)) if check.unchanged else None
+        except Exception:   # arguments the snapshot cannot describe: nothing to compare, never a crash
+            before = None
+        try:
+            result = fn(*args, **kwargs)
+        except NotImplementedError as exc:  # the released stub raises it bare; torch raises it with a message
+            return (_raised(exc) if str(exc) else {"__todo__": ""}), args, before
+        except BaseException as exc:  # the learner's error (even SystemExit) is evidence, not a crash
+            return _raised(exc), args, before
+        try:
+            return plain(check.evidence(result, args)), args, before
+        except CheckFailed as exc:
+            return {"__failed__": exc.message, "hint": exc.hint}, args, before
+        except Exception as exc:
+            return {"__failed__": f"could not inspect what {check.function} returned: "
+                                  f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}, args, before
+
+
+def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
+    """Judge one case's evidence; never runs learner code."""
+    from autograder.checks.errors import hint_for_error  # local: hints imports core
+    name, label = check.function, case.label
+    if isinstance(evidence, dict) and "__helpers__" in evidence and "own" in evidence:
+        own = judge_evidence(check, case, evidence["own"])
+        if own.passed:
+            return own
+        reference = judge_evidence(check, case, evidence["reference"])
+        if not reference.passed:
+            return reference   # wrong even with the course's helpers: that failure is this function's own
+        helpers = " and ".join(str(h) for h in evidence["__helpers__"])
+        return CaseResult(label, True, f"passed with the course's {helpers}; with yours, {name} fails on {label}: "
+                                       f"{own.message} (that costs points in the test of {helpers} only)",
+                          f"fix {helpers} first: its own test says what is wrong with it")
+    if isinstance(evidence, dict) and "__value__" in evidence and "__after__" in evidence:
+        result = judge_evidence(check, case, evidence["__value__"])
+        with _quiet():
+            try:
+                change = None if evidence["__before__"] is None else _state_change(
+                    evidence["__before__"], evidence["__after__"], modes=check.unchanged != "weights")
+            except Exception as exc:
+                change = f"the grader could not compare the arguments before and after ({type(exc).__name__})"
+        if change is None:
+            return result
+        if not result.passed:
+            return result
+        if isinstance(evidence["__value__"], dict) and "__raised__" in evidence["__value__"]:
+            return CaseResult(label, False, f"{name} on {label}: it raised as it should, but only after changing "
+                                            f"its input: {change}",
+                              "check everything that makes the call invalid first, and raise before you change "
+                              "the graph or any module")
+        return CaseResult(label, False, f"{name} on {label}: {name} must leave its inputs as they were, but "
+                                        f"{change}",
+                          "work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them")
+        return result
+    if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
+        kind = next(iter(evidence))
+        if kind == "__missing__":
+            return CaseResult(label, False, f"{name} is not defined: {evidence[kind]}",
+                              f"run the cell that defines {name}, and keep its name")
+        if kind == "__todo__":
+            return CaseResult(label, False, f"{name} is not implemented yet (it raises NotImplementedError)",
+                              f"replace `raise NotImplementedError()` in {name} with your code")
+        if kind == "__raised__" and "raises" not in case.data:
+            where = f" ({evidence['where']})" if evidence.get("where") else ""
+            msg = f"{name} raised {evidence['__raised__']} on {label}{where}: {evidence['message']}"
+            return CaseResult(label, False, msg, hint_for_error(evidence["__raised__"], evidence["message"],
+                                                                     evidence.get("where") or None))
+        if kind == "__failed__":
+            return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}", evidence.get("hint"))
+        if kind == "__crashed__":
+            return CaseResult(label, False, f"{name} on {label}: {evidence['__crashed__']}", None)
+    try:
+        with _quiet():
+            check.judge(case, evidence)
+    except CheckFailed as exc:
+        return CaseResult(label, False, f"{name} on {label}: {exc.message}", exc.hint)
+    except Exception as exc:  # evidence of an unexpected shape: a failed case, never a crashed grader
+        return CaseResult(label, False, f"{name} on {label}: the grader could not make sense of what "
+                                        f"{name} returned ({type(exc).__name__})", None)
+    return CaseResult(label, True, "passed")
+
+
+# ------------------------------------------------------------------------------------ in-process runs
+
+class CheckResults(list):
+    """The case results of one run_check; shows nothing when it is a cell's last value (the ✔ line says it)."""
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+def run_check(assignment: str, function: str, fn: Any, hidden: bool = False) -> CheckResults:
+    """Check the learner's `fn` in this process; raise CheckFailed on the first failing case.
+
+    This is what nbgrader test cells call. `hidden=True` runs the hidden cases instead of the visible ones.
+    """
+    __tracebackhide__ = True
+    check = get_check(assignment, function)
+    results = CheckResults()
+    for case in check.cases(hidden):
+        result = judge_evidence(check, case, collect_evidence(check, fn, case))
+        results.append(result)
+        if not result.passed:
+            raise CheckFailed(result.message, result.hint)
+    kind = "hidden" if hidden else "visible"
+    print(f"\u2714 {function}: {len(results)} {kind} case(s) passed")
+    return results
+
+
+def check_quiz(question: str, answer: Any, key: str | None = None, choices: str = QUIZ_CHOICES) -> None:
+    """Check a quiz answer: one capital letter among `choices`; with `key`, the right one.
+
+    Messages never contain the key.
+    """
+    __tracebackhide__ = True
+    result = judge_quiz(question, quiz_evidence(answer), key, choices)
+    if not result.passed:
+        raise CheckFailed(result.message, result.hint)
+    print(f"\u2714 {question}: " + ("correct" if key else "answered"))
+
+
+def quiz_evidence(answer: Any) -> Any:
+    """Plain evidence of a quiz answer: the string itself, or the name of its type."""
+    if type(answer) is str:
+        return answer[:20]
+    return {"__type__": type(answer).__name__}
+
+
+def judge_quiz(question: str, evidence: Any, key: str | None, choices: str = QUIZ_CHOICES) -> CaseResult:
+    if isinstance(evidence, dict):
+        kind = evidence.get("__type__", "nothing")
+        if kind == "NotImplementedError":
+            return CaseResult(question, False, f"{question} is not answered yet",
+                              f'assign one capital letter, for example {question} = "A"')
+        return CaseResult(question, False, f"{question} must be one capital letter in a string, got {kind}",
+                          f'write {question} = "A" (with quotes), using one of {", ".join(choices)}')
+    if evidence not in tuple(choices):
+        return CaseResult(question, False, f"{question} = {evidence!r} is not one of {', '.join(choices)}",
+                          "answer with one capital letter, in quotes")
+    if key is not None and evidence != key:
+        return CaseResult(question, False, f"{question} = {evidence!r} is not the right answer",
+                          "reread the lesson section the question is about, then try again")
+    return CaseResult(question, True, "passed")

@@ -1,0 +1,59 @@
+"""The contract of every graded function, clause by clause, kept as data beside its check.
+
+Each exercise has a module `autograder/coursedata/clauses/exNN_topic.py` with `CLAUSES`, a list of `Clause`. A clause is
+one rule of a function's contract, from ../shared/CURRICULUM.md or the exercise's task text: an input it must
+accept, what it must leave alone, a dtype, an option, an edge shape, a repeated call, what it does on bad
+input. It names the cases of the check that exercise it, and an answer that ignores exactly that rule:
+the solution with one change (`patch`), a whole answer cell (`source`), or a hand-written mutant (`mutant`,
+its `why`). tests/test_clauses.py fails when a clause names no existing case, or when its answer passes
+those cases: a clause without a case that fails an answer ignoring it is a clause the grader does not grade.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+__all__ = ["Clause", "load", "killer_source", "clause_cases"]
+
+
+@dataclass(frozen=True)
+class Clause:
+    function: str
+    rule: str                                 # the clause, in the words of the task text
+    cases: tuple[str, ...]                    # labels (or label prefixes) of the cases that exercise it
+    patch: tuple | None = None                # (old, new), or several: the solution's answer cell so changed
+    source: str | None = None                 # or a whole answer cell that ignores the rule
+    mutant: str | None = None                 # or the `why` of a hand-written mutant that ignores it
+    hint: str | None = None                   # text its failure must show
+
+
+def load(assignment: str) -> list[Clause]:
+    return list(importlib.import_module(f"autograder.coursedata.clauses.{assignment}").CLAUSES)
+
+
+def killer_source(assignment: str, clause: Clause, solution_cell: str) -> str:
+    """The answer cell that ignores `clause`."""
+    if clause.source is not None:
+        return clause.source
+    if clause.patch is not None:
+        pairs = clause.patch if isinstance(clause.patch[0], tuple) else (clause.patch,)
+        for old, new in pairs:
+            if solution_cell.count(old) != 1:
+                raise ValueError(f"{assignment}.{clause.function}: the patch of clause {clause.rule!r} does not "
+                                 f"match the solution exactly once ({solution_cell.count(old)} times): {old!r}")
+            solution_cell = solution_cell.replace(old, new)
+        return solution_cell
+    if clause.mutant is not None:
+        from autograder.coursedata.mutants import load as load_mutants
+        mutants, _ = load_mutants(assignment)
+        found = [m for m in mutants if m.function == clause.function and m.why == clause.mutant]
+        if len(found) != 1:
+            raise ValueError(f"{assignment}.{clause.function}: no hand-written mutant {clause.mutant!r}")
+        return found[0].source
+    raise ValueError(f"{assignment}.{clause.function}: clause {clause.rule!r} has no answer that ignores it")
+
+
+def clause_cases(check, clause: Clause) -> list:
+    """The check's cases (visible and hidden) whose label starts with one of the clause's labels."""
+    return [c for hidden in (False, True) for c in check.cases(hidden)
+            if any(c.label.startswith(p) for p in clause.cases)]

@@ -1,0 +1,38 @@
+"""Clauses of ex01_tracing: node_summary, count_nodes, outputs_match."""
+from autograder.coursedata.clauses import Clause
+
+CLAUSES = [
+    Clause("node_summary", "every node, placeholder and output included", ("TinyNet",),
+           mutant="skips placeholder and output nodes"),
+    Clause("node_summary", "in graph order", ("TinyNet", "Net"),
+           mutant="sorted by name instead of graph order"),
+    Clause("node_summary", "(op, name) tuples, op first", ("TinyNet",), mutant="pairs in the wrong order"),
+    Clause("node_summary", "a node nobody uses is a node too (dead code is listed, not removed)",
+           ("DeadBranch",), patch=("    return [", "    gm.graph.eliminate_dead_code()\n    return [")),
+    Clause("node_summary", "gm is left as it was", ("TinyNet",),
+           patch=("    return [", "    gm.fc1.weight.data.zero_()\n    return [")),
+    Clause("count_nodes", "op=None counts every node", ("TinyNet, op=None",), mutant="op=None counts nothing"),
+    Clause("count_nodes", "op given: only nodes whose op equals it", ("TinyNet, op='call_module'",),
+           mutant="ignores op"),
+    Clause("count_nodes", "op may be passed by keyword", ("TinyNet, op passed by keyword",),
+           source="def count_nodes(gm, *args):\n    op = args[0] if args else None\n"
+                  "    return sum(1 for n in gm.graph.nodes if op is None or n.op == op)\n"),
+    Clause("count_nodes", "an op no node has (an empty string, a typo) counts 0", ("TinyNet, op=''",),
+           patch=("op is None or", "not op or"), hint="op is None"),
+    Clause("count_nodes", "returns an int", ("TinyNet, op=None",), mutant="returns a list"),
+    Clause("outputs_match", "both run under torch.no_grad()", ("a model whose output shows whether no_grad",),
+           mutant="forgets torch.no_grad()"),
+    Clause("outputs_match", "exact when atol == 0", ("TinyNet off by 1e-7, atol=0",),
+           mutant="allclose with default tolerances even when atol == 0"),
+    Clause("outputs_match", "atol alone is the tolerance (no relative tolerance)",
+           ("TinyNet with outputs near 1e4",), patch=("rtol=0.0, ", ""), hint="rtol=0"),
+    Clause("outputs_match", "outputs of different shapes never match", ("outputs of shapes (1, 2) and (2,)",),
+           mutant="ignores shapes, so broadcasting hides a mismatch"),
+    Clause("outputs_match", "every input is passed", ("a model with two inputs",),
+           mutant="passes only the first input"),
+    Clause("outputs_match", "returns a Python bool", ("TinyNet and its trace",),
+           mutant="returns a tensor of booleans"),
+    Clause("outputs_match", "model and gm are left as they were (their training flags too)",
+           ("TinyNet and its trace",), patch=("    with torch.no_grad():", "    model.eval()\n    with torch.no_grad():"),
+           hint="must leave its inputs"),
+]

@@ -1,0 +1,49 @@
+"""The course's exercises and their graded functions, in course order: the one list everything else reads.
+
+Checks (`autograder/checks/exNN_topic.py`), progressive hints (`hints.py`), mutants and alternatives
+(`mutants/`), clauses (`clauses/`), the tests and `fxcourse validate` all take the exercises and function names
+from here; `tests/test_course.py` fails when one of them lacks an entry for a function listed here, or has one
+for a function that is not. Add an exercise by adding one `Exercise` (and its notebook in solutions/).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Exercise", "EXERCISES", "exercise", "functions"]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One graded exercise notebook: its id (as in solutions/<id>/<id>.ipynb), its lesson, its graded functions."""
+
+    id: str
+    lesson: str          # lessons/<lesson>.ipynb
+    functions: tuple[str, ...]
+    part: int = 1        # Part I (fx on its own) or Part II (fx in the PyTorch 2 stack)
+
+
+EXERCISES: tuple[Exercise, ...] = (
+    Exercise("ex01_tracing", "01_tracing", ("node_summary", "count_nodes", "outputs_match")),
+    Exercise("ex02_nodes", "02_nodes", ("op_histogram", "called_modules", "consumers", "graph_depth")),
+    Exercise("ex03_replacing", "03_replacing", ("swap_function", "relu_to_clamp", "relu_to_gelu", "linear_to_matmul")),
+    Exercise("ex04_wrapping", "04_wrapping", ("trace_gated", "trace_with_leaves", "trace_specialized")),
+    Exercise("ex05_inserting", "05_inserting", ("insert_after", "remove_dropout", "record_shapes", "linear_flops")),
+    Exercise("ex06_fusing", "06_fusing",
+             ("fuse_linear_pair", "fuse_consecutive_linears", "fold_bn_into_conv", "fuse_conv_bn")),
+    Exercise("ex07_qat", "07_qat",
+             ("prepare_for_qat", "fake_quant_count", "qat_finetune", "to_int8", "state_dict_bytes")),
+    Exercise("ex08_pipeline", "08_pipeline", ("run_pipeline", "optimize_for_inference")),
+)
+
+
+def exercise(assignment: str) -> Exercise:
+    """The exercise with this id; KeyError naming the known ids otherwise."""
+    for ex in EXERCISES:
+        if ex.id == assignment:
+            return ex
+    raise KeyError(f"unknown exercise {assignment!r}: the course has {', '.join(e.id for e in EXERCISES)}")
+
+
+def functions(assignment: str) -> tuple[str, ...]:
+    """The graded functions of one exercise, in notebook order."""
+    return exercise(assignment).functions

@@ -1,0 +1,497 @@
+"""Start the worker in a jail and read back what it left: limits, isolation, and what happened to it.
+
+The jail (`autograder.grader.worker.enter_jail`) needs, from this machine: Linux namespaces and root to set them up
+(`unshare`), a tmpfs for each worker's scratch folder, a read-only remount, a new proc mount, and a uid of its
+own for each worker running at the same time (`FXCOURSE_JAIL_UID_BASE` + slot, claimed with a lock file).
+`jail_support()` tries all of them once per process and names what is missing. Hardened grading refuses to
+run without them (`IsolationError`) unless the instructor sets `FXCOURSE_ISOLATION=limits`.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "require_isolation",
+           "process_cap_available", "run_worker", "read_bounded", "EVIDENCE_MAX_BYTES"]
+
+EVIDENCE_MAX_BYTES = 32 * 2**20     # evidence.pt on disk; the judge checks what it unpacks to (autograder.checks.evidence)
+UID_BASE = int(os.environ.get("FXCOURSE_JAIL_UID_BASE", "1990000000"))
+MAX_SLOTS = 256
+SLOT_DIR = Path(os.environ.get("FXCOURSE_JAIL_LOCKS", "/run/fxcourse-jail"))
+JAIL_ERROR_EXIT = 97
+
+
+class IsolationError(RuntimeError):
+    """Hardened grading cannot run here: the message names each missing piece and the opt-out."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-worker limits: CPU seconds, address space and file-size bytes.
+
+    The time limit counts CPU time, not wall-clock time, so a busy machine does not fail a correct answer;
+    a worker that sleeps instead of computing is stopped by the wall-clock limit, `wall_factor` times longer.
+    """
+
+    timeout: float = 60.0
+    memory: int = 4 * 2**30
+    output: int = 16 * 2**20
+    wall_factor: float = 4.0
+    processes: int = 128        # processes and threads at once (RLIMIT_NPROC of its own uid, and a pids cgroup)
+    scratch: int = 256 * 2**20  # the whole scratch tmpfs: every file the worker writes, together
+
+    @property
+    def wall(self) -> float:
+        return self.timeout * self.wall_factor + 60
+
+
+@dataclass
+class WorkerOutcome:
+    evidence: dict | None
+    status: str                 # "ok", "timeout", "crashed", "bad-evidence"
+    detail: str = ""
+    last_step: str = ""
+    seconds: float = 0.0
+    stdout_tail: str = ""
+    notes: list[str] = field(default_factory=list)
+    evidence_bytes: bytes | None = None   # evidence.pt as read (bounded); the judge loads it (autograder.grader.grading)
+    evidence_error: str = ""              # why there is none: missing, too large, not a regular file
+    isolation: str = ""
+
+
+def _opted_out() -> bool:
+    return os.environ.get("FXCOURSE_ISOLATION", "").strip().lower() == "limits"
+
+
+_SUPPORT: dict[str, str] | None = None
+_SUPPORT_LOCK = threading.Lock()
+
+
+def jail_support() -> dict[str, str]:
+    """What this machine cannot give the jail: {piece: why}; empty when every piece works.
+
+    Tried for real, once per process: a worker slot and its uid, a tmpfs scratch folder, fresh namespaces, and
+    from inside them the read-only file system, the private /proc, read-only cgroups and the uid switch."""
+    global _SUPPORT
+    with _SUPPORT_LOCK:
+        if _SUPPORT is None:
+            _SUPPORT = _try_jail()
+        return dict(_SUPPORT)
+
+
+def _try_jail() -> dict[str, str]:
+    if not sys.platform.startswith("linux"):
+        return {"Linux namespaces": f"this is {sys.platform}"}
+    if os.geteuid() != 0:
+        return {"root to set up the jail": f"the grader runs as uid {os.geteuid()}; the jail is set up by root, "
+                                           "then each worker drops to a uid of its own"}
+    for tool in ("unshare", "setpriv"):
+        if not shutil.which(tool):
+            return {f"{tool} (util-linux)": "not found on PATH"}
+    try:
+        slot = _Slot()
+    except OSError as exc:
+        return {"a uid for each worker": f"cannot claim a worker slot in {SLOT_DIR}: {exc}"}
+    try:
+        try:
+            scratch = _make_scratch(slot.uid, 2**20)
+        except OSError as exc:
+            return {"a size-limited tmpfs scratch": str(exc)}
+        try:
+            spec = _jail_spec(scratch, slot, [])
+            (scratch / "probe.json").write_text(json.dumps(spec))
+            os.chmod(scratch / "probe.json", 0o600)
+            try:
+                r = subprocess.run([*_UNSHARE, sys.executable, "-s", "-m", "autograder.grader.worker", "--probe",
+                                    str(scratch / "probe.json")], capture_output=True, timeout=60,
+                                   cwd=scratch, env=_worker_env(scratch), stdin=subprocess.DEVNULL)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return {"Linux namespaces": f"unshare did not start the probe: {exc}"}
+            if r.returncode != 0:
+                err = r.stderr.decode(errors="replace").strip().splitlines()
+                return {"Linux namespaces": f"unshare failed ({err[-1] if err else f'exit code {r.returncode}'})"}
+            try:
+                problems = json.loads(r.stdout.decode().strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                return {"jail": f"the probe gave no answer: {r.stdout[-300:]!r}"}
+            return {str(k): str(v) for k, v in problems.items()}
+        finally:
+            _remove_scratch(scratch)
+    finally:
+        slot.release()
+
+
+def isolation_level() -> str:
+    """"jail" when workers get every piece of the jail; "limits" (resource limits only) when the instructor
+    opted out with FXCOURSE_ISOLATION=limits or the machine lacks a piece (see jail_support)."""
+    return "limits" if _opted_out() or jail_support() else "jail"
+
+
+def require_isolation() -> None:
+    """Raise IsolationError naming what is missing, unless the jail is complete or the instructor opted out."""
+    if _opted_out():
+        return
+    missing = jail_support()
+    if missing:
+        raise IsolationError(
+            "hardened grading needs a jail this machine cannot give: "
+            + "; ".join(f"missing {piece} ({why})" for piece, why in missing.items())
+            + ". Set FXCOURSE_ISOLATION=limits to grade with resource limits only (no isolation).")
+
+
+# ------------------------------------------------------------------------------------ slots and scratch
+
+class _Slot:
+    """A worker slot claimed across every grading process on this machine (a lock file held while the worker
+    runs): slot k's worker runs as uid and gid UID_BASE + k, which no other running worker has."""
+
+    def __init__(self) -> None:
+        SLOT_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(SLOT_DIR, 0o700)
+        for k in range(MAX_SLOTS):
+            fd = os.open(SLOT_DIR / f"slot-{k}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.index, self.fd, self.uid = k, fd, UID_BASE + k
+            _reap_uid(self.uid)  # anything a killed grader's worker left running with this uid
+            return
+        raise OSError(f"all {MAX_SLOTS} worker slots are in use")
+
+    def release(self) -> None:
+        _reap_uid(self.uid)
+        os.close(self.fd)
+
+
+def _reap_uid(uid: int) -> None:
+    """Kill whatever still runs as `uid` (normally nothing: the worker's processes die with its pid namespace)."""
+    for _ in range(100):
+        left = []
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                if os.stat(entry.path).st_uid == uid:
+                    left.append(int(entry.name))
+            except OSError:
+                pass
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.02)
+
+
+def _make_scratch(uid: int, size: int) -> Path:
+    """A fresh tmpfs of `size` bytes in all, owned by `uid`, mode 0700: the only place the worker can write."""
+    from autograder.grader.worker import MS_NODEV, MS_NOSUID, mount
+
+    _remove_stale_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"fxcourse-worker-{os.getpid()}-"))
+    try:
+        mount("tmpfs", str(scratch), "tmpfs", MS_NOSUID | MS_NODEV,
+              f"size={max(size, 2**16)},nr_inodes=16384,mode=0700,uid={uid},gid={uid}")
+    except OSError:
+        scratch.rmdir()
+        raise
+    return scratch
+
+
+def _umount(path: Path) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.umount2(str(path).encode(), 2)  # MNT_DETACH
+
+
+def _remove_scratch(scratch: Path) -> None:
+    if os.path.ismount(scratch):
+        _umount(scratch)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+_STALE_DONE = False
+
+
+def _remove_stale_scratch() -> None:
+    """Unmount and remove the scratch folders of graders that were killed before they could."""
+    global _STALE_DONE
+    if _STALE_DONE:
+        return
+    _STALE_DONE = True
+    for folder in Path(tempfile.gettempdir()).glob("fxcourse-worker-*-*"):
+        try:
+            os.kill(int(folder.name.split("-")[2]), 0)
+        except ProcessLookupError:
+            _remove_scratch(folder)
+        except (ValueError, OSError):
+            pass
+
+
+# setpriv --pdeathsig: unshare dies with the grader (and --kill-child takes the worker along), so a grader that
+# is killed leaves no worker running with a slot's uid.
+_UNSHARE = ["setpriv", "--pdeathsig", "KILL", "unshare", "--mount", "--pid", "--net", "--ipc", "--uts", "--fork",
+            "--kill-child"]
+
+
+def _jail_spec(scratch: Path, slot: "_Slot", hide: list[str]) -> dict:
+    return {"scratch": str(scratch), "uid": slot.uid, "gid": slot.uid, "hide": hide,
+            "host_mnt_ns": os.readlink("/proc/self/ns/mnt")}
+
+
+_PIDS_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))  # cgroup v1's pids hierarchy, or v2
+
+
+def _pids_cgroup(limit: int) -> Path | None:
+    """A new pids cgroup that lets at most `limit` processes and threads exist at once, or None where the
+    machine has none to give (no cgroup file system, no pids controller, not allowed to write it).
+
+    In the jail the worker's own uid has RLIMIT_NPROC too; the cgroup also caps what runs as root before it."""
+    if _opted_out() or not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return None
+    for root in _PIDS_ROOTS:
+        if not (root / "cgroup.procs").is_file():
+            continue
+        _remove_stale(root)
+        group = root / f"fxcourse-worker-{os.getpid()}-{os.urandom(4).hex()}"
+        try:
+            group.mkdir()
+        except OSError:
+            continue
+        try:
+            (group / "pids.max").write_text(str(limit))
+            return group
+        except OSError:
+            _remove_cgroup(group)
+    return None
+
+
+def _remove_stale(root: Path) -> None:
+    """Remove the empty groups of graders that were killed before they could clean up."""
+    for group in root.glob("fxcourse-worker-*-*"):
+        try:
+            os.kill(int(group.name.split("-")[2]), 0)
+        except ProcessLookupError:  # its grader is gone
+            try:
+                group.rmdir()  # fails while a process is still in it: left for a later run
+            except OSError:
+                pass
+        except (ValueError, OSError):
+            pass
+
+
+_CAP: bool | None = None
+
+
+def process_cap_available() -> bool:
+    """Can workers get a pids cgroup here (see Limits.processes)?"""
+    global _CAP
+    if _CAP is None:
+        group = _pids_cgroup(1)
+        _CAP = group is not None
+        if group is not None:
+            _remove_cgroup(group)
+    return _CAP
+
+
+def _remove_cgroup(group: Path) -> None:
+    """Kill whatever is still in the group (nothing, normally: the namespace's processes die with it), then
+    remove it."""
+    for _ in range(100):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def _worker_env(scratch: Path) -> dict[str, str]:
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV") if k in os.environ}
+    pkg_parent = str(Path(__file__).resolve().parents[2])
+    keep["PYTHONPATH"] = pkg_parent + (os.pathsep + keep["PYTHONPATH"] if "PYTHONPATH" in keep else "")
+    keep.update({
+        "HOME": str(scratch), "TMPDIR": str(scratch), "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(scratch / ".mpl"),
+        "IPYTHONDIR": str(scratch / ".ipython"), "JUPYTER_CONFIG_DIR": str(scratch / ".jupyter"),
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "TORCHINDUCTOR_CACHE_DIR": str(scratch / ".inductor"), "PYTHONHASHSEED": "0",
+    })
+    return keep
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file, at most `limit` of them: a symlink, pipe or device is refused (OSError) and
+    never blocks; a file larger than `limit` raises ValueError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        if info.st_size > limit:
+            raise ValueError(f"{path.name} is {info.st_size} bytes, over the limit of {limit}")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(2**20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise ValueError(f"{path.name} is over the limit of {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _tail(fd: int, n: int = 1500) -> str:
+    """The last `n` bytes written to the worker's output file (read through the grader's own descriptor)."""
+    try:
+        size = os.fstat(fd).st_size
+        return os.pread(fd, n, max(0, size - n)).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
+    """Wait for the worker (and its namespace) to end: (exit code or None on timeout, CPU seconds it used)."""
+    deadline = time.monotonic() + wall
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, usage.ru_utime + usage.ru_stime
+        if time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return None, usage.ru_utime + usage.ru_stime
+        time.sleep(0.05)
+
+
+def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(),
+               hide: list[str] | None = None, require: bool = False) -> WorkerOutcome:
+    """Run `cells` then `calls` in a fresh worker; return what it left (the judge loads its evidence).
+
+    The worker is jailed when the machine allows it; with `require` (hardened grading) a missing piece of the
+    jail raises IsolationError instead, unless FXCOURSE_ISOLATION=limits."""
+    if require:
+        require_isolation()
+    level = isolation_level()
+    notes = [] if level == "jail" or _opted_out() else [
+        "graded with resource limits only, without the jail; missing: " + ", ".join(jail_support())]
+    slot = _Slot() if level == "jail" else None
+    group = None
+    scratch = None
+    try:
+        if slot is not None:
+            scratch = _make_scratch(slot.uid, limits.scratch)
+        else:
+            scratch = Path(tempfile.mkdtemp(prefix="fxcourse-worker-"))
+            os.chmod(scratch, 0o700)
+        job = {"scratch": str(scratch), "cells": cells, "calls": calls,
+               "limits": {"memory": limits.memory, "output": limits.output, "cpu": int(limits.timeout),
+                          "processes": limits.processes},
+               "jail": _jail_spec(scratch, slot, sorted(set(hide or []))) if slot is not None else None}
+        cmd = [sys.executable, "-s", "-m", "autograder.grader.worker", str(scratch / "job.json")]
+        if slot is not None:
+            cmd = [*_UNSHARE, *cmd]
+        fd = os.open(scratch / "job.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(job, f)
+        group = _pids_cgroup(limits.processes)
+        if group is not None:  # the shell joins the group, then becomes the worker: no fork escapes the cap
+            cmd = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *cmd]
+        start = time.monotonic()
+        out_fd = os.open(scratch / "stdout.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            proc = subprocess.Popen(cmd, stdout=out_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    cwd=scratch, env=_worker_env(scratch), start_new_session=True)
+            try:
+                code, cpu = _wait(proc, limits.wall)
+            except BaseException:  # Ctrl-C in `fxcourse watch`, or the grader stopping: take the worker along
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                raise
+            tail = _tail(out_fd)
+        finally:
+            os.close(out_fd)
+        if code == JAIL_ERROR_EXIT and "fxcourse-jail-error:" in tail:
+            raise IsolationError("the worker could not enter its jail: "
+                                 + tail.split("fxcourse-jail-error:")[-1].strip().splitlines()[0])
+        status = "timeout" if code is None else ("ok" if code == 0 else "crashed")
+        seconds = time.monotonic() - start
+        try:
+            progress = read_bounded(scratch / "progress.txt", 4 * 2**20).decode(errors="replace")
+        except (OSError, ValueError):
+            progress = ""
+        steps = progress.splitlines()
+        last = next((s for s in reversed(steps) if s not in ("done", "cpu-limit")), "")
+        # Evidence is read whatever happened: a worker that died in a later call still has the earlier ones.
+        evidence_bytes, evidence_error = None, ""
+        try:
+            evidence_bytes = read_bounded(scratch / "evidence.pt", EVIDENCE_MAX_BYTES)
+        except FileNotFoundError:
+            evidence_error = "the worker left no evidence"
+        except (OSError, ValueError) as exc:
+            evidence_error = f"the evidence file was refused: {exc}"
+        detail = ""
+        if status == "ok" and not (steps and steps[-1] == "done"):
+            status = "bad-evidence"
+            detail = "the worker stopped before it finished (did the answers exit the interpreter?)"
+        elif status == "crashed" and (code in (124, -signal.SIGXCPU, 128 + signal.SIGXCPU)
+                                      or "cpu-limit" in steps or cpu >= limits.timeout):
+            status, detail = "timeout", f"used more than {limits.timeout:g} s of CPU time"
+        elif status == "crashed":
+            if code is not None and code < 0:
+                detail = f"the process was killed by signal {signal.Signals(-code).name}"
+            elif code is not None and code > 128 and code - 128 in {s.value for s in signal.Signals}:
+                detail = f"the process was killed by signal {signal.Signals(code - 128).name}"
+            else:
+                detail = f"the process exited with code {code}"
+            if "MemoryError" in tail or (code is not None and code == -signal.SIGKILL):
+                detail += " (out of memory?)" if "MemoryError" not in tail else " (MemoryError: over the memory limit)"
+        elif status == "timeout":
+            detail = f"timed out after {limits.wall:g} s of wall-clock time"
+        return WorkerOutcome(None, status, detail, last, seconds, tail, notes, evidence_bytes, evidence_error,
+                             level)
+    finally:
+        if group is not None:
+            _remove_cgroup(group)
+        if slot is not None:
+            slot.release()  # after every process of its uid is gone
+        if scratch is not None:
+            _remove_scratch(scratch)
+
+
+def submission_wall() -> float:
+    """Wall-clock seconds after which the grading of one submission (every worker it needs, and its judging)
+    is stopped from outside: FXCOURSE_SUBMISSION_TIMEOUT, else six workers' wall-clock limits."""
+    if os.environ.get("FXCOURSE_SUBMISSION_TIMEOUT"):
+        return float(os.environ["FXCOURSE_SUBMISSION_TIMEOUT"])
+    return 6 * Limits(timeout=float(os.environ.get("FXCOURSE_TIMEOUT", "60"))).wall
