@@ -464,26 +464,15 @@ class InlineReport:
 def _run_function(assignment: str, function: str, fn: Any, hidden: bool) -> CheckRow:
     start = time.perf_counter()
     check_ = get_check(assignment, function)
-    cases = list(check_.cases(False)) + (list(check_.cases(True)) if hidden else [])
+    cases = check_.all_cases(hidden)
     left = len(hints_for(assignment, function)) - _SHOWN.get((assignment, function), 0)
     if fn is _MISSING:
         return CheckRow(function, "function", False, 0, len(cases), f"{function} is not defined in this kernel yet",
                         f"run the cell that defines {function} (and the setup cell above it)", 0.0, left)
-    passed, first = 0, None
-    for case in cases:
-        evidence: Any = None
-        try:
-            evidence = collect_evidence(check_, fn, case)
-            result = judge_evidence(check_, case, evidence)
-        except Exception as exc:  # a fault of the check, not of the answer: say so instead of a traceback
-            result = CaseResult(case.label, False, f"the check itself failed on {case.label}: "
-                                                   f"{type(exc).__name__}: {exc}", None)
-        if result.passed:
-            passed += 1
-        elif first is None:
-            first = result
-        if isinstance(evidence, dict) and "__todo__" in evidence:
-            break  # not implemented: the other cases would say the same
+    from autograder.checks.framework import run_cases
+    results = run_cases(check_, fn, cases, stop_at_first=False)
+    passed = sum(r.passed for r in results)
+    first = next((r for r in results if not r.passed), None)
     seconds = time.perf_counter() - start
     if first is None:
         return CheckRow(function, "function", True, passed, len(cases),

@@ -18,7 +18,6 @@ import contextlib
 import importlib
 import io
 import re
-import sys
 import traceback
 import warnings
 from dataclasses import dataclass, field
@@ -26,16 +25,14 @@ from typing import Any, Callable, Iterable
 
 import torch
 
+from autograder.checks.errors import hint_for_error
+
 __all__ = [
-    "CheckFailed", "Case", "Check", "CaseResult", "run_check", "check_quiz", "get_check", "collect_evidence",
-    "judge_evidence", "plain", "QUIZ_CHOICES",
+    "CheckFailed", "Case", "Check", "CaseResult", "run_cases", "run_check", "check_quiz", "get_check",
+    "collect_evidence", "judge_evidence", "plain", "QUIZ_CHOICES",
 ]
 
 QUIZ_CHOICES = "ABCDE"
-
-# Cases whose data says {"raises": "KeyError"} expect the learner's function to raise that exception:
-# the judge then receives the `__raised__` evidence (type name, message, base classes) and decides.
-SUPPORTS_EXPECTED_ERRORS = True
 
 
 class CheckFailed(AssertionError):
@@ -76,13 +73,24 @@ class Check:
     # learner's own helper but passes with the reference, the failure belongs to the helper's test, not this one.
     helpers: dict = field(default_factory=dict)
 
+    def all_cases(self, hidden: bool) -> list[Case]:
+        """The visible cases, then (with `hidden`) the hidden ones: what check(hidden=True) and validation run."""
+        return list(self.cases(False)) + (list(self.cases(True)) if hidden else [])
+
 
 @dataclass(frozen=True)
 class CaseResult:
+    """The verdict on one case, the check library's one result record: passed or not, and the words for it."""
+
     label: str
     passed: bool
     message: str
     hint: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The message with its hint, as CheckFailed shows them."""
+        return self.message + (f"\nHint: {self.hint}" if self.hint else "")
 
 
 # ----------------------------------------------------------------------------------------- registry
@@ -270,7 +278,6 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
 
 def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
     """Judge one case's evidence; never runs learner code."""
-    from autograder.checks.errors import hint_for_error  # local: hints imports core
     name, label = check.function, case.label
     if isinstance(evidence, dict) and "__helpers__" in evidence and "own" in evidence:
         own = judge_evidence(check, case, evidence["own"])
@@ -303,7 +310,6 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
         return CaseResult(label, False, f"{name} on {label}: {name} must leave its inputs as they were, but "
                                         f"{change}",
                           "work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them")
-        return result
     if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
         kind = next(iter(evidence))
         if kind == "__missing__":
@@ -341,6 +347,29 @@ class CheckResults(list):
         pass
 
 
+def run_cases(check: Check, fn: Any, cases: Iterable[Case], *, stop_at_first: bool = True) -> list[CaseResult]:
+    """Call the learner's `fn` on each case in this process and judge it: the one in-process runner, used by
+    test cells (`run_check`), `check()` in a notebook and the validation of mutants and alternatives.
+
+    With `stop_at_first`, the run ends at the first failing case. A released stub (NotImplementedError) always
+    ends it: the other cases would say the same. A fault of the check itself (building a case's inputs, or a
+    bug in its judge) is a failed case that says so, never a traceback in the learner's notebook.
+    """
+    results = []
+    for case in cases:
+        evidence: Any = None
+        try:
+            evidence = collect_evidence(check, fn, case)
+            result = judge_evidence(check, case, evidence)
+        except Exception as exc:
+            result = CaseResult(case.label, False, f"the check itself failed on {case.label}: "
+                                                   f"{type(exc).__name__}: {exc}", None)
+        results.append(result)
+        if (stop_at_first and not result.passed) or _is_todo(evidence):
+            break
+    return results
+
+
 def run_check(assignment: str, function: str, fn: Any, hidden: bool = False) -> CheckResults:
     """Check the learner's `fn` in this process; raise CheckFailed on the first failing case.
 
@@ -348,12 +377,10 @@ def run_check(assignment: str, function: str, fn: Any, hidden: bool = False) -> 
     """
     __tracebackhide__ = True
     check = get_check(assignment, function)
-    results = CheckResults()
-    for case in check.cases(hidden):
-        result = judge_evidence(check, case, collect_evidence(check, fn, case))
-        results.append(result)
-        if not result.passed:
-            raise CheckFailed(result.message, result.hint)
+    results = CheckResults(run_cases(check, fn, check.cases(hidden)))
+    failed = next((r for r in results if not r.passed), None)
+    if failed is not None:
+        raise CheckFailed(failed.message, failed.hint)
     kind = "hidden" if hidden else "visible"
     print(f"\u2714 {function}: {len(results)} {kind} case(s) passed")
     return results

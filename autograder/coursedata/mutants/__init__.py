@@ -84,14 +84,10 @@ def load(assignment: str) -> tuple[list[Mutant], list[Alternative]]:
 
 def run_answer(assignment: str, function: str, namespace: dict) -> tuple[bool, str]:
     """Run all cases (visible, then hidden) of `function` on namespace[function]; (passed, failure text)."""
+    from autograder.checks.framework import run_cases
     check = get_check(assignment, function)
-    fn = namespace.get(function)
-    for hidden in (False, True):
-        for case in check.cases(hidden):
-            result = judge_evidence(check, case, collect_evidence(check, fn, case))
-            if not result.passed:
-                return False, result.message + (f"\nHint: {result.hint}" if result.hint else "")
-    return True, ""
+    failed = [r for r in run_cases(check, namespace.get(function), check.all_cases(True)) if not r.passed]
+    return (False, failed[0].text) if failed else (True, "")
 
 
 def misdiagnosis(assignment: str, function: str, text: str) -> str | None:
