@@ -15,15 +15,12 @@ import torch.nn.functional as F
 
 from fxplayground import DropoutNet, LinearChain, ThreeReluNet, TinyNet
 
-from autograder.checks import framework as core
 from autograder.checks.framework import Case, Check, CheckFailed
 from autograder.checks.evidence import describe_graph, expect, expect_close, expect_type, qualified
 from autograder.checks.randmodels import random_convnet, random_mlp
 
-# A case whose data has "raises" expects the learner's function to raise that exception. Such cases are
-# judged only where the check framework hands raised errors to the judge (core.SUPPORTS_EXPECTED_ERRORS);
-# until then they are left out rather than failing every correct answer.
-EXPECTED_ERRORS = bool(getattr(core, "SUPPORTS_EXPECTED_ERRORS", False))
+# Kept for the mutants of this exercise, which test it: the framework always judges expected errors.
+EXPECTED_ERRORS = True
 
 DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
 DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
@@ -192,11 +189,9 @@ def _insert_cases(hidden: bool) -> list[Case]:
                      lambda: random_mlp(21), _width(3), None, torch.neg, pick="first call_module"),
         _insert_case("random model seed 22, after the node that feeds the output",
                      lambda: random_mlp(22), _width(3), None, double, pick="last before output"),
+        Case("TinyNet, an unknown node name 'fc9'", lambda: (_traced(TinyNet(), _x(2, 4)), "fc9", torch.tanh),
+             data={"raises": "KeyError", "name": "fc9"}),
     ]
-    if EXPECTED_ERRORS:
-        cases.append(Case("TinyNet, an unknown node name 'fc9'",
-                          lambda: (_traced(TinyNet(), _x(2, 4)), "fc9", torch.tanh),
-                          data={"raises": "KeyError", "name": "fc9"}))
     return cases
 
 
