@@ -18,7 +18,8 @@ from autograder.checks.framework import CheckFailed
 
 __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
-    "expect_equal", "nodes_where", "first_difference", "unravel", "EvidenceLimits", "EvidenceError",
+    "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
+    "max_difference", "lint_error", "expect_lint", "stale_code", "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
 ]
 
@@ -79,11 +80,7 @@ def graph_module_evidence(result: Any, function: str, inputs: Sequence[torch.Ten
     expect_type(result, fx.GraphModule, function, "a torch.fx.GraphModule")
     evidence: dict = {"graph": describe_graph(result), "code": result.code}
     if lint:
-        try:
-            result.graph.lint()
-            evidence["lint"] = None
-        except Exception as exc:
-            evidence["lint"] = f"{type(exc).__name__}: {exc}"[:500]
+        evidence["lint"] = lint_error(result)
     outputs = []
     with torch.no_grad():
         for x in inputs:
@@ -144,11 +141,51 @@ def expect_close(got: Any, expected: torch.Tensor, what: str, *, rtol: float = 1
         expected = expected.dequantize()
     g, e = got.detach().double(), expected.detach().double()
     if not torch.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True):
-        diff = torch.nan_to_num((g - e).abs(), nan=float("inf"))
-        flat = int(diff.argmax())
-        idx = unravel(flat, tuple(e.shape))
-        raise CheckFailed(f"{what}: differs by up to {float(diff.flatten()[flat]):.3g} at index {idx} "
-                          f"(got {float(g.flatten()[flat]):.6g}, expected {float(e.flatten()[flat]):.6g})", hint)
+        raise CheckFailed(f"{what}: {worst_difference(g, e)}", hint)
+
+
+def worst_difference(got: torch.Tensor, expected: torch.Tensor) -> str:
+    """The largest difference of two tensors of one shape in words: how large, at which index, both values."""
+    g, e = got.detach().double(), expected.detach().double()
+    diff = torch.nan_to_num((g - e).abs(), nan=float("inf"))
+    if not diff.numel():
+        return "no elements to compare"
+    flat = int(diff.argmax())
+    return (f"differs by up to {float(diff.flatten()[flat]):.3g} at index {unravel(flat, tuple(e.shape))} "
+            f"(got {float(g.flatten()[flat]):.6g}, expected {float(e.flatten()[flat]):.6g})")
+
+
+def max_difference(got: torch.Tensor, expected: torch.Tensor) -> float:
+    """The largest absolute difference of two tensors of one shape (0.0 when they are empty)."""
+    return float((got.double() - expected.double()).abs().max()) if got.numel() else 0.0
+
+
+def flat_outputs(out: Any) -> list:
+    """A model's outputs as a list: the items of a tuple or list, or the one output alone."""
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def lint_error(gm: fx.GraphModule) -> str | None:
+    """What gm.graph.lint() reports (its error's type and first line), or None when the graph is sound."""
+    try:
+        gm.graph.lint()
+    except Exception as exc:  # lint reports with RuntimeError, ValueError or AssertionError
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500]
+    return None
+
+
+def stale_code(gm: fx.GraphModule) -> bool:
+    """True when gm.code is not what the graph generates now: recompile() was not called after a change."""
+    try:
+        return gm.code != gm.graph.python_code(root_module="self").src
+    except Exception:
+        return True
+
+
+def expect_lint(ev: dict, hint: str | None = None) -> None:
+    """Fail unless the evidence's "lint" (from lint_error) is None, naming what lint found."""
+    expect(ev.get("lint") is None, f"graph.lint() fails on the returned graph: {ev.get('lint')}",
+           hint or "graph.lint() checks that every node's inputs are defined before it and belong to the graph")
 
 
 def unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -28,7 +28,7 @@ from torch.overrides import TorchFunctionMode
 from fxplayground import LinearChain, Net, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import describe_graph, expect_close, qualified
+from autograder.checks.evidence import describe_graph, expect_close, expect_lint, flat_outputs, lint_error, qualified
 from autograder.checks.randmodels import random_mlp
 
 STASH = "_fxcourse_case"
@@ -360,11 +360,7 @@ def _evidence(function: str, result, args: tuple, *, step: bool = False) -> dict
         ev["graph_code"] = result.graph.python_code(root_module="self").src
     except Exception as exc:
         ev["codegen"] = f"{type(exc).__name__}: {exc}"[:500]
-    try:
-        result.graph.lint()
-        ev["lint"] = None
-    except Exception as exc:
-        ev["lint"] = f"{type(exc).__name__}: {exc}"[:500]
+    ev["lint"] = lint_error(result)
     # result.forward, not result(...): when a GraphModule raises, its __call__ builds a pretty error message and
     # that imports torch._dynamo (seconds, once per process); the error itself is the same
     ev["outputs"], ev["run_error"] = _run(result.forward, inputs)
@@ -397,9 +393,7 @@ def _judge_common(ev: dict) -> None:
             raise CheckFailed(f"{n['op']} node '{n['name']}' targets a lambda; {where}, so nobody reading the "
                               "code (or searching it for the op) can see what the node computes", LAMBDA_HINT)
     if ev["lint"]:
-        hint = _run_hint(ev["lint"]) or (
-            "graph.lint() checks that every node's inputs are defined before it and belong to the graph")
-        raise CheckFailed(f"graph.lint() fails on the returned graph: {ev['lint']}", hint)
+        expect_lint(ev, _run_hint(ev["lint"]))
     if ev["codegen"]:
         raise CheckFailed(f"the returned graph cannot be turned into code: {ev['codegen']}",
                           _run_hint(ev["codegen"]) or RECOMPILE_HINT)
@@ -418,8 +412,7 @@ def _judge_ran(ev: dict) -> None:
 
 def _judge_outputs(got: list, expected: list, what: str, hint: str | None, *, rtol=1e-5, atol=1e-5) -> None:
     for i, (g, e) in enumerate(zip(got, expected)):
-        gs = list(g) if isinstance(g, (tuple, list)) else [g]
-        es = list(e) if isinstance(e, (tuple, list)) else [e]
+        gs, es = flat_outputs(g), flat_outputs(e)
         if len(gs) != len(es):
             raise CheckFailed(f"{what} on input {i}: {len(gs)} output tensor(s), expected {len(es)}", hint)
         for j, (a, b) in enumerate(zip(gs, es)):

@@ -26,7 +26,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_close, expect_type, qualified
+from autograder.checks.evidence import (
+    describe_graph, expect, expect_close, expect_lint, expect_type, lint_error, qualified, stale_code,
+)
 from autograder.checks.randmodels import random_mlp
 
 # ------------------------------------------------------------------------------ the notebook's own models
@@ -136,16 +138,8 @@ def _check_gm(result: Any, function: str) -> None:
 def _gm_evidence(result: Any, args: tuple, function: str) -> dict:
     """Graph, lint result and the outputs on the model's probe inputs; an error when run is evidence too."""
     _check_gm(result, function)
-    ev: dict = {"graph": describe_graph(result), "code": result.code, "lint": None, "outputs": [],
-                "run_error": None, "stale": False}
-    try:
-        ev["stale"] = result.graph.python_code(root_module="self").src != result.code
-    except Exception:
-        pass
-    try:
-        result.graph.lint()
-    except Exception as exc:
-        ev["lint"] = f"{type(exc).__name__}: {exc}"[:500]
+    ev: dict = {"graph": describe_graph(result), "code": result.code, "lint": lint_error(result), "outputs": [],
+                "run_error": None, "stale": stale_code(result)}
     with torch.no_grad():
         for inputs in args[0].probe_inputs:
             try:
@@ -161,8 +155,7 @@ def _gm_evidence(result: Any, args: tuple, function: str) -> dict:
 def _lint_ok(ev: dict) -> None:
     expect(not ev["stale"], "gm.code is out of date: the graph was changed after the code was generated",
            "call gm.recompile() after changing gm.graph, so gm.code and forward are regenerated")
-    expect(ev["lint"] is None, f"graph.lint() fails on the returned graph: {ev['lint']}",
-           "call gm.graph.lint() and gm.recompile() after editing the graph")
+    expect_lint(ev, "call gm.graph.lint() and gm.recompile() after editing the graph")
 
 
 def _short(target: str) -> str:

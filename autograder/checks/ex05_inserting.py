@@ -16,7 +16,9 @@ import torch.nn.functional as F
 from fxplayground import DropoutNet, LinearChain, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_close, expect_type, qualified
+from autograder.checks.evidence import (
+    describe_graph, expect, expect_close, expect_lint, expect_type, flat_outputs, lint_error, qualified, stale_code as _stale,
+)
 from autograder.checks.randmodels import random_convnet, random_mlp
 
 # Kept for the mutants of this exercise, which test it: the framework always judges expected errors.
@@ -43,22 +45,6 @@ def _inputs_of(args: tuple) -> tuple:
     return getattr(args[0], "example_inputs", ())
 
 
-def _lint(gm: fx.GraphModule) -> str | None:
-    try:
-        gm.graph.lint()
-    except Exception as exc:  # lint reports with RuntimeError, ValueError or AssertionError
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"[:400]
-    return None
-
-
-def _stale(gm: fx.GraphModule) -> bool:
-    """True when gm.code is not what the graph generates now, i.e. recompile() was not called after a change."""
-    try:
-        return gm.code != gm.graph.python_code(root_module="self").src
-    except Exception:
-        return True
-
-
 RECOMPILE_HINT = "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"
 
 
@@ -69,8 +55,7 @@ def _run(gm: fx.GraphModule, inputs: tuple) -> dict:
             out = gm(*inputs)
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:400]}
-    flat = list(out) if isinstance(out, (tuple, list)) else [out]
-    return {"outputs": [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flat]}
+    return {"outputs": [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flat_outputs(out)]}
 
 
 def _pass_evidence(result, args, function: str) -> dict:
@@ -79,7 +64,7 @@ def _pass_evidence(result, args, function: str) -> dict:
         "graph": describe_graph(result),
         "code": result.code,
         "stale": _stale(result),
-        "lint": _lint(result),
+        "lint": lint_error(result),
         "run": _run(result, _inputs_of(args)),
         "modules": {name: f"{type(m).__module__}.{type(m).__qualname__}"
                     for name, m in result.named_modules() if name},
@@ -101,7 +86,7 @@ def _judge_numbers(ev: dict, reference: list, hint: str | None = None) -> None:
 def _reference_outputs(module: nn.Module, inputs: tuple) -> list:
     with torch.no_grad():
         out = module(*inputs)
-    return list(out) if isinstance(out, (tuple, list)) else [out]
+    return flat_outputs(out)
 
 
 # ===================================================================================== insert_after
@@ -279,8 +264,7 @@ def _insert_judge(case: Case, ev) -> None:
     users = _index(got)[name]["users"]
     expect(users == [new["name"]], f"'{name}' is read by {users}, expected only by the new node '{new['name']}'",
            SELF_USE_HINT)
-    expect(ev["lint"] is None, f"graph.lint() fails: {ev['lint']}",
-           "insert the node with graph.inserting_after(node) so that it comes after its input")
+    expect_lint(ev, "insert the node with graph.inserting_after(node) so that it comes after its input")
     expect(not ev["stale"] and new["name"] in ev["code"], f"gm.code does not call the new node '{new['name']}'",
            RECOMPILE_HINT)
     reference = reference_insert_after(gm, name, fn)
@@ -467,8 +451,7 @@ def _drop_judge(case: Case, ev) -> None:
                           + (f"unexpected {', '.join(extra)}" if extra else "")
                           + ("; " if extra and missing else "")
                           + (f"missing {', '.join(missing)}" if missing else ""), hint)
-    expect(ev["lint"] is None, f"graph.lint() fails: {ev['lint']}",
-           "make every user of a dropout read the dropout's input before erasing the dropout node")
+    expect_lint(ev, "make every user of a dropout read the dropout's input before erasing the dropout node")
     leftovers = [name for name in dropout_targets if name in ev["modules"]]
     if not leftovers:
         leftovers = [name for name, kind in ev["modules"].items()

@@ -7,6 +7,7 @@ applied to the original graph.
 from __future__ import annotations
 
 import copy
+import functools
 from collections import Counter
 
 import torch
@@ -17,7 +18,9 @@ import torch.nn.functional as F
 from fxplayground import ConvBNNet, LinearChain, Net, SharedConvNet
 
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import expect, expect_type, qualified
+from autograder.checks.evidence import (
+    expect, expect_lint, expect_type, lint_error, qualified, stale_code, worst_difference,
+)
 from autograder.checks.randmodels import example_input, random_convnet, random_mlp, randomize_batchnorm
 
 RTOL, ATOL = 1e-4, 1e-5           # float32 results
@@ -52,9 +55,8 @@ def _traced(model: nn.Module, *inputs: torch.Tensor) -> fx.GraphModule:
     return gm
 
 
-def _randomize_bn(model: nn.Module, seed: int, var: tuple[float, float] = (0.5, 1.5)) -> nn.Module:
-    """Non-trivial running statistics (and affine parameters), so that folding matters; ex06's variances."""
-    return randomize_batchnorm(model, seed, *var)
+# ex06's variances (0.5..1.5) by default; the tests build their models with it too
+_randomize_bn = functools.partial(randomize_batchnorm, var_low=0.5, var_high=1.5)
 
 
 def _state(module: nn.Module) -> dict:
@@ -94,23 +96,6 @@ def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
             and torch.allclose(got.double(), expected.double(), rtol=rtol, atol=atol))
 
 
-def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """torch.unravel_index in plain Python (the torch one imports sympy on its first call: ~1 s)."""
-    idx = []
-    for size in reversed(shape):
-        flat, i = divmod(flat, size)
-        idx.append(i)
-    return tuple(reversed(idx))
-
-
-def _worst(got: torch.Tensor, expected: torch.Tensor) -> str:
-    d = (got.double() - expected.double()).abs()
-    flat = int(torch.nan_to_num(d, nan=float("inf")).argmax())
-    idx = _unravel(flat, tuple(expected.shape))
-    return (f"differs by up to {float(d.flatten()[flat]):.3g} at index {idx} "
-            f"(got {float(got.flatten()[flat]):.6g}, expected {float(expected.flatten()[flat]):.6g})")
-
-
 def _expect_output(got, expected: torch.Tensor, what: str, hint: str | None) -> None:
     if isinstance(got, str):
         raise CheckFailed(f"{what}: running it raised {got}", hint)
@@ -121,10 +106,10 @@ def _expect_output(got, expected: torch.Tensor, what: str, hint: str | None) -> 
                           "keep the dtype of the input layers (pass dtype=... when you build a module)")
     if not _close(got, expected):
         if expected.dtype == torch.float64 and torch.allclose(got.double(), expected.double(), rtol=RTOL, atol=ATOL):
-            raise CheckFailed(f"{what}: {_worst(got, expected)}, within float32's tolerance but not float64's",
+            raise CheckFailed(f"{what}: {worst_difference(got, expected)}, within float32's tolerance but not float64's",
                               "compute in the dtype of the inputs: a .float(), torch.zeros(n) or torch.tensor(...) "
                               "without dtype= turns float64 arithmetic into float32")
-        raise CheckFailed(f"{what}: {_worst(got, expected)}", hint)
+        raise CheckFailed(f"{what}: {worst_difference(got, expected)}", hint)
 
 
 def _module_of(gm: nn.Module, node: fx.Node) -> nn.Module | None:
@@ -170,16 +155,7 @@ def _counter_text(c: Counter) -> str:
 def _pass_evidence(result, args, function: str, kinds: tuple[type, ...]) -> dict:
     """Graph evidence of a pass: lint, stale code, non-fused nodes, and each call of a `kinds` module."""
     expect_type(result, fx.GraphModule, function, "a torch.fx.GraphModule")
-    ev: dict = {}
-    try:
-        result.graph.lint()
-        ev["lint"] = None
-    except Exception as exc:
-        ev["lint"] = f"{type(exc).__name__}: {exc}"[:500]
-    try:
-        ev["stale"] = result.code != result.graph.python_code(root_module="self").src
-    except Exception:
-        ev["stale"] = False
+    ev: dict = {"lint": lint_error(result), "stale": stale_code(result)}
     ev["others"] = dict(_other_nodes(result, kinds))
     calls = []
     for n in result.graph.nodes:
@@ -229,9 +205,8 @@ def _shared_changed(gm: fx.GraphModule, ev: dict, kind: type, what: str) -> None
 
 
 def _common_graph_checks(ev: dict, gm: fx.GraphModule, kinds: tuple[type, ...], function: str) -> None:
-    expect(ev["lint"] is None, f"graph.lint() fails on the returned graph: {ev['lint']}",
-           "insert new nodes with graph.inserting_after(...) and erase a node only after "
-           "replace_all_uses_with; finish with gm.graph.lint() and gm.recompile()")
+    expect_lint(ev, "insert new nodes with graph.inserting_after(...) and erase a node only after "
+                    "replace_all_uses_with; finish with gm.graph.lint() and gm.recompile()")
     expect(not ev["stale"], "gm.code does not match gm.graph: the generated forward is stale",
            "call gm.recompile() after changing the graph")
     before, after = _other_nodes(gm, kinds), Counter(ev["others"])
@@ -463,7 +438,7 @@ def _model_case(label: str, build, seed: int, shape: tuple[int, ...], dtype=torc
         torch.manual_seed(seed)
         model = build()
         if bn:
-            _randomize_bn(model, seed, var)
+            randomize_batchnorm(model, seed, *var)
         model = model.to(dtype).eval()
         x = torch.randn(*shape, generator=_gen(seed + 1), dtype=dtype)
         return (_traced(model, x),)
@@ -595,7 +570,7 @@ def _chains_judge(case: Case, ev: dict) -> None:
 # ================================================================================= fold_bn_into_conv
 
 def _conv_bn(conv: nn.Conv2d, bn: nn.BatchNorm2d, seed: int, var=(0.5, 1.5), hw: int = 7) -> tuple:
-    _randomize_bn(bn, seed, var)
+    randomize_batchnorm(bn, seed, *var)
     conv.eval()
     bn.eval()
     x = torch.randn(2, conv.in_channels, hw, hw, generator=_gen(seed + 7), dtype=conv.weight.dtype)
@@ -794,7 +769,7 @@ class ModuleFedBN(nn.Module):
 def _train_case(label: str, build, seed: int, shape, where: str, partial: bool = False) -> Case:
     def make():
         torch.manual_seed(seed)
-        model = _randomize_bn(build(), seed).eval()
+        model = randomize_batchnorm(build(), seed, 0.5, 1.5).eval()
         if partial:
             model.bn2.train()
         else:

@@ -31,7 +31,7 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx, prepare_qa
 from fxplayground import ConvBNNet, DropoutNet, Net, QATNet
 
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_type
+from autograder.checks.evidence import describe_graph, expect, expect_type, max_difference
 from autograder.checks.randmodels import RandomMLP, random_mlp
 
 A = "ex07_qat"
@@ -152,8 +152,7 @@ def _run(gm: nn.Module, inputs: tuple) -> Any:
         return f"{type(exc).__name__}: {str(exc)[:300]}"
 
 
-def _max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
-    return float((a.double() - b.double()).abs().max()) if a.numel() else 0.0
+_max_diff = max_difference
 
 
 # ------------------------------------------------------------------------------------- the models

@@ -24,7 +24,9 @@ import torch.nn.functional as F
 from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
 
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_close, expect_type, graph_module_evidence
+from autograder.checks.evidence import (
+    describe_graph, expect, expect_close, expect_lint, expect_type, graph_module_evidence,
+)
 from autograder.checks.randmodels import random_convnet, random_mlp, randomize_batchnorm
 
 # =========================================================================================== run_pipeline
@@ -382,7 +384,7 @@ def _pipeline_judge(case: Case, ev) -> None:
         e = exp_nodes[i] if i < len(exp_nodes) else "nothing"
         raise CheckFailed(f"the returned graph is not the one the last pass produced: node {i} is {g}, "
                           f"expected {e}", "return the GraphModule that the last pass returned (gm = p(gm))")
-    expect(ev["lint"] is None, f"the returned graph fails graph.lint(): {ev['lint']}")
+    expect_lint(ev)
     expect(not ev["stale_code"], "the returned GraphModule's gm.code is out of date with its graph",
            "call gm.recompile() after every pass")
     with torch.no_grad():
@@ -607,8 +609,7 @@ def _input_node(n: dict, by_name: dict) -> dict | None:
 def _opt_judge(case: Case, ev) -> None:
     model, example_inputs = case.make()
     hint = case.data.get("hint")
-    expect(ev["lint"] is None, f"the returned graph fails graph.lint(): {ev['lint']}",
-           "end every pass with gm.graph.lint() to find the pass that breaks the graph")
+    expect_lint(ev, "end every pass with gm.graph.lint() to find the pass that breaks the graph")
     reference = copy.deepcopy(model).eval()
     with torch.no_grad():
         for i, (x, got) in enumerate(zip(_trial_inputs(example_inputs), ev["outputs"])):

@@ -15,6 +15,26 @@ __all__ = ["RandomMLP", "RandomConvNet", "SpecMLP", "SpecConvNet", "random_mlp",
            "randomize_batchnorm"]
 
 
+_COMMON_STEPS = ("linear", "relu_fn", "relu_mod", "relu_method", "residual", "dropout", "dropout_mod", "chain")
+
+
+def _common_step(layers: nn.ModuleDict, i: int, kind: str, x: torch.Tensor) -> torch.Tensor:
+    """Step `i` of an MLP plan, for the kinds RandomMLP and SpecMLP share (their layers are named alike)."""
+    if kind == "linear":
+        return layers[f"l{i}"](x)
+    if kind == "relu_fn":
+        return F.relu(x)
+    if kind == "relu_mod":
+        return layers[f"r{i}"](x)
+    if kind == "relu_method":
+        return x.relu()
+    if kind == "residual":
+        return torch.relu(layers[f"l{i}"](x)) + x
+    if kind in ("dropout", "dropout_mod"):
+        return layers[f"d{i}"](x)
+    return layers[f"c{i}b"](layers[f"c{i}a"](x))   # chain
+
+
 class RandomMLP(nn.Module):
     """A stack of steps drawn from a seed; each step is one of a few tricky patterns."""
 
@@ -48,20 +68,8 @@ class RandomMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for i, step in enumerate(self.plan):
-            if step == "linear":
-                x = self.layers[f"l{i}"](x)
-            elif step == "relu_fn":
-                x = F.relu(x)
-            elif step == "relu_mod":
-                x = self.layers[f"r{i}"](x)
-            elif step == "relu_method":
-                x = x.relu()
-            elif step == "residual":
-                x = torch.relu(self.layers[f"l{i}"](x)) + x
-            elif step == "dropout":
-                x = self.layers[f"d{i}"](x)
-            elif step == "chain":
-                x = self.layers[f"c{i}b"](self.layers[f"c{i}a"](x))
+            if step in _COMMON_STEPS:
+                x = _common_step(self.layers, i, step, x)
             elif step == "shared":
                 lin = self.layers[f"s{i}"]
                 x = lin(torch.relu(lin(x)))
@@ -93,14 +101,7 @@ class RandomConvNet(nn.Module):
         self.bn_a = nn.BatchNorm2d(c)
         self.bn_b = nn.BatchNorm2d(c)
         self.head = nn.Linear(c, 3)
-        g = torch.Generator().manual_seed(seed)
-        for m in self.modules():  # non-trivial running statistics, so that folding matters
-            if isinstance(m, nn.BatchNorm2d):
-                m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.5)
-                m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-                if m.affine:
-                    m.weight.data.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-                    m.bias.data.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+        randomize_batchnorm(self, seed, 0.5, 1.5, bias_scale=0.1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.features(x)
@@ -144,24 +145,12 @@ class SpecMLP(nn.Module):
 
     def forward(self, x: torch.Tensor):
         for i, (kind, _bias, _mid) in enumerate(self.plan):
-            if kind == "linear":
-                x = self.layers[f"l{i}"](x)
-            elif kind == "chain":
-                x = self.layers[f"c{i}b"](self.layers[f"c{i}a"](x))
+            if kind in _COMMON_STEPS:
+                x = _common_step(self.layers, i, kind, x)
             elif kind == "shared":
                 x = self.layers["shared"](x)
-            elif kind == "relu_fn":
-                x = F.relu(x)
-            elif kind == "relu_mod":
-                x = self.layers[f"r{i}"](x)
-            elif kind == "relu_method":
-                x = x.relu()
-            elif kind == "dropout_mod":
-                x = self.layers[f"d{i}"](x)
             elif kind == "dropout_fn":
                 x = F.dropout(x, 0.25, self.training)
-            elif kind == "residual":
-                x = torch.relu(self.layers[f"l{i}"](x)) + x
             elif kind == "branch":
                 x = self.layers[f"l{i}"](x) * 0.5 + torch.tanh(x)
         out = self.head(x)
@@ -224,9 +213,11 @@ def example_input(model: nn.Module, batch: int = 3, seed: int = 0) -> torch.Tens
     return torch.randn(batch, first.in_channels, 8, 8, generator=g)
 
 
-def randomize_batchnorm(model: nn.Module, seed: int, var_low: float = 0.5, var_high: float = 2.0) -> nn.Module:
+def randomize_batchnorm(model: nn.Module, seed: int, var_low: float = 0.5, var_high: float = 2.0, *,
+                        bias_scale: float = 0.2) -> nn.Module:
     """Non-trivial running statistics and affine parameters for every BatchNorm that keeps statistics (in
-    place), as if the model had been trained, so that folding them matters. Variances in var_low..var_high."""
+    place), as if the model had been trained, so that folding them matters. Variances in var_low..var_high,
+    weights in 0.5..1.5, biases normal with standard deviation bias_scale."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for m in model.modules():
@@ -236,5 +227,5 @@ def randomize_batchnorm(model: nn.Module, seed: int, var_low: float = 0.5, var_h
                 m.running_var.copy_(var_low + (var_high - var_low) * torch.rand(n, generator=g))
                 if m.affine:
                     m.weight.copy_(0.5 + torch.rand(n, generator=g))
-                    m.bias.copy_(torch.randn(n, generator=g) * 0.2)
+                    m.bias.copy_(torch.randn(n, generator=g) * bias_scale)
     return model
