@@ -33,6 +33,7 @@ from autograder.coursedata.quizzes import judge as judge_quiz
 from autograder.grader.root import Course
 from autograder.grader.notebook import (NotebookError, answer_cells, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
                        read_notebook, restore)
+from autograder.grader import forkserver
 from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker
 
 __all__ = ["Call", "TestResult", "Report", "parse_test_cell", "identify_assignment", "grade_restored",
@@ -455,7 +456,8 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
                           clean_text(hint) if hint else None, ncases)
 
     if plans:
-        _JUDGE.start(limits)  # its imports overlap with the worker's
+        forkserver.prestart()
+        _JUDGE.start(limits)  # its imports overlap with the fork server's
     pending, skipped = list(plans), []
     for _ in range(len(plans) + len(cells) + 1):
         if not pending:
@@ -518,6 +520,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
 def check_notebook(path: str | Path, course: Course, *, visible_only: bool = False,
                    limits: Limits | None = None, jobs: int | None = None) -> Report:
     """Grade one filled-in notebook with the course's full test set (visible only without solutions/)."""
+    forkserver.prestart()  # its imports overlap with reading and restoring the notebook
     submitted = read_notebook(path)
     assignment = identify_assignment(submitted, path, course)
     source_path, full = course.source_notebook(assignment)

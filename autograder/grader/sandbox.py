@@ -394,9 +394,41 @@ def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
         time.sleep(0.05)
 
 
+def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float, *,
+                    jail: bool) -> tuple[int | None, float]:
+    """Run the worker of `scratch / "job.json"` to its end: forked by the fork server (autograder.grader.forkserver),
+    or, where that cannot be used, as a fresh process. (exit code or None on timeout, CPU seconds it used)"""
+    from autograder.grader import forkserver
+
+    env = _worker_env(scratch)
+    job = str(scratch / "job.json")
+    forked = forkserver.spawn(job=job, cwd=str(scratch), env=env, out_fd=out_fd, jail=jail,
+                              cgroup=str(group / "cgroup.procs") if group is not None else None)
+    if forked is not None:
+        try:
+            return forked.wait(wall)
+        except BaseException:  # Ctrl-C in `fxcourse watch`, or the grader stopping: take the worker along
+            forked.close()
+            raise
+    cmd = [sys.executable, "-s", "-m", "autograder.grader.worker", job]
+    if jail:
+        cmd = [*_UNSHARE, *cmd]
+    if group is not None:  # the shell joins the group, then becomes the worker: no fork escapes the cap
+        cmd = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *cmd]
+    proc = subprocess.Popen(cmd, stdout=out_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            cwd=scratch, env=env, start_new_session=True)
+    try:
+        return _wait(proc, wall)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+
+
 def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(),
                hide: list[str] | None = None, require: bool = False) -> WorkerOutcome:
-    """Run `cells` then `calls` in a fresh worker; return what it left (the judge loads its evidence).
+    """Run `cells` then `calls` in a new worker (forked from the fork server, else a fresh process); return
+    what it left (the judge loads its evidence).
 
     The worker is jailed when the machine allows it; with `require` (hardened grading) a missing piece of the
     jail raises IsolationError instead, unless FXCOURSE_ISOLATION=limits."""
@@ -418,26 +450,14 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
                "limits": {"memory": limits.memory, "output": limits.output, "cpu": int(limits.timeout),
                           "processes": limits.processes},
                "jail": _jail_spec(scratch, slot, sorted(set(hide or []))) if slot is not None else None}
-        cmd = [sys.executable, "-s", "-m", "autograder.grader.worker", str(scratch / "job.json")]
-        if slot is not None:
-            cmd = [*_UNSHARE, *cmd]
         fd = os.open(scratch / "job.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump(job, f)
         group = _pids_cgroup(limits.processes)
-        if group is not None:  # the shell joins the group, then becomes the worker: no fork escapes the cap
-            cmd = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *cmd]
         start = time.monotonic()
         out_fd = os.open(scratch / "stdout.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            proc = subprocess.Popen(cmd, stdout=out_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=scratch, env=_worker_env(scratch), start_new_session=True)
-            try:
-                code, cpu = _wait(proc, limits.wall)
-            except BaseException:  # Ctrl-C in `fxcourse watch`, or the grader stopping: take the worker along
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                raise
+            code, cpu = _start_and_wait(scratch, group, out_fd, limits.wall, jail=slot is not None)
             tail = _tail(out_fd)
         finally:
             os.close(out_fd)

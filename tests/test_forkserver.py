@@ -1,0 +1,187 @@
+"""The fork server: workers forked from one pre-imported process start from its state, not from each other's.
+
+Each test runs workers through `autograder.grader.sandbox.run_worker`, the path every grading takes; the
+adversarial battery (test_adversarial.py, test_jail.py) runs through the same fork server unchanged.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import pytest
+
+from autograder.checks.evidence import load_evidence
+from autograder.grader import forkserver
+from autograder.grader.grading import check_notebook
+from autograder.grader.root import Course
+from autograder.grader.sandbox import Limits, isolation_level, run_worker
+from conftest import ROOT
+
+pytestmark = pytest.mark.kernel
+LIMITS = Limits(timeout=30.0)
+
+# The first submission changes what it can reach, checking each change took effect.
+LEAVE = """
+import os, sys, json, torch, torch.fx, torch.nn.functional as F
+import autograder.checks.framework as framework
+import fxplayground
+framework.LEFT_BEHIND = 1
+fxplayground.LEFT_BEHIND = 1
+torch.set_num_threads(3)
+torch.set_default_dtype(torch.float64)
+torch.fx.wrap("len")
+F.relu = lambda x: x * 0
+import torch._dynamo
+torch._dynamo.config.cache_size_limit = 1
+@torch.compile(backend="eager")
+def compiled(x):
+    return x * 2 + 1
+compiled(torch.ones(3))
+frames = torch._dynamo.utils.counters["frames"]["total"]
+with open("left.txt", "w") as f:
+    f.write("from the first submission")
+os.environ["LEFT_BEHIND"] = "1"
+sys.modules["left_behind"] = sys
+json.dumps = None
+problems = []
+if torch.get_num_threads() != 3: problems.append("set_num_threads did not take")
+if torch.get_default_dtype() != torch.float64: problems.append("default dtype did not take")
+if F.relu(torch.tensor([-1.0, 2.0])).tolist() != [0.0, 0.0]: problems.append("relu patch did not take")
+if frames < 1: problems.append("dynamo compiled nothing")
+if not os.path.exists("left.txt"): problems.append("no file written")
+if problems:
+    raise RuntimeError("; ".join(problems))
+"""
+
+# The next submission looks for every one of those changes.
+LOOK = """
+import os, sys, json, torch, torch.fx, torch.nn.functional as F
+import autograder.checks.framework as framework
+import fxplayground
+from torch.fx import _symbolic_trace
+seen = []
+if json.dumps is None: seen.append("json.dumps patched")
+if hasattr(framework, "LEFT_BEHIND"): seen.append("check library attribute")
+if hasattr(fxplayground, "LEFT_BEHIND"): seen.append("fxplayground attribute")
+if torch.get_num_threads() != 1: seen.append(f"torch threads {torch.get_num_threads()}")
+if torch.get_default_dtype() != torch.float32: seen.append(f"default dtype {torch.get_default_dtype()}")
+if any(name == "len" for _, name in _symbolic_trace._wrapped_fns_to_patch): seen.append("fx.wrap('len')")
+if F.relu(torch.tensor([-1.0, 2.0])).tolist() != [0.0, 2.0] or F.relu.__module__ != "torch.nn.functional":
+    seen.append("torch.nn.functional.relu patched")
+if "torch._dynamo" in sys.modules:
+    import torch._dynamo
+    if torch._dynamo.utils.counters["frames"]["total"]: seen.append("dynamo frames counted")
+    if torch._dynamo.config.cache_size_limit == 1: seen.append("dynamo config")
+left = set(os.listdir(".")) - {".ipython", "progress.txt", "stdout.txt", "evidence.pt"}  # the grader's own
+if left: seen.append(f"scratch holds {sorted(left)}")
+if os.environ.get("LEFT_BEHIND"): seen.append("environment variable")
+if "left_behind" in sys.modules: seen.append("sys.modules entry")
+if seen:
+    raise RuntimeError("; ".join(seen))
+"""
+
+
+def _cell(source: str, name: str) -> dict:
+    return {"id": name, "source": source, "answer": True, "defines": []}
+
+
+def _cell_errors(outcome) -> list[dict]:
+    assert outcome.status == "ok", (outcome.status, outcome.detail, outcome.stdout_tail)
+    evidence, _ = load_evidence(outcome.evidence_bytes, 0)
+    return evidence["cell_errors"]
+
+
+@pytest.fixture
+def own_server(monkeypatch):
+    """A fork server of the test's own (stopped afterwards), so that a broken one costs no other test."""
+    server = forkserver._Server()
+    monkeypatch.setattr(forkserver, "_SERVER", server)
+    monkeypatch.delenv("FXCOURSE_FORKSERVER", raising=False)
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("isolation", ["jail", "limits"])
+def test_the_next_submission_sees_nothing_a_previous_one_left_behind(own_server, monkeypatch, capfd, isolation):
+    if isolation == "jail" and isolation_level() != "jail":
+        pytest.skip("needs the jail (Linux, root, unshare, tmpfs, proc)")
+    if isolation == "limits":
+        monkeypatch.setenv("FXCOURSE_ISOLATION", "limits")
+    first = run_worker([_cell(LEAVE, "leave")], [], limits=LIMITS)
+    assert _cell_errors(first) == []
+    server = forkserver.server_pid()
+    assert server is not None  # forked, not a fresh process
+    second = run_worker([_cell(LOOK, "look")], [], limits=LIMITS)
+    assert _cell_errors(second) == []
+    assert forkserver.server_pid() == server  # the same server forked both
+    assert "fork server" not in capfd.readouterr().err
+
+
+def test_the_look_catches_what_a_shared_process_would_leave(own_server, monkeypatch):
+    """The check above can fail: both parts in ONE worker, the look sees every change."""
+    outcome = run_worker([_cell(LEAVE, "leave"), _cell(LOOK, "look")], [], limits=LIMITS)
+    errors = _cell_errors(outcome)
+    assert [e["cell"] for e in errors] == ["look"]
+    for change in ("json.dumps patched", "check library attribute", "torch threads 3", "default dtype",
+                   "fx.wrap('len')", "relu patched", "dynamo frames counted", "'left.txt'",
+                   "environment variable"):
+        assert change in errors[0]["error"]
+
+
+def test_the_server_stays_as_it_was_after_a_hostile_worker(own_server):
+    outcome = run_worker([_cell(LEAVE, "leave")], [], limits=LIMITS)
+    assert _cell_errors(outcome) == []
+    pid = forkserver.server_pid()
+    assert pid is not None
+    with open(f"/proc/{pid}/status") as f:
+        status = dict(line.split(":", 1) for line in f)
+    assert int(status["Threads"]) <= 2  # torch's one idle helper thread at most: no intra-op pool started
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        assert b"LEFT_BEHIND" not in f.read()
+    assert own_server.proc.poll() is None
+
+
+def _fresh_fallback_ok(capfd) -> str:
+    for name in ("one", "two"):
+        outcome = run_worker([_cell(f"{name} = 1\n", name)], [], limits=LIMITS)
+        assert _cell_errors(outcome) == []
+    return capfd.readouterr().err
+
+
+def test_a_server_that_cannot_start_falls_back_to_fresh_processes_and_says_so_once(own_server, monkeypatch,
+                                                                                    capfd):
+    monkeypatch.setattr(own_server, "_argv", lambda fd: [sys.executable, "-c",
+                                                         "import sys; sys.stderr.write('no imports\\n'); sys.exit(3)"])
+    err = _fresh_fallback_ok(capfd)
+    lines = [line for line in err.splitlines() if "fork server" in line]
+    assert len(lines) == 1
+    assert "exited with code 3 (no imports)" in lines[0] and "fresh process" in lines[0]
+    assert forkserver.server_pid() is None
+
+
+def test_a_server_that_dies_mid_run_falls_back_and_says_so_once(own_server, capfd):
+    outcome = run_worker([_cell("x = 1\n", "x")], [], limits=LIMITS)
+    assert _cell_errors(outcome) == []
+    pid = forkserver.server_pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    own_server.proc.wait()
+    err = _fresh_fallback_ok(capfd)
+    lines = [line for line in err.splitlines() if "fork server" in line]
+    assert len(lines) == 1 and "stopped" in lines[0]
+
+
+def test_turned_off_it_starts_fresh_processes_quietly(own_server, monkeypatch, capfd):
+    monkeypatch.setenv("FXCOURSE_FORKSERVER", "0")
+    err = _fresh_fallback_ok(capfd)
+    assert "fork server" not in err
+    assert own_server.proc is None
+
+
+def test_check_notebook_grades_through_the_fork_server(own_server, tmp_path):
+    """What the adversarial battery runs through: check_notebook forks its workers from the server."""
+    notebook = ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb"
+    report = check_notebook(notebook, Course(ROOT), limits=LIMITS)
+    assert report.score == report.max_score > 0
+    assert forkserver.server_pid() is not None
