@@ -1,0 +1,176 @@
+"""What the checks of ex03_replacing record of a learner's result, as plain data (runs where learner code runs)."""
+from __future__ import annotations
+
+import operator
+import re
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+from autograder.checks.framework import CheckFailed
+from autograder.checks.evidence import describe_graph, lint_error, qualified
+from autograder.checks.ex03_replacing.cases import STASH
+
+
+RELU_FUNCTIONS = (torch.relu, torch.relu_, F.relu, torch.Tensor.relu, torch.Tensor.relu_)  # F.relu_ is torch.relu_
+RELU_METHODS = ("relu", "relu_")
+GELU_FUNCTIONS = (F.gelu,)  # F.gelu is torch._C._nn.gelu; tensors have no .gelu() method
+MATMUL_FUNCTIONS = (torch.matmul, operator.matmul, torch.mm, torch.bmm, torch.einsum, torch.Tensor.matmul,
+                    torch.Tensor.mm)
+MATMUL_METHODS = ("matmul", "mm", "bmm", "__matmul__")
+LINEAR_FUNCTIONS = (F.linear, torch.addmm, torch.Tensor.addmm)
+RETURN_HINT = "a pass ends with graph.lint(), gm.recompile() and `return gm`"
+STR_TARGET_HINT = ("a call_module node's target must be the string name of a submodule registered on the "
+                   "GraphModule (gm.add_submodule(name, module)); to call a function, use a call_function node")
+
+
+def _stash(gm: fx.GraphModule) -> dict:
+    stash = gm.__dict__.get(STASH)
+    if stash is None:
+        raise CheckFailed("the GraphModule given to your function lost its test data; run the cell again")
+    return stash
+
+
+def _sgd_step(model: nn.Module) -> None:
+    """One SGD step on every parameter, with seeded gradients: 'training the original'."""
+    g = torch.Generator().manual_seed(1234)
+    params = [p for _, p in model.named_parameters()]
+    with torch.no_grad():
+        for p in params:  # what torch.optim.SGD(params, lr=0.5).step() does, without importing torch.optim
+            p.sub_(0.5 * torch.randn(p.shape, generator=g))
+
+
+# ---------------------------------------------------------------------------------------- evidence
+
+def _resolve(gm: nn.Module, target: str):
+    obj = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _facts(gm: fx.GraphModule, model: nn.Module) -> list[dict]:
+    """describe_graph plus what each node computes (relu, gelu, clamp, linear, matmul) and reads (get_attr)."""
+    params = {id(p): name for name, p in model.named_parameters()}
+    storages = {(p.data_ptr(), tuple(p.shape)): name for name, p in model.named_parameters()}
+    out = describe_graph(gm)
+    for entry, node in zip(out, gm.graph.nodes):
+        t = node.target
+        entry.update(kind=None, relu=False, gelu=None, clamp=False, linear=False, matmul=False,
+                     reads=None, lambda_=getattr(t, "__name__", None) == "<lambda>")
+        if node.op == "call_function":
+            if any(t is f for f in RELU_FUNCTIONS):
+                entry.update(relu=True, kind=qualified(t))
+            elif any(t is f for f in GELU_FUNCTIONS):
+                approx = node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none")
+                entry["gelu"] = str(approx)
+            entry["clamp"] = t is torch.clamp
+            entry["linear"] = any(t is f for f in LINEAR_FUNCTIONS)
+            entry["matmul"] = any(t is f for f in MATMUL_FUNCTIONS)
+        elif node.op == "call_method":
+            if t in RELU_METHODS:
+                entry.update(relu=True, kind=f"Tensor.{t}")
+            entry["matmul"] = t in MATMUL_METHODS
+            entry["linear"] = t == "addmm"
+        elif node.op == "call_module" and isinstance(t, str):
+            try:
+                mod = gm.get_submodule(t)
+            except Exception:
+                mod = None
+            if isinstance(mod, nn.Module):
+                inner = list(mod.modules())
+                if any(isinstance(m, nn.ReLU) for m in inner):
+                    entry.update(relu=True, kind="nn.ReLU")
+                if isinstance(mod, nn.GELU):
+                    entry["gelu"] = str(mod.approximate)
+                entry["linear"] = any(isinstance(m, nn.Linear) for m in inner)
+        elif node.op == "get_attr" and isinstance(t, str):
+            try:
+                obj = _resolve(gm, t)
+            except Exception as exc:
+                entry["reads"] = {"kind": "missing", "error": f"{type(exc).__name__}: {exc}"[:200]}
+                continue
+            info = {"kind": type(obj).__name__, "param_of": None, "storage_of": None}
+            if obj is None:
+                info["kind"] = "None"
+            elif isinstance(obj, torch.Tensor):
+                info["kind"] = "Parameter" if isinstance(obj, nn.Parameter) else "Tensor"
+                info["param_of"] = params.get(id(obj))
+                info["storage_of"] = storages.get((obj.data_ptr(), tuple(obj.shape)))
+            entry["reads"] = info
+    return out
+
+
+def _run_hint(message: str) -> str | None:
+    """The hint for an error raised while running (or linting) the returned GraphModule."""
+    if re.search(r"nonexistent attribute bias|NoneType", message):
+        return "this nn.Linear has no bias (bias=None): leave the add out for it"
+    if "unexpected keyword argument" in message:
+        if "gelu" in message:
+            return ("F.gelu takes no `inplace` argument: give the new node only the ReLU's input, not the old "
+                    "node's kwargs")
+        return ("the node's new target does not accept the kwargs the node carries: did the pass change a node it "
+                "should have left alone?")
+    if re.search(r"shapes cannot be multiplied|size mismatch|must match the size", message):
+        return "nn.Linear computes x @ W.T + b, with W of shape (out_features, in_features): transpose W"
+    if "must be a matrix" in message or "expected 2D" in message:
+        return "torch.mm only multiplies 2-d matrices: use torch.matmul (or @), which handles leading dimensions"
+    if "has no attribute" in message or "nonexistent attribute" in message:
+        return ("a node names a submodule or attribute that no longer exists on gm: keep every submodule that a "
+                "call_module or get_attr node still uses (gm.delete_all_unused_submodules() removes only the others)")
+    if re.search(r"str is expected|Expected node.target to be str", message):
+        return STR_TARGET_HINT
+    return None
+
+
+def _run(fn, inputs: list) -> tuple[list, dict | None]:
+    outs = []
+    with torch.no_grad():
+        for x in inputs:
+            try:
+                outs.append(fn(x.clone()))
+            except Exception as exc:
+                msg = f"{type(exc).__name__}: {exc}"[:600]
+                return outs, {"error": msg, "hint": _run_hint(msg)}
+    return outs, None
+
+
+def _evidence(function: str, result, args: tuple, *, step: bool = False) -> dict:
+    gm_in = args[0]
+    stash = _stash(gm_in)
+    if not isinstance(result, fx.GraphModule):
+        raise CheckFailed(f"{function} returned {type(result).__name__}, expected a torch.fx.GraphModule",
+                          RETURN_HINT)
+    model, inputs = stash["model"], stash["inputs"]
+    ev: dict = {"graph": _facts(result, model), "code": result.code, "codegen": None, "graph_code": None}
+    try:
+        ev["graph_code"] = result.graph.python_code(root_module="self").src
+    except Exception as exc:
+        ev["codegen"] = f"{type(exc).__name__}: {exc}"[:500]
+    ev["lint"] = lint_error(result)
+    # result.forward, not result(...): when a GraphModule raises, its __call__ builds a pretty error message and
+    # that imports torch._dynamo (seconds, once per process); the error itself is the same
+    ev["outputs"], ev["run_error"] = _run(result.forward, inputs)
+    ev["original_outputs"], ev["original_error"] = _run(model, inputs)
+    if step:
+        _sgd_step(model)
+        ev["stepped_outputs"], ev["stepped_error"] = _run(result.forward, inputs)
+    return ev
+
+
+def _swap_evidence(result, args):
+    return _evidence("swap_function", result, args)
+
+
+def _clamp_evidence(result, args):
+    return _evidence("relu_to_clamp", result, args)
+
+
+def _gelu_evidence(result, args):
+    return _evidence("relu_to_gelu", result, args)
+
+
+def _matmul_evidence(result, args):
+    return _evidence("linear_to_matmul", result, args, step=True)

@@ -1,0 +1,303 @@
+"""The judges of ex03_replacing: compare a result's evidence with the reference and say what differs."""
+from __future__ import annotations
+
+import difflib
+import re
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from autograder.checks.framework import Case, CheckFailed
+from autograder.checks.evidence import describe_graph, expect_close, expect_lint, flat_outputs, qualified
+from autograder.checks.ex03_replacing.models import _EagerSwap
+from autograder.checks.ex03_replacing.cases import STASH
+from autograder.checks.ex03_replacing.evidence import _facts, _run_hint, _sgd_step, RELU_FUNCTIONS
+
+
+LAMBDA_HINT = ("give node.target a real function such as torch.clamp and put its extra arguments in node.args/"
+               "node.kwargs; a lambda hides what the node computes: gm.code calls it under a generated name")
+RECOMPILE_HINT = "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"
+SHARED_HINT = ("parameters must stay shared with the original model: read the original nn.Parameter with a "
+               "get_attr node (for example 'fc1.weight'); do not clone it or wrap its data in a new nn.Parameter")
+ORIGINAL_HINT = ("the original model changed: gm shares its submodules and parameters with the model it was "
+                 "traced from, so read them but do not modify them in place")
+
+
+def _eager(model: nn.Module, inputs: list, mapping: list | None = None) -> list[torch.Tensor]:
+    outs = []
+    with torch.no_grad():
+        for x in inputs:
+            if mapping:
+                with _EagerSwap(mapping):
+                    outs.append(model(x.clone()))
+            else:
+                outs.append(model(x.clone()))
+    return outs
+
+
+def _input_of(args: tuple, kwargs: dict):
+    """The tensor a ReLU-style call works on: its first argument, or input= given by keyword."""
+    return args[0] if args else kwargs["input"]
+
+
+def _gelu_only(*args, **kwargs):
+    return F.gelu(_input_of(args, kwargs))
+
+
+RELU_TO_GELU = [(f, _gelu_only) for f in RELU_FUNCTIONS]
+
+
+# ------------------------------------------------------------------------------------- judge helpers
+
+def _callee(code: str, name: str) -> str:
+    m = re.search(rf"^\s*{re.escape(name)} = ([\w.]+)\(", code, re.M)
+    return m.group(1) if m else "a generated name"
+
+
+def _first_changed_line(old: str, new: str) -> str:
+    for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            return line[1:].strip()
+    return ""
+
+
+def _judge_common(ev: dict) -> None:
+    for n in ev["graph"]:
+        if n["lambda_"]:
+            where = ("gm.code calls it as `" + _callee(ev["code"], n["name"]) + "`" if n["op"] == "call_function"
+                     else "a call_module target must be a submodule name, so recompile() and lint() reject it")
+            raise CheckFailed(f"{n['op']} node '{n['name']}' targets a lambda; {where}, so nobody reading the "
+                              "code (or searching it for the op) can see what the node computes", LAMBDA_HINT)
+    if ev["lint"]:
+        expect_lint(ev, _run_hint(ev["lint"]))
+    if ev["codegen"]:
+        raise CheckFailed(f"the returned graph cannot be turned into code: {ev['codegen']}",
+                          _run_hint(ev["codegen"]) or RECOMPILE_HINT)
+    if ev["graph_code"] != ev["code"]:
+        line = _first_changed_line(ev["code"], ev["graph_code"])
+        raise CheckFailed("the graph was changed but gm.code (and so forward) is out of date"
+                          + (f": the graph now says `{line}`, which gm.code does not contain" if line else ""),
+                          RECOMPILE_HINT)
+
+
+def _judge_ran(ev: dict) -> None:
+    if ev["run_error"]:
+        raise CheckFailed(f"the returned GraphModule raised {ev['run_error']['error']} when run",
+                          ev["run_error"]["hint"])
+
+
+def _judge_outputs(got: list, expected: list, what: str, hint: str | None, *, rtol=1e-5, atol=1e-5) -> None:
+    for i, (g, e) in enumerate(zip(got, expected)):
+        gs, es = flat_outputs(g), flat_outputs(e)
+        if len(gs) != len(es):
+            raise CheckFailed(f"{what} on input {i}: {len(gs)} output tensor(s), expected {len(es)}", hint)
+        for j, (a, b) in enumerate(zip(gs, es)):
+            label = f"{what} on input {i}" + (f", output {j}" if len(es) > 1 else "")
+            expect_close(a, b, label, rtol=rtol, atol=atol, hint=hint)
+
+
+def _judge_original(ev: dict, model: nn.Module, inputs: list) -> None:
+    if ev["original_error"]:
+        raise CheckFailed(f"the original model raises after your pass: {ev['original_error']['error']}",
+                          ORIGINAL_HINT)
+    _judge_outputs(ev["original_outputs"], _eager(model, inputs), "the original model's output after your pass",
+                   ORIGINAL_HINT, rtol=1e-5, atol=1e-6)
+
+
+def _fresh(case: Case):
+    args = case.make()
+    stash = args[0].__dict__[STASH]
+    return args[0], stash["model"], stash["inputs"]
+
+
+def _count(graph: list[dict], pred) -> int:
+    return sum(1 for n in graph if pred(n))
+
+
+def _swap_judge(case: Case, ev: dict) -> None:
+    gm0, model, inputs = _fresh(case)
+    old, new = qualified(case.data["old"]), qualified(case.data["new"])
+    _judge_common(ev)
+    graph = ev["graph"]
+    before = describe_graph(gm0)
+    left = [n for n in graph if n["op"] == "call_function" and n["target"] == old]
+    if left:
+        swapped = _count(graph, lambda n: n["op"] == "call_function" and n["target"] == new) > _count(
+            before, lambda n: n["op"] == "call_function" and n["target"] == new)
+        orphans = [n for n in graph if n["op"] == "call_function" and n["target"] == new and not n["users"]]
+        if orphans:
+            hint = (f"your new node '{orphans[0]['name']}' has no users: call old_node.replace_all_uses_with("
+                    "new_node), then graph.erase_node(old_node)")
+        elif swapped:
+            hint = "replace every node that targets `old`, not only the first one"
+        else:
+            hint = "set node.target = new on every call_function node whose target is old (compare with `is`)"
+        raise CheckFailed(f"call_function node '{left[0]['name']}' still targets {old}", hint)
+    expected = [(n["op"], new if n["op"] == "call_function" and n["target"] == old else n["target"])
+                for n in before]
+    got = [(n["op"], n["target"]) for n in graph]
+    if len(got) != len(expected):
+        raise CheckFailed(f"the graph has {len(got)} nodes, expected {len(expected)}: swap_function only changes "
+                          "targets", "retarget nodes in place (node.target = new); if you insert new nodes, erase "
+                                     "the old ones")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if g != e:
+            name, was = graph[i]["name"], before[i]["target"]
+            hint = ("compare targets by identity (node.target is old): different functions can share a "
+                    "__name__, such as torch.relu and F.relu") if g[1] == new else (
+                "only call_function nodes whose target is `old` change; leave every other node as it is")
+            now = f"now {g[0]} {g[1]}" if g[0] != e[0] else f"now calls {g[1]}"
+            raise CheckFailed(f"{e[0]} node '{name}' ({was}) should have stayed as it was, since {was} is not "
+                              f"`old` ({old}); it is {now}", hint)
+    _judge_ran(ev)
+    _judge_outputs(ev["outputs"], _eager(model, inputs, case.data["eager"]),
+                   f"output (compared with the eager model calling {new} where it called {old})",
+                   "every call_function node that targeted old must target new, with the same args and kwargs")
+    _judge_original(ev, model, inputs)
+
+
+def _is_torch_relu(n: dict) -> bool:
+    return n["op"] == "call_function" and n["kind"] == "torch.relu"
+
+
+def _clamp_judge(case: Case, ev: dict) -> None:
+    gm0, model, inputs = _fresh(case)
+    max_value = case.data["max_value"]
+    _judge_common(ev)
+    graph, before = ev["graph"], _facts(gm0, model)
+    left = [n for n in graph if _is_torch_relu(n)]
+    if left:
+        fed = [n for n in graph if n["clamp"] and {"node": left[0]["name"]} in n["args"]]
+        hint = ("replace the relu node itself: a clamp after the relu still leaves torch.relu in the graph"
+                if fed else "set node.target = torch.clamp on every torch.relu node, with min=0 and max=max_value")
+        raise CheckFailed(f"call_function node '{left[0]['name']}' still calls torch.relu", hint)
+    kinds = lambda g: sorted(n["kind"] for n in g if n["relu"] and n["kind"] != "torch.relu")  # noqa: E731
+    if kinds(graph) != kinds(before):
+        gone = sorted(set(kinds(before)) - set(kinds(graph))) or kinds(before)
+        raise CheckFailed(f"the ReLU calls that are not torch.relu changed ({', '.join(gone)} before, now "
+                          f"{', '.join(kinds(graph)) or 'none'}); relu_to_clamp converts torch.relu calls only",
+                          "only torch.relu changes: test node.target is torch.relu (F.relu, nn.ReLU and .relu() "
+                          "are other functions and stay as they are)")
+    want = _count(before, _is_torch_relu) + _count(before, lambda n: n["clamp"])
+    got = _count(graph, lambda n: n["clamp"])
+    if got != want:
+        raise CheckFailed(f"expected {want} call_function node(s) calling torch.clamp (one per torch.relu), "
+                          f"found {got}", "use torch.clamp itself (not torch.clip, F.hardtanh or x.clamp()) as "
+                                          "the target of a call_function node")
+    _judge_ran(ev)
+    if want and "clamp" not in ev["code"]:
+        raise CheckFailed("gm.code does not mention clamp", RECOMPILE_HINT)
+    expected = _eager(model, inputs, [(torch.relu, lambda *a, **k: torch.clamp(_input_of(a, k), min=0,
+                                                                             max=max_value))])
+    hint = f"every torch.relu(x) must become torch.clamp(x, min=0, max=max_value), here max_value={max_value!r}"
+    try:
+        _judge_outputs(ev["outputs"], expected, "output", hint)
+    except CheckFailed as exc:
+        clamps = [n for n in graph if n["clamp"]]
+        if clamps and not any(isinstance(a, (int, float)) and a == 0 for n in clamps
+                              for a in [*n["args"][1:2], n["kwargs"].get("min")]):
+            raise CheckFailed(exc.message, "negative values must become 0: torch.clamp needs min=0 as well as "
+                                           "max=max_value") from None
+        raise
+    _judge_original(ev, model, inputs)
+
+
+# ----------------------------------------------------------------------------------- relu_to_gelu
+
+FORM_HINTS = {
+    "nn.ReLU": "nn.ReLU is a call_module node: find it with isinstance(gm.get_submodule(node.target), nn.ReLU)",
+    "Tensor.relu": "x.relu() is a call_method node whose target is the string 'relu' (x.relu_() is 'relu_')",
+    "Tensor.relu_": "x.relu_() is a call_method node whose target is the string 'relu_'",
+    "torch.relu_": "torch.relu_ (the in-place relu, also F.relu_) is a function of its own: match it too",
+    "torch.nn.functional.relu": "torch.relu and F.relu are different functions: match both (F.relu may carry "
+                                "inplace=True in its kwargs)",
+    "torch.relu": "torch.relu and F.relu are different functions: match both",
+}
+
+
+def _gelu_judge(case: Case, ev: dict) -> None:
+    gm0, model, inputs = _fresh(case)
+    _judge_common(ev)
+    graph, before = ev["graph"], _facts(gm0, model)
+    left = [n for n in graph if n["relu"]]
+    if left:
+        n = left[0]
+        what = {"call_module": f"calls nn.ReLU '{n['target']}'", "call_method": f"calls .{n['target']}()"}.get(
+            n["op"], f"calls {n['target']}")
+        raise CheckFailed(f"{n['op']} node '{n['name']}' still {what}: no node may compute a ReLU",
+                          "ReLU comes in three forms; " + FORM_HINTS.get(
+                              n["kind"], "match every function, method and module that computes a ReLU"))
+    approx = [n for n in graph if n["gelu"] not in (None, "none")]
+    if approx:
+        raise CheckFailed(f"node '{approx[0]['name']}' computes GELU with approximate={approx[0]['gelu']!r}",
+                          "exact GELU means approximate='none', the default of F.gelu and nn.GELU")
+    want = _count(before, lambda n: n["relu"]) + _count(before, lambda n: n["gelu"] is not None)
+    got = _count(graph, lambda n: n["gelu"] is not None)
+    if got < want:
+        raise CheckFailed(f"expected {want} GELU node(s), one in place of each ReLU, found {got}",
+                          "replace each ReLU node by a node computing exact GELU: F.gelu or an nn.GELU() submodule")
+    _judge_ran(ev)
+    _judge_outputs(ev["outputs"], _eager(model, inputs, RELU_TO_GELU),
+                   "output (compared with the eager model computing exact GELU where it computed ReLU)",
+                   "each ReLU must become exact GELU of the same input; every other node stays as it is")
+    _judge_original(ev, model, inputs)
+
+
+def _matmul_judge(case: Case, ev: dict) -> None:
+    gm0, model, inputs = _fresh(case)
+    _judge_common(ev)
+    graph, before = ev["graph"], _facts(gm0, model)
+    calls = [n for n in before if n["op"] == "call_module" and n["linear"]]
+    for n in graph:
+        if n["op"] == "call_module" and n["linear"]:
+            sites = sum(1 for c in calls if c["target"] == n["target"])
+            if "." in n["target"]:
+                hint = ("getattr(gm, 'layers.0') does not follow dotted names: use gm.get_submodule(node.target) "
+                        "and graph.get_attr(f'{node.target}.weight')")
+            elif sites > 1:
+                hint = "a Linear can be called from more than one node: replace every call_module node, not one per module"
+            else:
+                hint = "replace every call_module node whose module is an nn.Linear"
+            raise CheckFailed(f"call_module node '{n['name']}' still calls nn.Linear '{n['target']}'", hint)
+        if n["linear"]:
+            raise CheckFailed(f"node '{n['name']}' calls {n['target']}, which is nn.Linear in disguise",
+                              "build x @ W.T + b from a matmul and an add; F.linear and torch.addmm are what this "
+                              "exercise takes apart")
+    got = _count(graph, lambda n: n["matmul"])
+    if got < len(calls):
+        raise CheckFailed(f"found {got} matmul node(s) for {len(calls)} former nn.Linear call(s)",
+                          "each former Linear call becomes a matmul of its input with W.T (torch.matmul or @)")
+    read = set()
+    for n in graph:
+        info = n["reads"]
+        if not info:
+            continue
+        if info["kind"] == "None":
+            raise CheckFailed(f"get_attr node '{n['name']}' reads {n['target']}, which is None",
+                              "this nn.Linear has no bias (bias=None): leave the add out for it")
+        if info["kind"] == "missing":
+            raise CheckFailed(f"get_attr node '{n['name']}' reads {n['target']}, which does not exist: "
+                              f"{info['error']}", _run_hint("has no attribute"))
+        if info["kind"] in ("Parameter", "Tensor"):
+            if info["param_of"] is None:
+                how = (f"a new {info['kind']} on the same memory as '{info['storage_of']}', not that parameter "
+                       "itself" if info["storage_of"] else f"a {info['kind']} that is not a parameter of the "
+                                                          "original model (a copy?)")
+                raise CheckFailed(f"get_attr node '{n['name']}' ({n['target']}) reads {how}", SHARED_HINT)
+            read.add(info["param_of"])
+    for c in calls:
+        lin = model.get_submodule(c["target"])
+        for pname in ("weight", "bias"):
+            if getattr(lin, pname) is not None and f"{c['target']}.{pname}" not in read:
+                raise CheckFailed(f"no get_attr node reads the {pname} of nn.Linear '{c['target']}'", SHARED_HINT)
+    _judge_ran(ev)
+    _judge_outputs(ev["outputs"], _eager(model, inputs), "output",
+                   "nn.Linear computes x @ W.T + b, with W of shape (out_features, in_features)")
+    _judge_original(ev, model, inputs)
+    if ev["stepped_error"]:
+        raise CheckFailed(f"after an SGD step on the original model the result raised {ev['stepped_error']['error']}",
+                          SHARED_HINT)
+    _sgd_step(model)
+    _judge_outputs(ev["stepped_outputs"], _eager(model, inputs),
+                   "output after one SGD step on the original model's parameters", SHARED_HINT)

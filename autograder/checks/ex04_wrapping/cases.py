@@ -1,0 +1,251 @@
+"""The cases of ex04_wrapping: the seeded inputs each graded function is called on, and their references."""
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+
+from autograder.checks.framework import Case
+from autograder.checks.randmodels import random_mlp
+from autograder.checks.ex04_wrapping.models import (
+    _ClipNet, _GateCell, _Nested, _NormTower, _seed, _SeqModel, _SnakeNames, _SubBlockTower, _Tower, _TwoGates,
+    _TwoInputFlags, _TwoInputs, Block, REF, RowNorm,
+)
+
+
+MixerNet: type = REF["MixerNet"]
+FlagNet: type = REF["FlagNet"]
+
+
+def _x(*shape: int, seed: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _with_inputs(model: nn.Module, inputs: list[tuple[torch.Tensor, ...]]) -> nn.Module:
+    """Attach the probe inputs the evidence runs the learner's module on (the judge rebuilds its own)."""
+    model.probe_inputs = inputs
+    return model
+
+
+def _bind(cls: type, g: dict) -> type:
+    """A subclass of `cls` whose forward looks its globals (gate) up in `g` instead of this module."""
+    fwd = cls.forward
+    new = types.FunctionType(fwd.__code__, g, fwd.__name__, fwd.__defaults__, fwd.__closure__)
+    new.__qualname__, new.__doc__ = fwd.__qualname__, fwd.__doc__
+    return type(cls.__name__, (cls,), {"forward": new, "__module__": cls.__module__,
+                                       "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+
+
+def _is_notebook(g: Any) -> bool:
+    return isinstance(g, dict) and g is not REF and callable(g.get("gate")) and g.get("__name__") != __name__
+
+
+def notebook_namespace() -> dict:
+    """The globals of the notebook that defines gate: those of the learner's function, found on the stack.
+
+    collect_evidence (and run_check, run_answer, the worker) hold the learner's function in a local variable;
+    its __globals__ is the namespace its cell ran in. Fallbacks, for when it is not a plain function: a
+    namespace dict held by a caller or the globals of a frame on the stack (a test cell), then
+    sys.modules['__main__'], and last a private copy of the reference namespace, so that a broken notebook
+    fails its own cases instead of crashing the grader (fx.wrap in the notebook then has no effect on the
+    case's model, and tracing it raises the usual TraceError).
+    """
+    frame = sys._getframe(1)
+    seen_globals = []
+    while frame is not None:
+        values = list(frame.f_locals.values())
+        for value in values:
+            if isinstance(value, types.FunctionType) and _is_notebook(value.__globals__):
+                return value.__globals__
+        seen_globals.extend(v for v in values if isinstance(v, dict))  # e.g. the worker's `ns`
+        seen_globals.append(frame.f_globals)
+        frame = frame.f_back
+    for g in seen_globals:
+        if _is_notebook(g):
+            return g
+    main = sys.modules.get("__main__")
+    if main is not None and _is_notebook(vars(main)):
+        return vars(main)
+    return dict(REF)
+
+
+GATED_KINDS = {
+    # kind: (number of gate calls, number of tensor inputs)
+    "GatedNet": (1, 1),
+    "GatedNet(4, 10, 2)": (1, 1),
+    "_TwoGates": (2, 1),
+    "_Nested": (2, 1),
+    "_TwoInputs": (1, 2),
+}
+
+
+def build_gated(kind: str, seed: int, g: dict) -> nn.Module:
+    """The model of a trace_gated case, its forwards bound to the globals `g` (the notebook's, or REF)."""
+    if kind.startswith("GatedNet"):
+        _seed(seed)
+        cls = _bind(REF["GatedNet"], g)
+        return cls() if kind == "GatedNet" else cls(4, 10, 2)
+    if kind == "_Nested":
+        return _Nested(seed, _bind(_GateCell, g))
+    return _bind({"_TwoGates": _TwoGates, "_TwoInputs": _TwoInputs}[kind], g)(seed)
+
+
+def _first_gate_sums(model_of, inputs: tuple) -> list[float]:
+    """The sum gate's input has at each call, on `inputs` (running a copy bound to a recording gate)."""
+    sums: list[float] = []
+
+    def recording_gate(x):
+        sums.append(float(x.sum()))
+        return REF["gate"](x)
+
+    g = dict(REF, gate=recording_gate)
+    with torch.no_grad():
+        model_of(g)(*inputs)
+    return sums
+
+
+_PROBES: dict[tuple[str, int], tuple[list[tuple[torch.Tensor, ...]], list[float]]] = {}
+
+
+def gated_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]], list[float]]:
+    """Inputs that send gate's first call down both branches (positive sum first), and those sums.
+
+    Deterministic: the same in the worker and in the judge. Cached; the tensors returned are fresh copies.
+    """
+    if (kind, seed) not in _PROBES:
+        _PROBES[(kind, seed)] = _search_probe(kind, seed)
+    inputs, sums = _PROBES[(kind, seed)]
+    return [tuple(t.clone() for t in inp) for inp in inputs], list(sums)
+
+
+def _search_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]], list[float]]:
+    n_in = GATED_KINDS[kind][1]
+    d = {"GatedNet": 6, "GatedNet(4, 10, 2)": 4, "_TwoGates": 5, "_Nested": 6, "_TwoInputs": 4}[kind]
+    for trial in range(50):
+        base = [_x(3, d, seed=1000 * seed + 10 * trial + i) for i in range(n_in)]
+        if n_in == 1:
+            pair = [(3.0 * base[0],), (-3.0 * base[0],)]
+        else:
+            pair = [(base[0], base[1]), (base[1], base[0])]
+        sums = [_first_gate_sums(lambda g: build_gated(kind, seed, g), p)[0] for p in pair]
+        if sums[0] * sums[1] < 0 and min(abs(s) for s in sums) > 0.5:
+            return (pair, sums) if sums[0] > 0 else (pair[::-1], sums[::-1])
+    raise AssertionError(f"no inputs found on both sides of gate for {kind}")  # never: tested
+
+
+def gated_inputs(kind: str, seed: int) -> list[tuple[torch.Tensor, ...]]:
+    """The probe inputs of a trace_gated case."""
+    return gated_probe(kind, seed)[0]
+
+
+def _gated_case(label: str, kind: str, seed: int) -> Case:
+    def make():
+        model = build_gated(kind, seed, notebook_namespace())
+        return (_with_inputs(model, gated_inputs(kind, seed)),)
+    return Case(label, make, data={"kind": kind, "seed": seed})
+
+
+def _gated_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [_gated_case("the notebook's GatedNet", "GatedNet", 0)]
+    return [
+        _gated_case("GatedNet(4, 10, 2), other weights (unseen)", "GatedNet(4, 10, 2)", 5),
+        _gated_case("a model calling gate twice (unseen)", "_TwoGates", 6),
+        _gated_case("gate called inside two submodules (unseen)", "_Nested", 7),
+        _gated_case("a model with two tensor inputs (unseen)", "_TwoInputs", 8),
+    ]
+
+
+def _leaf_models() -> dict:
+    return {
+        "MixerNet": lambda seed: MixerNet(),
+        "_Tower": _Tower,
+        "_NormTower": _NormTower,
+        "_SeqModel": _SeqModel,
+        "_SubBlockTower": _SubBlockTower,
+        "random_mlp": random_mlp,
+    }
+
+
+_IN_FEATURES = {"MixerNet": 6, "_Tower": 5, "_NormTower": 4, "_SeqModel": 6, "_SubBlockTower": 6}
+
+
+def _leaf_case(label: str, kind: str, seed: int, leaf_types: Any) -> Case:
+    def make():
+        _seed(seed)
+        model = _leaf_models()[kind](seed)
+        d = model.width if kind == "random_mlp" else _IN_FEATURES[kind]
+        return _with_inputs(model, [(_x(4, d, seed=seed + 100),)]), leaf_types()
+    return Case(label, make, data={"kind": kind, "seed": seed})
+
+
+def _leaf_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [_leaf_case("MixerNet, leaf_types=(RowNorm,)", "MixerNet", 0, lambda: (RowNorm,)),
+                _leaf_case("MixerNet, leaf_types=(RowNorm, Block)", "MixerNet", 0, lambda: (RowNorm, Block))]
+    return [
+        _leaf_case("Blocks nested in Sequentials and one called twice, leaf_types=[Block] (a list) (unseen)",
+                   "_Tower", 31, lambda: [Block]),
+        _leaf_case("a subclass of Block with its own forward, nested, leaf_types=(Block,) (unseen)",
+                   "_SubBlockTower", 35, lambda: (Block,)),
+        _leaf_case("a subclass of RowNorm nested two levels deep, leaf_types=(RowNorm,) (unseen)",
+                   "_NormTower", 32, lambda: (RowNorm,)),
+        _leaf_case("leaf_types=(nn.Sequential,) on a model with an nn.Sequential and a Block (unseen)",
+                   "_SeqModel", 33, lambda: (nn.Sequential,)),
+        _leaf_case("a random model, leaf_types=() (unseen)", "random_mlp", 34, lambda: ()),
+    ]
+
+
+class ReferenceLeafTracer(fx.Tracer):
+    """The reference: instances of leaf_types are leaves, and so is everything torch.nn makes a leaf."""
+
+    def __init__(self, leaf_types) -> None:
+        super().__init__()
+        self.leaf_types = tuple(leaf_types)
+
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        return isinstance(m, self.leaf_types) or super().is_leaf_module(m, module_qualified_name)
+
+
+_SPEC_MODELS = {"FlagNet": lambda seed: FlagNet(), "_TwoInputFlags": _TwoInputFlags, "_ClipNet": _ClipNet,
+                "_SnakeNames": _SnakeNames}
+_SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,), "_SnakeNames": (4,)}
+
+
+def _spec_case(label: str, kind: str, seed: int, flags: dict, hint: str | None = None) -> Case:
+    def make():
+        _seed(seed)
+        model = _SPEC_MODELS[kind](seed)
+        inputs = [tuple(_x(3, d, seed=seed + 10 * t + i) for i, d in enumerate(_SPEC_INPUTS[kind]))
+                  for t in range(2)]
+        return (_with_inputs(model, inputs),)
+    return Case(label, make, kwargs=lambda: dict(flags), data={"hint": hint})
+
+
+ORDER_HINT = "flags arrive as keyword arguments: pass them to concrete_args by name, not by position"
+
+
+def _spec_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [_spec_case("FlagNet, use_extra=False", "FlagNet", 0, {"use_extra": False}),
+                _spec_case("FlagNet, use_extra=True, repeats=3", "FlagNet", 0, {"use_extra": True, "repeats": 3})]
+    return [
+        _spec_case("FlagNet, repeats=2, use_extra=True (flags in another order) (unseen)", "FlagNet", 41,
+                   {"repeats": 2, "use_extra": True}, ORDER_HINT),
+        _spec_case("FlagNet, use_extra=True, repeats=0 (unseen)", "FlagNet", 42, {"use_extra": True, "repeats": 0}),
+        _spec_case("two tensor inputs, mode='mul', use_y=True, scale=0.25 (unseen)", "_TwoInputFlags", 43,
+                   {"mode": "mul", "use_y": True, "scale": 0.25}),
+        _spec_case("two tensor inputs, use_y=False leaves y unused, mode='add' (unseen)", "_TwoInputFlags", 44,
+                   {"use_y": False, "mode": "add"}),
+        _spec_case("depth=2, act='tanh', clip=0.5 where clip defaults to None (unseen)", "_ClipNet", 45,
+                   {"depth": 2, "act": "tanh", "clip": 0.5}, ORDER_HINT),
+        _spec_case("clip=None given explicitly, act=None where act defaults to 'tanh', depth=3 (unseen)",
+                   "_ClipNet", 46, {"clip": None, "act": None, "depth": 3}),
+        _spec_case("act='relu', depth=1, clip=2.0 (unseen)", "_ClipNet", 47, {"act": "relu", "depth": 1, "clip": 2.0}),
+        _spec_case("a tensor input named x_in, gain_db=6.0, use_bias=False (unseen)", "_SnakeNames", 48,
+                   {"gain_db": 6.0, "use_bias": False}),
+    ]

@@ -1,0 +1,46 @@
+"""What the checks of ex04_wrapping record of a learner's result, as plain data (runs where learner code runs)."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from autograder.checks.framework import CheckFailed
+from autograder.checks.evidence import describe_graph, expect_type, lint_error, stale_code
+
+
+def _check_gm(result: Any, function: str) -> None:
+    if isinstance(result, fx.Graph):
+        raise CheckFailed(f"{function} returned a torch.fx.Graph, expected a torch.fx.GraphModule",
+                          "a Tracer returns a Graph; pair it with its module: fx.GraphModule(model, graph)")
+    expect_type(result, fx.GraphModule, function, "a torch.fx.GraphModule")
+
+
+def _gm_evidence(result: Any, args: tuple, function: str) -> dict:
+    """Graph, lint result and the outputs on the model's probe inputs; an error when run is evidence too."""
+    _check_gm(result, function)
+    ev: dict = {"graph": describe_graph(result), "code": result.code, "lint": lint_error(result), "outputs": [],
+                "run_error": None, "stale": stale_code(result)}
+    with torch.no_grad():
+        for inputs in args[0].probe_inputs:
+            try:
+                # forward, not __call__: on torch 2.13 a GraphModule whose generated code raises builds its
+                # error message with torch._dynamo.disable, importing all of dynamo (seconds of CPU) first.
+                ev["outputs"].append(result.forward(*inputs))
+            except Exception as exc:
+                ev["run_error"] = f"{type(exc).__name__}: {str(exc)[:400]}"
+                break
+    return ev
+
+
+def _gated_evidence(result, args):
+    return _gm_evidence(result, args, "trace_gated")
+
+
+def _leaf_evidence(result, args):
+    return _gm_evidence(result, args, "trace_with_leaves")
+
+
+def _spec_evidence(result, args):
+    return _gm_evidence(result, args, "trace_specialized")

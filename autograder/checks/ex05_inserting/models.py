@@ -1,0 +1,152 @@
+"""The models and small helpers the cases of ex05_inserting are built from."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SharedUse(nn.Module):
+    """`h` is read twice by one node and once inside a list argument."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(5, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return torch.cat([h, h * h], dim=-1)
+
+
+# =================================================================================== remove_dropout
+
+class MyDropout(nn.Dropout):
+    """A subclass of nn.Dropout: still a dropout."""
+
+
+class SharedDropNet(nn.Module):
+    """One nn.Dropout module called from two sites."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(6, 10)
+        self.fc2 = nn.Linear(10, 4)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.drop(torch.relu(self.fc1(x)))
+        return self.fc2(self.drop(h * 2.0))
+
+
+class OutputDropNet(nn.Module):
+    """Dropout feeding the output directly, and dropout right on the input, back to back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = nn.Dropout(0.5)
+        self.again = nn.Dropout(0.5)
+        self.fc = nn.Linear(5, 5)
+        self.out = nn.Dropout(0.5)
+
+    def forward(self, x: torch.Tensor):
+        h = self.fc(self.again(self.inp(x)))
+        return self.out(h), h.sum(dim=-1)
+
+
+class FunctionalDropNet(nn.Module):
+    """Functional dropouts with training=self.training (baked in when traced), one input passed by keyword."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(6, 8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.dropout(self.fc1(x), p=0.5, training=self.training)
+        h = torch.dropout(torch.tanh(h), 0.5, self.training)
+        h = torch.dropout(input=h, p=0.5, train=self.training)  # tracing keeps these keywords
+        return self.fc2(h)
+
+
+class DropoutZooNet(nn.Module):
+    """The other dropout layers and functions: 2-d, alpha, feature-alpha, and a subclass of nn.Dropout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.d2 = nn.Dropout2d(0.5)
+        self.alpha = nn.AlphaDropout(0.5)
+        self.feat = nn.FeatureAlphaDropout(0.5)
+        self.mine = MyDropout(0.5)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.d2(self.conv(x))
+        h = F.dropout2d(torch.relu(h), 0.5, self.training)
+        h = self.feat(h).mean(dim=(2, 3))
+        h = F.alpha_dropout(self.alpha(h), 0.5, self.training)
+        return self.head(self.mine(h))
+
+
+# ==================================================================================== record_shapes
+
+class ShapeZoo(nn.Module):
+    """Non-tensor nodes (an int from size(), a torch.Size from .shape, a tuple from chunk), a parameter,
+    a scalar and a tuple output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self.scale = nn.Parameter(torch.ones(3))
+
+    def forward(self, x: torch.Tensor):
+        n = x.size(0)
+        a, b = self.fc(x).chunk(2, dim=-1)
+        y = (a * self.scale).reshape(n, -1)
+        return y + b.sum(), x.shape[1]
+
+
+class TwoInputs(nn.Module):
+    """Two inputs of different ranks, broadcasting, and a 3-D batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(3, 5)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.proj(x).transpose(1, 2) @ y
+
+
+class SingleOut(nn.Module):
+    """Returns a single tensor from a function call: the output node's value is a tensor too."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.flatten(x, 1).softmax(dim=-1)
+
+
+# ===================================================================================== linear_flops
+
+class ReshapeNet(nn.Module):
+    """The leading dimensions change between the input and the Linear that reads them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 5)
+        self.out = nn.Linear(15, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc(x.view(x.size(0), 3, 4)))
+        return self.out(h.flatten(1))
+
+
+class FunctionalLinearNet(nn.Module):
+    """F.linear with a weight parameter (not an nn.Linear call) beside an nn.Linear called three times."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(6, 6))
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc(F.linear(x, self.w)))
+        return self.fc(torch.relu(self.fc(h)))

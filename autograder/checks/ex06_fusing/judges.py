@@ -1,0 +1,390 @@
+"""The judges of ex06_fusing: compare a result's evidence with the reference and say what differs."""
+from __future__ import annotations
+
+import copy
+import functools
+from collections import Counter
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+from autograder.checks.framework import Case, CheckFailed
+from autograder.checks.evidence import expect, expect_lint, worst_difference
+from autograder.checks.randmodels import randomize_batchnorm
+from autograder.checks.ex06_fusing.evidence import (
+    _HYPER, _input_kind, _module_of, _other_nodes, _probe, _state, BN_FORMULA, LINEAR_FORMULA,
+)
+
+
+RTOL, ATOL = 1e-4, 1e-5           # float32 results
+RTOL64, ATOL64 = 1e-10, 1e-12     # float64 results: float32 arithmetic anywhere on the way shows at this tolerance
+
+
+# ex06's variances (0.5..1.5) by default; the tests build their models with it too
+_randomize_bn = functools.partial(randomize_batchnorm, var_low=0.5, var_high=1.5)
+
+
+def _changed(before: dict, after: dict) -> str | None:
+    """The first difference between two _state snapshots, in words."""
+    for k in before:
+        if k not in after:
+            return f"its {k} disappeared"
+        a, b = before[k], after[k]
+        if isinstance(a, torch.Tensor):
+            if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b):
+                return f"its {k} was changed"
+        elif a != b:
+            return f"its training flag was changed from {a} to {b}"
+    extra = [k for k in after if k not in before]
+    return f"it gained {extra[0]}" if extra else None
+
+
+def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Within the tolerance of the expected dtype: float32's for float32, much tighter for float64."""
+    rtol, atol = (RTOL64, ATOL64) if expected.dtype == torch.float64 else (RTOL, ATOL)
+    return (isinstance(got, torch.Tensor) and got.shape == expected.shape
+            and torch.allclose(got.double(), expected.double(), rtol=rtol, atol=atol))
+
+
+def _expect_output(got, expected: torch.Tensor, what: str, hint: str | None) -> None:
+    if isinstance(got, str):
+        raise CheckFailed(f"{what}: running it raised {got}", hint)
+    if tuple(got.shape) != tuple(expected.shape):
+        raise CheckFailed(f"{what}: output shape {tuple(got.shape)}, expected {tuple(expected.shape)}", hint)
+    if got.dtype != expected.dtype:
+        raise CheckFailed(f"{what}: output dtype {got.dtype}, expected {expected.dtype}",
+                          "keep the dtype of the input layers (pass dtype=... when you build a module)")
+    if not _close(got, expected):
+        if expected.dtype == torch.float64 and torch.allclose(got.double(), expected.double(), rtol=RTOL, atol=ATOL):
+            raise CheckFailed(f"{what}: {worst_difference(got, expected)}, within float32's tolerance but not float64's",
+                              "compute in the dtype of the inputs: a .float(), torch.zeros(n) or torch.tensor(...) "
+                              "without dtype= turns float64 arithmetic into float32")
+        raise CheckFailed(f"{what}: {worst_difference(got, expected)}", hint)
+
+
+def _counter_text(c: Counter) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in sorted(c.items())) or "none"
+
+
+def _sites(gm: fx.GraphModule) -> Counter:
+    return Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+
+
+def _shared_changed(gm: fx.GraphModule, ev: dict, kind: type, what: str) -> None:
+    """A module called from two or more sites must keep its weights (the other site still uses them)."""
+    for target, count in _sites(gm).items():
+        mod = _module_of(gm, next(n for n in gm.graph.nodes if n.op == "call_module" and n.target == target))
+        if count < 2 or not isinstance(mod, kind) or target not in ev["weights"]:
+            continue
+        got = ev["weights"][target]
+        same = got["weight"].shape == mod.weight.shape and torch.equal(got["weight"], mod.weight.detach())
+        if same and (mod.bias is None) != (got["bias"] is None):
+            same = False
+        elif same and mod.bias is not None:
+            same = got["bias"].shape == mod.bias.shape and torch.equal(got["bias"], mod.bias.detach())
+        if not same:
+            raise CheckFailed(
+                f"{what} '{target}' is called from {count} sites in the original graph, and your pass changed "
+                f"its weights: every other call site of '{target}' now computes something else",
+                "a module called from more than one site must not be overwritten; "
+                "register the fused module under a new name (gm.add_submodule) or leave the pair alone")
+
+
+def _common_graph_checks(ev: dict, gm: fx.GraphModule, kinds: tuple[type, ...], function: str) -> None:
+    expect_lint(ev, "insert new nodes with graph.inserting_after(...) and erase a node only after "
+                    "replace_all_uses_with; finish with gm.graph.lint() and gm.recompile()")
+    expect(not ev["stale"], "gm.code does not match gm.graph: the generated forward is stale",
+           "call gm.recompile() after changing the graph")
+    before, after = _other_nodes(gm, kinds), Counter(ev["others"])
+    if before != after:
+        lost, gained = before - after, after - before
+        parts = ([f"removed {_counter_text(lost)}"] if lost else []) + ([f"added {_counter_text(gained)}"]
+                                                                        if gained else [])
+        kinds_text = " and ".join(k.__name__ for k in kinds)
+        raise CheckFailed(f"{function} changed nodes other than {kinds_text} calls: {'; '.join(parts)}",
+                          f"only the {kinds_text} calls of a fusable pattern change; every other node stays")
+
+
+def _raises_judge(case: Case, ev, why: str, hint: str) -> None:
+    """A case whose inputs are invalid: the function must raise case.data['raises']."""
+    want = case.data["raises"]
+    if isinstance(ev, dict) and "__raised__" in ev:
+        expect(want in [ev["__raised__"], *ev.get("bases", [])],
+               f"raised {ev['__raised__']} ({ev['message'][:200]}), expected {want} because {why}", hint)
+        return
+    raise CheckFailed(f"returned a result instead of raising {want}, but {why}", hint)
+
+
+def _pair_judge(case: Case, ev: dict) -> None:
+    first, second = case.make()
+    if "raises" in case.data:
+        _raises_judge(case, ev, f"first.out_features={first.out_features} and second.in_features="
+                                f"{second.in_features} differ: second(first(x)) cannot run",
+                      "check first.out_features == second.in_features and raise ValueError(...) naming both widths")
+        return
+    x, = _probe(first)
+    for name, mod in (("first", first), ("second", second)):
+        change = _changed(_state(mod), ev[name])
+        expect(change is None, f"the input layer `{name}` was modified: {change}",
+               "do not change the input modules in place: build a new nn.Linear "
+               "(copy.copy shares the parameters; copy.deepcopy or a fresh nn.Linear does not)")
+    expected_shape = [second.out_features, first.in_features]
+    expect(ev["shape"] == expected_shape,
+           f"the fused weight has shape {tuple(ev['shape'])}, expected (out, in) = {tuple(expected_shape)}",
+           LINEAR_FORMULA)
+    expect((ev["in"], ev["out"]) == (first.in_features, second.out_features),
+           f"in_features/out_features are {ev['in']}/{ev['out']}, expected "
+           f"{first.in_features}/{second.out_features}",
+           "build a fresh nn.Linear(first.in_features, second.out_features, ...) instead of reusing a layer")
+    want = str(first.weight.dtype)
+    expect(ev["dtype"] == want and ev["bias_dtype"] in (None, want),
+           f"the fused layer's weight dtype is {ev['dtype']}"
+           + (f" (bias {ev['bias_dtype']})" if ev["bias_dtype"] else "") + f", expected {want} like the inputs",
+           "keep the dtype: nn.Linear(..., dtype=first.weight.dtype), or copy tensors without casting")
+    with torch.no_grad():
+        expected = second(first(x))
+        got = ev["output"]
+        hint = LINEAR_FORMULA
+        if isinstance(got, torch.Tensor) and got.shape == expected.shape and not _close(got, expected):
+            W1, W2 = first.weight, second.weight
+            b1 = first.bias if first.bias is not None else torch.zeros(W1.shape[0], dtype=W1.dtype)
+            b2 = second.bias if second.bias is not None else torch.zeros(W2.shape[0], dtype=W2.dtype)
+            W = W2 @ W1
+            if W1.shape[0] == W1.shape[1] == W2.shape[0] == W2.shape[1] and _close(got, x @ (W1 @ W2).T + W2 @ b1 + b2):
+                hint = "W1 @ W2 has the wrong orientation: the fused weight is second.weight @ first.weight"
+            elif _close(got, x @ W.T + b2) or _close(got, x @ W.T + W2 @ b1):
+                hint = ("the first bias passes through the second layer: b = W2 @ b1 + b2 "
+                        "(both terms; a missing bias counts as zero)")
+        _expect_output(got, expected, "fused(x) compared with second(first(x))", hint)
+
+
+def _links(gm: fx.GraphModule) -> list[tuple[fx.Node, fx.Node]]:
+    """(a, b) for every Linear call a whose only user is a Linear call b reading a, both modules called once.
+
+    A module called from two call sites is left alone (the rule of fuse_conv_bn too): fusing it would give
+    one call site a layer the other does not have.
+    """
+    sites = _sites(gm)
+    out = []
+    for n in gm.graph.nodes:
+        if isinstance(_module_of(gm, n), nn.Linear) and len(n.users) == 1 and sites[n.target] == 1:
+            u = next(iter(n.users))
+            if (isinstance(_module_of(gm, u), nn.Linear) and len(u.args) == 1 and u.args[0] is n and not u.kwargs
+                    and sites[u.target] == 1):
+                out.append((n, u))
+    return out
+
+
+def _expected_linears(gm: fx.GraphModule) -> Counter:
+    """(in, out, what feeds it) of every Linear call once each chain is one layer."""
+    nxt = dict(_links(gm))
+    tails = set(nxt.values())
+    out: Counter = Counter()
+    for n in gm.graph.nodes:
+        mod = _module_of(gm, n)
+        if not isinstance(mod, nn.Linear) or n in tails:
+            continue
+        last = n
+        while last in nxt:
+            last = nxt[last]
+        out[(mod.in_features, _module_of(gm, last).out_features, _input_kind(gm, n.args[0]))] += 1
+    return out
+
+
+def _lin_text(c: Counter) -> str:
+    return ", ".join(f"Linear({i}->{o}) fed by {k}" + (f" x{v}" if v > 1 else "")
+                     for (i, o, k), v in sorted(c.items())) or "none"
+
+
+def _chains_judge(case: Case, ev: dict) -> None:
+    gm, = case.make()
+    original_targets = {n.target for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear)}
+    _common_graph_checks(ev, gm, (nn.Linear,), "fuse_consecutive_linears")
+    calls = ev["calls"]
+    by_name = {c["name"]: c for c in calls}
+    n_links = len(_links(gm))
+    dead = [c for c in calls if not c["users"]]
+    if dead:
+        raise CheckFailed(f"node '{dead[0]['name']}' (Linear '{dead[0]['target']}') is still in the graph "
+                          f"but nothing uses it", "erase the old nodes of a chain after replace_all_uses_with "
+                                                  "(or run gm.graph.eliminate_dead_code())")
+    shared = {t for t, k in _sites(gm).items() if k > 1 and t in original_targets}
+    for t in sorted(shared):
+        left = sum(1 for c in calls if c["target"] == t)
+        if left < _sites(gm)[t]:
+            raise CheckFailed(f"Linear '{t}' is called from {_sites(gm)[t]} sites in the original graph, but from "
+                              f"{left} after your pass: a module called from two call sites is left alone",
+                              "count the call sites of each Linear first (Counter(n.target for n in gm.graph.nodes "
+                              "if n.op == 'call_module')) and fuse a link only when both modules are called once")
+    result_sites = Counter(c["target"] for c in calls)
+    for c in calls:
+        if (len(c["users"]) == 1 and c["users"][0] in by_name and by_name[c["users"][0]]["input_name"] == c["name"]
+                and result_sites[c["target"]] == 1 and result_sites[by_name[c["users"][0]]["target"]] == 1):
+            u = by_name[c["users"][0]]
+            new = [t for t in (c["target"], u["target"]) if t not in original_targets]
+            if len(calls) == sum(1 for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear)):
+                hint = ("nothing was fused: find Linear calls by module type "
+                        "(isinstance(gm.get_submodule(node.target), nn.Linear)), not by their names")
+            elif new:
+                hint = ("chains of any length become ONE layer: after fusing two Linears, keep going while the "
+                        "next node is a Linear that reads it")
+            else:
+                hint = "follow node.users from each Linear while the single user is another Linear"
+            raise CheckFailed(f"node '{c['name']}' (Linear '{c['target']}') feeds only node '{u['name']}' "
+                              f"(Linear '{u['target']}'), but the two were not fused", hint)
+    _shared_changed(gm, ev, nn.Linear, "Linear")
+    expected = _expected_linears(gm)
+    got = Counter((c["in"], c["out"], c["input"]) for c in calls)
+    if got != expected:
+        raise CheckFailed(f"after fusion the graph should call {sum(expected.values())} Linear(s): "
+                          f"{_lin_text(expected)}; it calls {sum(got.values())}: {_lin_text(got)}",
+                          "a chain ends at a Linear whose output has more than one user: fuse a Linear into the "
+                          "next one only when len(node.users) == 1" if n_links else
+                          "there was nothing to fuse here: leave the graph as it is")
+    x = _probe(gm)
+    with torch.no_grad():
+        expected_out = gm(*x)
+    _expect_output(ev["output"], expected_out, "the fused module's output compared with the original's",
+                   LINEAR_FORMULA)
+
+
+def _bn_eval(bn: nn.BatchNorm2d, z: torch.Tensor, eps: float | None = None) -> torch.Tensor:
+    return F.batch_norm(z, bn.running_mean, bn.running_var, bn.weight, bn.bias, False, 0.0,
+                        bn.eps if eps is None else eps)
+
+
+def _fold_judge(case: Case, ev: dict) -> None:
+    conv, bn = case.make()
+    if "raises" in case.data:
+        _raises_judge(case, ev, "this BatchNorm2d keeps no running statistics (running_mean is None): it "
+                                "normalizes with batch statistics, which no fixed weights reproduce",
+                      "check bn.running_mean is None (track_running_stats=False) first and raise ValueError")
+        return
+    x, = _probe(conv)
+    for name, mod in (("conv", conv), ("bn", bn)):
+        change = _changed(_state(mod), ev[name])
+        expect(change is None, f"the input module `{name}` was modified: {change}",
+               "do not change the inputs in place: fold into a copy (copy.deepcopy(conv)) and leave conv and bn "
+               "as they were")
+    for k in _HYPER:
+        want = getattr(conv, k)
+        want = list(want) if isinstance(want, tuple) else want
+        expect(ev["hyper"][k] == want, f"the folded conv has {k}={ev['hyper'][k]!r}, expected {want!r}",
+               "keep every setting of the conv (stride, padding, dilation, groups, padding_mode): start from "
+               "copy.deepcopy(conv) and only replace its weight and bias")
+    expect(ev["has_bias"], "the folded conv has no bias, but folding the BatchNorm creates one",
+           "set a bias even when the conv had none: b' = (b - running_mean) * scale + bias, with b = 0")
+    want = str(conv.weight.dtype)
+    expect(ev["dtype"] == want and ev["bias_dtype"] == want,
+           f"the folded conv's dtype is {ev['dtype']} (bias {ev['bias_dtype']}), expected {want}",
+           "keep the conv's dtype: compute in the dtype of conv.weight and do not build float32 tensors")
+    with torch.no_grad():
+        z = conv(x)
+        expected = _bn_eval(bn, z)
+        got = ev["output"]
+        hint = BN_FORMULA
+        if isinstance(got, torch.Tensor) and got.shape == expected.shape and not _close(got, expected):
+            if _close(got, _bn_eval(bn, z, eps=0.0)):
+                hint = "add bn.eps to running_var before the square root: scale = weight / sqrt(running_var + eps)"
+            elif conv.in_channels == conv.out_channels and conv.groups == 1:
+                scale = torch.rsqrt(bn.running_var + bn.eps) * (bn.weight if bn.affine else 1.0)
+                b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
+                bias = (b - bn.running_mean) * scale + (bn.bias if bn.affine else 0.0)
+                wrong = F.conv2d(x, conv.weight * scale.reshape(1, -1, 1, 1), bias, conv.stride, conv.padding,
+                                 conv.dilation, conv.groups)
+                if _close(got, wrong):
+                    hint = ("the scale belongs to the OUTPUT channels (dim 0 of the weight): "
+                            "W * scale.reshape(-1, 1, 1, 1)")
+        _expect_output(got, expected, "folded(x) compared with bn(conv(x)) in eval mode", hint)
+
+
+def _foldable(gm: fx.GraphModule) -> dict[str, str | None]:
+    """For every BatchNorm2d call: None if it must be folded, else why it must stay."""
+    sites = _sites(gm)
+    out = {}
+    for n in gm.graph.nodes:
+        bn = _module_of(gm, n)
+        if not isinstance(bn, nn.BatchNorm2d):
+            continue
+        src = n.args[0] if n.args else None
+        conv = _module_of(gm, src) if isinstance(src, fx.Node) else None
+        if not isinstance(conv, nn.Conv2d):
+            out[n.name] = f"its input '{getattr(src, 'name', src)}' is not a Conv2d call"
+        elif len(src.users) != 1:
+            out[n.name] = f"the output of conv '{src.target}' has {len(src.users)} users"
+        elif sites[src.target] > 1:
+            out[n.name] = f"conv '{src.target}' is called from {sites[src.target]} sites"
+        elif bn.running_mean is None or not bn.track_running_stats:
+            out[n.name] = "it has no running statistics (track_running_stats=False): it uses batch statistics"
+        else:
+            out[n.name] = None
+    return out
+
+
+_STAY_HINTS = {
+    "users": "fold only when the conv output has exactly one user (len(conv_node.users) == 1)",
+    "sites": "a conv module called from more than one site is left alone: count call_module nodes per target "
+             "before folding (folding would overwrite the conv that the other site also calls)",
+    "statistics": "skip a BatchNorm2d whose running_mean is None (track_running_stats=False): in eval mode it "
+                  "still normalizes with batch statistics",
+    "Conv2d": "fold a BatchNorm2d only when its input node is a call of an nn.Conv2d",
+}
+
+
+def _fuse_judge(case: Case, ev: dict) -> None:
+    gm, = case.make()
+    if "raises" in case.data:
+        if isinstance(ev, dict) and "__raised__" in ev:
+            expect(case.data["raises"] in [ev["__raised__"], *ev.get("bases", [])],
+                   f"raised {ev['__raised__']} ({ev['message'][:200]}), expected {case.data['raises']} because "
+                   f"{case.data['where']}",
+                   "raise ValueError(...) yourself before touching the graph")
+            return
+        raise CheckFailed(f"returned a {type(ev).__name__ if not isinstance(ev, dict) else 'GraphModule'} "
+                          f"instead of raising {case.data['raises']}, but {case.data['where']}: folding uses the "
+                          "running statistics, which a BatchNorm in training mode does not use",
+                          "raise ValueError when gm.training is True or a BatchNorm2d that the graph calls "
+                          "has .training True")
+    _common_graph_checks(ev, gm, (nn.Conv2d, nn.BatchNorm2d), "fuse_conv_bn")
+    n_conv = sum(1 for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Conv2d))
+    got_conv = sum(1 for c in ev["calls"] if c["type"] == "Conv2d" or c["type"].endswith("Conv2d"))
+    expect(got_conv == n_conv, f"the graph calls {got_conv} Conv2d module(s) after fusion, expected {n_conv} "
+                               "(folding changes a conv's weights, it does not add or remove conv calls)",
+           "replace the BatchNorm node's uses with the conv node, then erase only the BatchNorm node")
+    rules = _foldable(gm)
+    bn_nodes = {n.name: n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.BatchNorm2d)}
+    remaining = Counter(c["target"] for c in ev["calls"] if c["type"] != "Conv2d" and "BatchNorm" in c["type"])
+    expected = Counter(bn_nodes[name].target for name, why in rules.items() if why is not None)
+    if remaining != expected:
+        for name, why in rules.items():
+            target = bn_nodes[name].target
+            if why is None and remaining[target] > 0:
+                none_folded = sum(remaining.values()) == len(bn_nodes)
+                raise CheckFailed(
+                    f"BatchNorm2d '{target}' is still called after fusion (it follows conv "
+                    f"'{bn_nodes[name].args[0].target}', whose output has one user)",
+                    "match nodes by module type (isinstance(gm.get_submodule(node.target), nn.BatchNorm2d) and "
+                    "its input node calls an nn.Conv2d), not by name" if none_folded else
+                    "fold every Conv2d -> BatchNorm2d pair, replace the BatchNorm node's uses with the conv node "
+                    "and erase the BatchNorm node")
+            if why is not None and remaining[target] < expected[target]:
+                key = next((k for k in _STAY_HINTS if k in why), "Conv2d")
+                raise CheckFailed(f"BatchNorm2d '{target}' was folded, but {why}: it must stay", _STAY_HINTS[key])
+        raise CheckFailed(f"BatchNorm2d calls after fusion: {_counter_text(remaining)}; expected "
+                          f"{_counter_text(expected)}")
+    _shared_changed(gm, ev, nn.Conv2d, "Conv2d")
+    x = _probe(gm)
+    with torch.no_grad():
+        expected_out = gm(*x)
+        got = ev["output"]
+        hint = BN_FORMULA
+        if isinstance(got, torch.Tensor) and got.shape == expected_out.shape and not _close(got, expected_out):
+            no_eps = copy.deepcopy(gm)   # the folded BatchNorms without eps, the others as they are
+            for name, why in rules.items():
+                if why is None:
+                    no_eps.get_submodule(bn_nodes[name].target).eps = 0.0
+            if _close(got, no_eps(*x)):
+                hint = "add bn.eps to running_var before the square root: scale = weight / sqrt(running_var + eps)"
+    _expect_output(got, expected_out, "the fused module's output compared with the original's in eval mode", hint)

@@ -1,0 +1,173 @@
+"""The models and small helpers the cases of ex06_fusing are built from."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+# ========================================================================= fuse_consecutive_linears
+
+class ForkedChain(nn.Module):
+    """l1's output feeds l2 and a relu, so l1 ends its chain; l2 -> l3 is a chain of two."""
+
+    def __init__(self, w: int = 6) -> None:
+        super().__init__()
+        self.l1 = nn.Linear(w, w)
+        self.l2 = nn.Linear(w, 2 * w, bias=False)
+        self.l3 = nn.Linear(2 * w, w)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.l1(x)
+        return self.l3(self.l2(h)) + torch.relu(h)
+
+
+class SharedSecond(nn.Module):
+    """a -> b is a chain, and b is also called on another path."""
+
+    def __init__(self, w: int = 5) -> None:
+        super().__init__()
+        self.a = nn.Linear(w, 2 * w)
+        self.b = nn.Linear(2 * w, w)
+        self.up = nn.Linear(w, 2 * w, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x)) + self.b(torch.tanh(self.up(x)))
+
+
+class SharedFirst(nn.Module):
+    """a -> b is a chain, and a is also called on another path (a sees `x` there too)."""
+
+    def __init__(self, w: int = 5) -> None:
+        super().__init__()
+        self.a = nn.Linear(w, w)
+        self.b = nn.Linear(w, 3, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x)).sum(-1, keepdim=True) + self.a(torch.tanh(x))
+
+
+class SelfChain(nn.Module):
+    """The same Linear twice in a row, and once more elsewhere."""
+
+    def __init__(self, w: int = 6) -> None:
+        super().__init__()
+        self.a = nn.Linear(w, w)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.a(self.a(x)) + self.a(x.flip(-1))
+
+
+class MixedChain(nn.Module):
+    """Five Linears back to back, biases on and off, widths changing, then a function ends it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        dims, bias = (5, 7, 3, 9, 4, 6), (True, False, True, False, True)
+        self.blocks = nn.ModuleList(nn.Linear(a, b, bias=c) for a, b, c in zip(dims, dims[1:], bias))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x)
+        return torch.sigmoid(x)
+
+
+class NameClash(nn.Module):
+    """A chain a -> b, and submodules already called fused_a and fused_a_ (used elsewhere): a fused layer needs a
+    name no submodule has."""
+
+    def __init__(self, w: int = 5) -> None:
+        super().__init__()
+        self.a = nn.Linear(w, w)
+        self.b = nn.Linear(w, 3)
+        self.fused_a = nn.Linear(w, 3, bias=False)
+        self.fused_a_ = nn.Linear(w, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x)) + self.fused_a(torch.tanh(x)) - self.fused_a_(torch.sigmoid(x))
+
+
+class FunctionalBreak(nn.Module):
+    """a, then F.linear with a parameter (a function, not a module), then b: no Linear -> Linear chain."""
+
+    def __init__(self, w: int = 4) -> None:
+        super().__init__()
+        self.a = nn.Linear(w, w)
+        self.w = nn.Parameter(torch.randn(w, w))
+        self.b = nn.Linear(w, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(F.linear(self.a(x), self.w))
+
+
+# ====================================================================================== fuse_conv_bn
+
+class TwoUserConv(nn.Module):
+    """conv1's output feeds bn1 and a skip connection, so it cannot be folded; conv2 -> bn2 can."""
+
+    def __init__(self, c: int = 4) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, c, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.conv1(x)
+        y = torch.relu(self.bn1(h)) + h
+        return self.bn2(self.conv2(y))
+
+
+class NoStatsBN(nn.Module):
+    """A BatchNorm2d without running statistics normalizes with batch statistics even in eval mode."""
+
+    def __init__(self, c: int = 4) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, c, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(c, track_running_stats=False)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+
+
+class BigEps(nn.Module):
+    """BatchNorms with a large eps, where forgetting eps shows."""
+
+    def __init__(self, c: int = 4) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c, eps=0.1)
+        self.pool_bn = nn.BatchNorm2d(c, eps=0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool_bn(torch.relu(self.bn(self.conv(x))))   # pool_bn follows a relu, not a conv
+
+
+class Conv1dBN(nn.Module):
+    """Conv1d -> BatchNorm1d, then Conv2d -> BatchNorm2d: only the 2-d pair is fuse_conv_bn's to fold."""
+
+    def __init__(self, c: int = 4) -> None:
+        super().__init__()
+        self.conv1d = nn.Conv1d(3, c, 3, padding=1)
+        self.bn1d = nn.BatchNorm1d(c)
+        self.conv = nn.Conv2d(1, 2, 3, padding=1)
+        self.bn = nn.BatchNorm2d(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.bn1d(self.conv1d(x)))          # (N, c, L)
+        return self.bn(self.conv(h.unsqueeze(1)))         # (N, 2, c, L)
+
+
+class ModuleFedBN(nn.Module):
+    """A BatchNorm2d whose input is an nn.ReLU module called once (one user): there is no conv to fold into."""
+
+    def __init__(self, c: int = 4) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, c, 3, padding=1)
+        self.act = nn.ReLU()
+        self.bn = nn.BatchNorm2d(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(self.act(self.conv(x)))

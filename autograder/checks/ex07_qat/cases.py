@@ -1,0 +1,265 @@
+"""The cases of ex07_qat: the seeded inputs each graded function is called on, and their references."""
+from __future__ import annotations
+
+import contextlib
+import copy
+import warnings
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+from torch.ao.quantization import (
+    FakeQuantizeBase, FusedMovingAvgObsFakeQuantize, get_default_qat_qconfig_mapping, get_default_qconfig_mapping,
+)
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx, prepare_qat_fx
+
+from fxplayground import ConvBNNet, DropoutNet, Net, QATNet
+
+from autograder.checks.framework import Case
+from autograder.checks.randmodels import RandomMLP, random_mlp
+from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade, BufferNet, SigmoidHead, TiedNet
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+@contextlib.contextmanager
+def _silent():
+    """Quiet and quick references: torch.ao.quantization warns on every call in torch 2.13, and on a busy
+    machine tiny fake-quant ops run about ten times faster on one thread than on several."""
+    threads = torch.get_num_threads()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+
+
+def _x(*shape: int, seed: int = 0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+_PROTOTYPES: dict[str, Any] = {}
+
+
+def _fresh(key: str, build: Callable[[], Any]) -> Any:
+    """A deep copy of a prototype built once per process: preparing costs ~10x more than copying."""
+    if key not in _PROTOTYPES:
+        with _silent():
+            _PROTOTYPES[key] = build()
+    return copy.deepcopy(_PROTOTYPES[key])
+
+
+def _prepare_ref(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:
+    with _silent():
+        return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
+
+
+def _seeded(make_model: Callable[[], nn.Module], seed: int) -> nn.Module:
+    torch.manual_seed(seed)
+    return make_model()
+
+
+def _mlp_no_dropout(seed: int) -> RandomMLP:
+    """A random MLP without dropout (training runs must be reproducible step for step)."""
+    return RandomMLP(seed, steps=("residual", "chain", "relu_fn")).eval()
+
+
+# ----------------------------------------------------------------------------------- prepare_for_qat
+
+def _prep_case(label: str, build: Callable[[], nn.Module], shape: tuple, backend: str | None = None) -> Case:
+    def make():
+        return build(), (_x(*shape, seed=7),)
+    kwargs = (lambda: {"backend": backend}) if backend else dict
+    return Case(label, make, kwargs, data={"backend": backend or "x86"})
+
+
+def _prep_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [_prep_case("QATNet() (train mode)", lambda: _seeded(QATNet, 0), (4, 16)),
+                _prep_case("Net().eval() (a model left in eval mode)", lambda: _seeded(Net, 1).eval(), (4, 8))]
+    return [
+        _prep_case("ConvBNNet in eval mode (unseen)", lambda: _seeded(ConvBNNet, 2).eval(), (2, 3, 8, 8)),
+        _prep_case("DropoutNet in eval mode: F.dropout reads self.training (unseen)",
+                   lambda: _seeded(DropoutNet, 3).eval(), (4, 6)),
+        _prep_case("random model seed 47 with tanh, sigmoid and a shared layer", lambda: random_mlp(47), (3, 8)),
+        _prep_case("QATNet with backend='qnnpack'", lambda: _seeded(QATNet, 5), (4, 16), backend="qnnpack"),
+    ]
+
+
+def _custom_fq() -> fx.GraphModule:
+    """A FakeQuantizeBase subclass called RoundTrip, and an nn.Identity subclass called NotAFakeQuantize."""
+    torch.manual_seed(9)
+    root = _Custom()
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_module("deco", (g.call_module("deco", (g.call_module("lin", (g.call_module("rt", (x,)),)),)),)))
+    return fx.GraphModule(root, g)
+
+
+def _diagnostic() -> fx.GraphModule:
+    """Every count a usual mistake gives differs from the others and from the answer, 6: by the name
+    activation_post_process 9, by that name or 'fake' 10, modules 8, unique targets 3, isinstance FakeQuantize 2,
+    with observers 7, every call_module 17, class name 5, type(m) is FakeQuantize 0."""
+    torch.manual_seed(11)
+    root = _Diagnostic()
+    g = fx.Graph()
+    h = g.placeholder("x")
+    for target in ("qa", "qb", "qa", "qb", "qc", "qb", "fake_stats") + ("activation_post_process_act",) * 9 + ("lin",):
+        h = g.call_module(target, (h,))
+    g.output(h)
+    gm = fx.GraphModule(root, g)
+    for i in range(4):   # registered, never called (a GraphModule keeps only what its graph calls: add them after)
+        gm.add_submodule(f"spare{i}", FusedMovingAvgObsFakeQuantize())
+    return gm
+
+
+def _handmade() -> fx.GraphModule:
+    """One fake-quant called from two sites under a custom name, a learnable fake-quant, a decoy observer."""
+    torch.manual_seed(8)
+    root = _Handmade()
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_module("input_quant", (x,))
+    b = g.call_module("lin", (a,))
+    c = g.call_module("input_quant", (b,))
+    d = g.call_module("learned", (c,))
+    g.output(g.call_module("fake_quant_stats", (d,)))
+    return fx.GraphModule(root, g)
+
+
+def _ptq_prepared() -> fx.GraphModule:
+    torch.manual_seed(6)
+    with _silent():
+        return prepare_fx(QATNet().eval(), get_default_qconfig_mapping("x86"), (_x(2, 16),))
+
+
+def _count_cases(hidden: bool) -> list[Case]:
+    def prep(label, build, shape, seed=0):
+        def make():
+            return (_fresh(f"count {label}", lambda: _prepare_ref(
+                _seeded(build, seed) if isinstance(build, type) else build(), (_x(*shape),))),)
+        return Case(label, make)
+    if not hidden:
+        return [Case("a hand-built graph where every usual mistake gives a different count", lambda: (_diagnostic(),)),
+                prep("QATNet prepared for QAT", QATNet, (4, 16)),
+                prep("Net prepared for QAT", Net, (4, 8), seed=1)]
+    return [
+        prep("ConvBNNet prepared for QAT (unseen)", ConvBNNet, (2, 3, 8, 8), seed=2),
+        prep("random model seed 47 prepared (tanh, sigmoid, a shared layer)", lambda: random_mlp(47), (3, 8)),
+        Case("QATNet prepared with prepare_fx for post-training quantization: observers, no fake-quant",
+             lambda: (_fresh("ptq", _ptq_prepared),)),
+        Case("QATNet traced with symbolic_trace, not prepared", lambda: (fx.symbolic_trace(_seeded(QATNet, 0)),)),
+        Case("a hand-built graph: one fake-quant called twice, a learnable fake-quant, an observer named "
+             "'fake_quant_stats'", lambda: (_handmade(),)),
+        Case("a hand-built graph: a FakeQuantizeBase subclass named RoundTrip, an nn.Identity subclass named "
+             "NotAFakeQuantize called twice", lambda: (_custom_fq(),)),
+    ]
+
+
+def _count_reference(gm: fx.GraphModule) -> int:
+    return sum(1 for n in gm.graph.nodes
+               if n.op == "call_module" and isinstance(gm.get_submodule(n.target), FakeQuantizeBase))
+
+
+# ------------------------------------------------------------------------------------- qat_finetune
+
+def _blobs(n: int, features: int, classes: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    centers = torch.randn(classes, features, generator=g) * 2.0
+    y = torch.randint(0, classes, (n,), generator=g)
+    return centers[y] + torch.randn(n, features, generator=g), y
+
+
+def _ft_case(label: str, build: Callable[[], nn.Module], in_shape: tuple, classes: int, n_batches: int,
+             steps: int, lr: float, *, eval_mode: bool = False, seed: int = 0) -> Case:
+    def make():
+        batches = []
+        for b in range(n_batches):
+            if len(in_shape) == 1:
+                x, y = _blobs(8, in_shape[0], classes, seed * 100 + b)
+            else:
+                g = torch.Generator().manual_seed(seed * 100 + b)
+                x = torch.randn(4, *in_shape, generator=g)
+                y = torch.randint(0, classes, (4,), generator=g)
+            batches.append((x, y))
+        prepared = _fresh(f"finetune {label}", lambda: _prepare_ref(build(), (batches[0][0],)))
+        if eval_mode:
+            prepared.eval()
+        return prepared, batches, steps, lr
+    return Case(label, make, data={"steps": steps, "lr": lr, "n_batches": n_batches, "eval_mode": eval_mode})
+
+
+def _ft_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [_ft_case("QATNet(16, 32, 4), 3 batches, steps=5, lr=0.1",
+                         lambda: _seeded(lambda: QATNet(16, 32, 4), 0), (16,), 4, 3, 5, 0.1)]
+    return [
+        _ft_case("ConvBNNet handed over in eval mode, 2 batches, steps=3, lr=0.05",
+                 lambda: _seeded(lambda: ConvBNNet(4, 3), 1), (3, 6, 6), 3, 2, 3, 0.05, eval_mode=True, seed=1),
+        _ft_case("QATNet(8, 16, 3), 5 batches but steps=2 (only the first two are used)",
+                 lambda: _seeded(lambda: QATNet(8, 16, 3), 2), (8,), 3, 5, 2, 0.2, seed=2),
+        _ft_case("random model, 2 batches cycled over steps=5, lr=0.3",
+                 lambda: _mlp_no_dropout(3), (_mlp_no_dropout(3).width,), 3, 2, 5, 0.3, seed=3),
+        _ft_case("QATNet(8, 16, 3), steps=0 (nothing to do)", lambda: _seeded(lambda: QATNet(8, 16, 3), 4),
+                 (8,), 3, 2, 0, 0.1, seed=4),
+    ]
+
+
+# ------------------------------------------------------------------------------------------ to_int8
+
+def _calibrated(key: str, build: Callable[[], nn.Module], shape: tuple, *, steps: int = 2, eval_mode: bool = False,
+                seed: int = 0) -> Callable[[], tuple]:
+    """A prepared model that has seen a few batches in train mode (its observers hold statistics)."""
+    def calibrate():
+        prepared = _prepare_ref(build(), (_x(*shape, seed=seed),))
+        with torch.no_grad():
+            for i in range(steps):
+                prepared(_x(*shape, seed=seed + 1 + i))
+        return prepared
+
+    def make():
+        prepared = _fresh(f"calibrated {key}", calibrate)
+        if eval_mode:
+            prepared.eval()
+        # Evidence runs the converted model on data the observers have seen: outside that range the int8 model
+        # and the fake-quant model legitimately differ (x86 fake-quant emulates a reduced 0..127 range).
+        prepared.input_for_checks = _x(*shape, seed=seed + 1)
+        return (prepared,)
+    return make
+
+
+def _int8_cases(hidden: bool) -> list[Case]:
+    def case(label, build, shape, **kw):
+        return Case(label, _calibrated(label, build, shape, **kw), data={"shape": shape})
+    if not hidden:
+        return [case("QATNet prepared and calibrated, handed over in train mode", lambda: _seeded(QATNet, 0), (8, 16)),
+                case("Net prepared and calibrated, in eval mode", lambda: _seeded(Net, 1), (8, 8), eval_mode=True)]
+    return [
+        case("ConvBNNet prepared and calibrated: ConvBn2d must fold (unseen)", lambda: _seeded(ConvBNNet, 2),
+             (4, 3, 8, 8), seed=3),
+        case("a model ending in torch.sigmoid (unseen)", lambda: _seeded(SigmoidHead, 4), (8, 6), seed=4),
+        case("random model seed 19 (tanh, sigmoid, a chain of linears)", lambda: random_mlp(19), (6, 4), seed=5),
+    ]
+
+
+def _int8_qatnet() -> nn.Module:
+    (prepared,) = _calibrated("QATNet for state_dict_bytes", lambda: _seeded(QATNet, 0), (8, 16))()
+    with _silent():
+        return convert_fx(prepared.eval())
+
+
+def _size_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [Case("QATNet (fp32)", lambda: (_seeded(QATNet, 0),)),
+                Case("QATNet converted to int8", lambda: (_int8_qatnet(),))]
+    return [
+        Case("a model with buffers and no parameters (unseen)", lambda: (BufferNet(),)),
+        Case("nn.ReLU(): an empty state_dict", lambda: (nn.ReLU(),)),
+        Case("tied weights: one tensor under two names", lambda: (_seeded(TiedNet, 1),)),
+        Case("a model prepared for QAT (fake-quant buffers)",
+             lambda: (_prepare_ref(_seeded(Net, 2), (_x(2, 8),)),)),
+        Case("random model seed 12", lambda: (random_mlp(12),)),
+    ]

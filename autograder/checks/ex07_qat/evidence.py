@@ -1,0 +1,144 @@
+"""What the checks of ex07_qat record of a learner's result, as plain data (runs where learner code runs)."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observer
+from torch.ao.quantization.quantize_fx import convert_fx
+
+from autograder.checks.framework import Case, CheckFailed
+from autograder.checks.evidence import describe_graph, expect_type
+from autograder.checks.ex07_qat.cases import _prepare_ref
+
+
+def _qual(t: type) -> str:
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _fq_config(m: nn.Module) -> dict:
+    out: dict = {"class": _qual(type(m))}
+    for attr in ("dtype", "quant_min", "quant_max", "qscheme", "ch_axis"):
+        v = getattr(m, attr, None)
+        out[attr] = v if isinstance(v, (int, type(None))) and not isinstance(v, bool) else str(v)
+    return out
+
+
+def _module_rows(gm: fx.GraphModule) -> list[dict]:
+    """One row per call_module node: the module's type, mode, and fake-quant configuration."""
+    rows = []
+    for node in gm.graph.nodes:
+        if node.op != "call_module":
+            continue
+        try:
+            mod = gm.get_submodule(node.target)
+        except AttributeError:
+            rows.append({"node": node.name, "target": str(node.target), "type": None})
+            continue
+        wfq = getattr(mod, "weight_fake_quant", None)
+        rows.append({
+            "node": node.name, "target": str(node.target), "type": _qual(type(mod)), "training": mod.training,
+            "fake_quant": isinstance(mod, FakeQuantizeBase), "observer": isinstance(mod, ObserverBase),
+            "config": _fq_config(mod) if isinstance(mod, FakeQuantizeBase) else None,
+            "weight_fake_quant": _fq_config(wfq) if isinstance(wfq, FakeQuantizeBase) else None,
+        })
+    return rows
+
+
+def _run(gm: nn.Module, inputs: tuple) -> Any:
+    """Outputs of gm in eval mode on inputs, as a float tensor; a string says why it could not run.
+
+    Call it last when describing a result: a fake-quant model still updates its observers in eval mode.
+    """
+    was_training = gm.training
+    try:
+        gm.eval()
+        with torch.no_grad():
+            out = gm(*inputs)
+        gm.train(was_training)
+        if isinstance(out, torch.Tensor) and out.is_quantized:
+            out = out.dequantize()
+        if not isinstance(out, torch.Tensor):
+            return f"returned {type(out).__name__}, not a tensor"
+        return out.detach().float()
+    except Exception as exc:  # evidence, not a crash
+        return f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
+def _prep_evidence(result: Any, args: tuple) -> dict:
+    expect_type(result, fx.GraphModule, "prepare_for_qat", "a torch.fx.GraphModule (what prepare_qat_fx returns)")
+    return {
+        "graph": describe_graph(result),
+        "modules": _module_rows(result),
+        "training": bool(result.training),
+        "eval_submodules": sorted(n for n, m in result.named_modules() if not m.training)[:5],
+        "outputs": _run(result, args[1]),
+    }
+
+
+def _prep_reference(case: Case) -> dict:
+    model, example_inputs = case.make()
+    backend = case.kwargs().get("backend", "x86")
+    return _prep_evidence(_prepare_ref(model, example_inputs, backend), (model, example_inputs))
+
+
+def _count_evidence(result: Any, args: tuple) -> int:
+    if isinstance(result, bool) or not isinstance(result, int):
+        raise CheckFailed(f"returned {type(result).__name__} {str(result)[:80]}, expected an int",
+                          "return the number of nodes, an int (len(...) or sum(...))")
+    return result
+
+
+def _ft_evidence(result: Any, args: tuple) -> dict:
+    prepared = args[0]
+    if result is None:
+        raise CheckFailed("qat_finetune returned None, expected the prepared model",
+                          "return prepared (the same object, trained in place)")
+    return {
+        "same": result is prepared,
+        "training": bool(prepared.training),
+        "params": {n: p.detach().clone() for n, p in prepared.named_parameters()},
+        "buffers": {n: b.detach().clone() for n, b in prepared.named_buffers() if b.is_floating_point()},
+    }
+
+
+def _int8_evidence(result: Any, args: tuple) -> dict:
+    expect_type(result, fx.GraphModule, "to_int8", "a torch.fx.GraphModule (what convert_fx returns)")
+    mods = dict(result.named_modules())
+    x = getattr(args[0], "input_for_checks", None)
+    ev = {
+        "training": bool(result.training),
+        "graph": describe_graph(result),
+        "fake_quant_left": [n for n, m in mods.items() if isinstance(m, FakeQuantizeBase)][:5],
+        "observers_left": [n for n, m in mods.items() if isinstance(m, ObserverBase)][:5],
+        "types": sorted({_qual(type(m)) for m in mods.values()}),
+    }
+    ev["outputs"] = None if x is None else _run(result, (x,))
+    return ev
+
+
+def _int8_reference(case: Case) -> dict:
+    (prepared,) = case.make()
+    x = prepared.input_for_checks
+    converted = convert_fx(copy.deepcopy(prepared).eval())
+    prepared.eval()
+    # A run in eval mode would otherwise still move the scales. (Convert a copy made before this: convert_fx
+    # re-observes the folded Conv+BN weights, so disabling observers first changes what it produces.)
+    prepared.apply(disable_observer)
+    with torch.no_grad():
+        fake = prepared(x)
+    out_fq = [n for n in prepared.graph.nodes if n.op == "output"][0].args[0]
+    out_scale = float(prepared.get_submodule(out_fq.target).scale.max()) if out_fq.op == "call_module" else 0.0
+    quant_out = _run(converted, (x,))
+    return {"ev": {"graph": describe_graph(converted), "types": sorted({_qual(type(m)) for m in converted.modules()})},
+            "outputs": quant_out, "fake": fake.detach(), "out_scale": out_scale}
+
+
+def _size_evidence(result: Any, args: tuple) -> int:
+    if isinstance(result, bool) or not isinstance(result, int):
+        raise CheckFailed(f"returned {type(result).__name__} {str(result)[:80]}, expected an int (bytes)",
+                          "return the number of bytes as an int: buf.tell() or len(buf.getvalue())")
+    return result

@@ -1,0 +1,409 @@
+"""The judges of ex07_qat: compare a result's evidence with the reference and say what differs."""
+from __future__ import annotations
+
+import copy
+import io
+import pickle
+from typing import Any, Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observer
+
+from autograder.checks.framework import Case, CheckFailed
+from autograder.checks.evidence import expect, max_difference
+from autograder.checks.ex07_qat.cases import _count_reference, _silent
+from autograder.checks.ex07_qat.evidence import _int8_reference, _prep_reference
+
+
+A = "ex07_qat"
+
+
+def _short(qualname: str | None) -> str:
+    return (qualname or "?").rsplit(".", 1)[-1]
+
+
+_CACHE: dict[tuple[str, str], Any] = {}
+
+
+def _reference(function: str, case: Case, build: Callable[[Case], Any]) -> Any:
+    """The reference evidence of a case, computed once per process (deterministic, seeded)."""
+    key = (function, case.label)
+    if key not in _CACHE:
+        with _silent():
+            _CACHE[key] = build(case)
+    return _CACHE[key]
+
+
+def _skeleton(graph: list[dict]) -> list[tuple]:
+    """What must match node by node: opcode, target, module type and the non-node arguments."""
+    return [(n["op"], n["target"], n.get("module_type"), repr(n["args"]), repr(n["kwargs"])) for n in graph]
+
+
+def _node_text(row: tuple) -> str:
+    op, target, mtype, args, kwargs = row
+    kind = f" ({_short(mtype)})" if mtype else ""
+    kw = f" kwargs {kwargs}" if kwargs != "{}" else ""
+    return f"{op} {target}{kind}{kw}"
+
+
+_max_diff = max_difference
+MAPPING_HINT = ("build the mapping with get_default_qat_qconfig_mapping(backend) for the backend you are given: "
+                "it sets the right quantization range and weight scheme for that backend, and gives sigmoid/tanh "
+                "their fixed-qparams fake-quants (a mapping with only a global qconfig does not)")
+
+
+def _prep_judge(case: Case, ev: dict) -> None:
+    ref = _prep_reference_cached(case)
+    backend = case.data["backend"]
+    fqs = [r for r in ev["modules"] if r.get("fake_quant")]
+    observers = [r for r in ev["modules"] if r.get("observer")]
+    if not fqs:
+        if observers:
+            raise CheckFailed(
+                f"the graph calls {len(observers)} observers ({_short(observers[0]['type'])} at "
+                f"'{observers[0]['node']}') and no fake-quantize module",
+                "use get_default_qat_qconfig_mapping(backend), the QAT mapping: get_default_qconfig_mapping is "
+                "for post-training quantization and inserts observers only")
+        raise CheckFailed("the graph calls no fake-quantize module at all",
+                          "prepare with prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), "
+                          "example_inputs)")
+    if not ev["training"] or ev["eval_submodules"]:
+        where = ", ".join(repr(n or "<root>") for n in ev["eval_submodules"]) or "the root"
+        raise CheckFailed(f"the prepared model is not in train mode (eval mode: {where})",
+                          "call model.train() before prepare_qat_fx: QAT prepares a model for training, and "
+                          "prepare_qat_fx keeps whatever mode the model is in")
+    by_node = {r["node"]: r for r in ev["modules"]}
+    for r in ref["modules"]:
+        got = by_node.get(r["node"])
+        if ".qat." in (r["type"] or "") and got is not None and ".qat." not in (got["type"] or ""):
+            raise CheckFailed(
+                f"call_module '{r['node']}' calls a {got['type']}, expected the QAT module {r['type']}",
+                "use prepare_qat_fx, not prepare_fx: only prepare_qat_fx swaps in QAT modules that "
+                "fake-quantize their weights during training")
+    got_sk, ref_sk = _skeleton(ev["graph"]), _skeleton(ref["graph"])
+    for i, (g, e) in enumerate(zip(got_sk, ref_sk)):
+        if g[:2] == e[:2] and g != e and ("'training': False" in g[4] or "'training': True" in g[4]):
+            raise CheckFailed(
+                f"node {i} ({ev['graph'][i]['name']}) is {_node_text(g)}, expected {_node_text(e)}",
+                "call model.train() before tracing: a traced graph freezes the value of self.training it read "
+                "(here in F.dropout), and .train() afterwards does not change the graph")
+    for r in ref["modules"]:
+        got = by_node.get(r["node"])
+        for key, what in (("config", "fake-quant"), ("weight_fake_quant", "weight fake-quant")):
+            exp = r.get(key)
+            if exp is None or got is None:
+                continue
+            have = got.get(key)
+            if have != exp:
+                if have is None:
+                    msg = f"'{r['node']}' has no {what}, expected {_short(exp['class'])}"
+                else:
+                    diff = next(k for k in exp if have.get(k) != exp[k])
+                    msg = (f"the {what} of '{r['node']}' has {diff}={have.get(diff)!r}, expected {exp[diff]!r} "
+                           f"(backend '{backend}': {_short(exp['class'])}, range {exp['quant_min']}..{exp['quant_max']}, "
+                           f"{exp['qscheme']})")
+                raise CheckFailed(msg, MAPPING_HINT)
+    if got_sk != ref_sk:
+        i = next((i for i, (g, e) in enumerate(zip(got_sk, ref_sk)) if g != e), min(len(got_sk), len(ref_sk)))
+        g = _node_text(got_sk[i]) if i < len(got_sk) else "missing"
+        e = _node_text(ref_sk[i]) if i < len(ref_sk) else "no node"
+        fake_quant_differs = any("FakeQuantize" in (sk[i][2] or "") for sk in (got_sk, ref_sk) if i < len(sk))
+        raise CheckFailed(f"the prepared graph has {len(got_sk)} nodes, expected {len(ref_sk)}; node {i} is {g}, "
+                          f"expected {e}",
+                          MAPPING_HINT if fake_quant_differs else
+                          "prepare the model itself with prepare_qat_fx(model.train(), "
+                          "get_default_qat_qconfig_mapping(backend), example_inputs) and return the result")
+    out, exp = ev["outputs"], ref["outputs"]
+    if isinstance(out, str):
+        raise CheckFailed(f"the prepared model could not run in eval mode: {out}")
+    expect(out.shape == exp.shape and torch.allclose(out, exp, rtol=1e-5, atol=1e-5),
+           f"outputs of the prepared model (eval mode) differ from the reference by up to "
+           f"{_max_diff(out, exp) if out.shape == exp.shape else float('inf'):.3g}",
+           "do not change the weights: prepare the model you are given")
+
+
+def _prep_reference_cached(case: Case) -> dict:
+    return _reference("prepare_for_qat", case, _prep_reference)
+
+
+def _count_judge(case: Case, got: int) -> None:
+    def build(case):
+        gm, = case.make()
+        nodes = [n for n in gm.graph.nodes if n.op == "call_module"]
+        mods = [gm.get_submodule(n.target) for n in nodes]
+        return {
+            "expected": _count_reference(gm),
+            "by_name": sum(1 for n in nodes if "activation_post_process" in n.target or "fake" in n.target.lower()),
+            "by_app_name": sum(1 for n in nodes if "activation_post_process" in n.target),
+            "all_fq_modules": sum(1 for m in gm.modules() if isinstance(m, FakeQuantizeBase)),
+            "unique": len({n.target for n, m in zip(nodes, mods) if isinstance(m, FakeQuantizeBase)}),
+            "exact_class": sum(1 for m in mods if isinstance(m, torch.ao.quantization.FakeQuantize)),
+            "with_observers": sum(1 for m in mods if isinstance(m, (FakeQuantizeBase, ObserverBase))),
+            "call_module": len(nodes),
+            "class_name": sum(1 for m in mods if "FakeQuantize" in type(m).__name__),
+        }
+    ref = _reference("fake_quant_count", case, build)
+    expected = ref["expected"]
+    if got == expected:
+        return
+    hints = []
+    if got in (ref["by_name"], ref["by_app_name"]):
+        hints.append("select nodes by module type, not by name: prepare_fx names observers "
+                     "activation_post_process_N too, and a fake-quant can have any name")
+    if got == ref["all_fq_modules"] and got != ref["unique"]:
+        hints.append("count call_module nodes, not modules: the weight_fake_quant inside each QAT layer is a "
+                     "fake-quantize module but no node of the graph calls it")
+    if got == ref["unique"]:
+        hints.append("every call_module node counts, also when two nodes call the same fake-quantize module")
+    if got == ref["call_module"]:
+        hints.append("count only call_module nodes whose module is a fake-quantize module, not every "
+                     "call_module node")
+    if got == ref["with_observers"]:
+        hints.append("observers are not fake-quantize modules: test isinstance(module, FakeQuantizeBase), "
+                     "not ObserverBase")
+    if got == ref["exact_class"]:
+        hints.append("FakeQuantizeBase is the base class of every fake-quantize module; FakeQuantize is only "
+                     "one of its subclasses")
+    if got == ref["class_name"]:
+        hints.append("a class name says nothing: a FakeQuantizeBase subclass may be called anything, and a class "
+                     "called ...FakeQuantize need not be one; test isinstance(module, FakeQuantizeBase)")
+    if got == 0:
+        hints.append("the modules are FusedMovingAvgObsFakeQuantize and other subclasses: test "
+                     "isinstance(module, FakeQuantizeBase), not type(module) is ...")
+    # A diagnosis is confirmed only when the count it predicts is the learner's count and no other diagnosis
+    # predicts the same: when two mistakes give the same number here, naming either could blame what the
+    # answer does right, so the hint stays general (another case tells them apart).
+    hint = hints[0] if len(hints) == 1 else ("count call_module nodes whose module is an instance of "
+                                             "torch.ao.quantization.FakeQuantizeBase")
+    raise CheckFailed(f"counted {got} fake-quantize nodes, expected {expected}", hint)
+
+
+def _train(prepared: nn.Module, batches: list, steps: int, lr: float, variant: str = "") -> nn.Module:
+    """The reference loop; `variant` names a wrong version, used only to recognise a learner's mistake."""
+    if variant != "eval":
+        prepared.train()
+    params = list(prepared.parameters())
+    if variant == "adam":
+        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=lr)
+    else:
+        opt = torch.optim.SGD(params, lr={"lr_0.01": 0.01, "lr_0.001": 0.001}.get(variant, lr),
+                              momentum=0.9 if variant == "momentum" else 0.0, maximize=variant == "ascent")
+    n = {"plus_one": steps + 1, "minus_one": max(steps - 1, 0), "no_cycle": min(steps, len(batches)),
+         "one_epoch": len(batches)}.get(variant, steps)
+    for i in range(n):
+        x, y = batches[i % len(batches)]
+        if variant != "no_zero_grad":
+            opt.zero_grad()
+        out = prepared(x)
+        if variant == "sum":
+            loss = F.cross_entropy(out, y, reduction="sum")
+        elif variant == "mse":
+            loss = F.mse_loss(out, F.one_hot(y, out.shape[-1]).float())
+        else:
+            loss = F.cross_entropy(out, y)
+        if variant == "extra_forward_before":
+            with torch.no_grad():
+                prepared(x)
+        loss.backward()
+        opt.step()
+        if variant == "extra_forward_after":
+            with torch.no_grad():
+                prepared(x)
+    if variant == "eval_after":
+        prepared.eval()
+    return prepared
+
+
+CYCLE_HINT = ("do exactly `steps` optimizer steps, cycling through batches: step i uses "
+              "batches[i % len(batches)], so steps may exceed len(batches)")
+
+
+# Wrong versions of the loop, most common first; the judge names the first one the learner's result matches.
+VARIANT_HINTS = {
+    "plus_one": "do exactly `steps` optimizer steps (range(steps)), not one more",
+    "minus_one": "do exactly `steps` optimizer steps (range(steps)), not one fewer",
+    "no_cycle": CYCLE_HINT,
+    "one_epoch": CYCLE_HINT,
+    "no_zero_grad": "zero the gradients every step (optimizer.zero_grad()), or they accumulate",
+    "lr_0.01": "use the learning rate `lr` you are given",
+    "lr_0.001": "use the learning rate `lr` you are given",
+    "adam": "use plain SGD: torch.optim.SGD(prepared.parameters(), lr=lr)",
+    "momentum": "use plain SGD without momentum: torch.optim.SGD(prepared.parameters(), lr=lr)",
+    "sum": "use the mean cross-entropy over the batch: F.cross_entropy(logits, y) with its default reduction",
+    "mse": "the loss is the cross-entropy of the logits and the labels: F.cross_entropy(logits, y)",
+    "ascent": "the loss went up: step against the gradient (loss.backward(), then optimizer.step())",
+    "extra_forward_after": "run exactly one forward pass per step: every forward pass in train mode moves the "
+                           "fake-quant observers (and batch-norm statistics), even under torch.no_grad()",
+    "extra_forward_before": "run exactly one forward pass per step: every forward pass in train mode moves the "
+                            "fake-quant observers (and batch-norm statistics), even under torch.no_grad()",
+}
+
+
+def _state(model: nn.Module) -> dict:
+    return {"params": {n: p.detach().clone() for n, p in model.named_parameters()},
+            "buffers": {n: b.detach().clone() for n, b in model.named_buffers() if b.is_floating_point()}}
+
+
+def _far(a: dict, b: dict, atol: float = 1e-5, rtol: float = 1e-4) -> str | None:
+    """The first tensor of `b` that `a` does not match, or None."""
+    if set(a) != set(b):
+        missing = sorted(set(b) - set(a))
+        return f"tensors {missing[:3]} are missing" if missing else f"unexpected tensors {sorted(set(a) - set(b))[:3]}"
+    for name in b:
+        x, y = a[name], b[name]
+        if x.shape != y.shape:
+            return f"'{name}' has shape {tuple(x.shape)}, expected {tuple(y.shape)}"
+        if not torch.allclose(x.double(), y.double(), atol=atol, rtol=rtol, equal_nan=True):
+            return f"'{name}' differs by up to {_max_diff(x, y):.3g}"
+    return None
+
+
+def _loss(model: nn.Module, batches: list) -> float:
+    m = copy.deepcopy(model).eval()
+    m.apply(disable_observer)
+    with torch.no_grad():
+        return float(sum(F.cross_entropy(m(x), y) for x, y in batches) / len(batches))
+
+
+def _ft_reference(case: Case) -> dict:
+    prepared, batches, steps, lr = case.make()
+    initial = _state(prepared)
+    _train(prepared, batches, steps, lr)
+    return {"initial": initial, "final": _state(prepared)}
+
+
+def _ft_losses(case: Case) -> tuple[float, float]:
+    """Mean cross-entropy on the batches before and after the reference run (observers frozen)."""
+    prepared, batches, steps, lr = case.make()
+    before = _loss(prepared, batches)
+    return before, _loss(_train(prepared, batches, steps, lr), batches)
+
+
+def _variant_params(case: Case, variant: str) -> dict | None:
+    def build(case):
+        prepared, batches, steps, lr = case.make()
+        try:
+            return _state(_train(prepared, batches, steps, lr, variant))["params"]
+        except Exception:
+            return None
+    return _reference(f"qat_finetune {variant}", case, build)
+
+
+def _ft_judge(case: Case, ev: dict) -> None:
+    ref = _reference("qat_finetune", case, _ft_reference)
+    if not ev["same"]:
+        raise CheckFailed("returned a different object from the prepared model it was given",
+                          "train prepared in place and return prepared itself (not a copy)")
+    if not ev["training"]:
+        given = "it was handed over in eval mode" if case.data["eval_mode"] else "it was handed over in train mode"
+        raise CheckFailed(f"the model is in eval mode after qat_finetune, expected train mode ({given})",
+                          "call prepared.train() at the start and leave the model in train mode: switch to eval "
+                          "only to evaluate or convert")
+    steps = case.data["steps"]
+    mismatch = _far(ev["params"], ref["final"]["params"])
+    if mismatch is not None:
+        if steps > 0 and _far(ev["params"], ref["initial"]["params"], atol=0, rtol=0) is None:
+            raise CheckFailed(f"the parameters of the prepared model did not change after {steps} steps",
+                              "train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); "
+                              "each step zero_grad, loss.backward(), optimizer.step()")
+        hint = next((text for variant, text in VARIANT_HINTS.items()
+                     if (params := _variant_params(case, variant)) is not None and _far(ev["params"], params) is None),
+                    None)
+        before, after = _reference("qat_finetune losses", case, _ft_losses)
+        raise CheckFailed(
+            f"after {steps} steps the parameters differ from plain SGD on cross-entropy: {mismatch} "
+            f"(the reference takes the mean loss on the batches from {before:.4f} to {after:.4f})",
+            hint or "each step: x, y = batches[i % len(batches)]; optimizer.zero_grad(); "
+                    "F.cross_entropy(prepared(x), y).backward(); optimizer.step(), with torch.optim.SGD(lr=lr)")
+    mismatch = _far(ev["buffers"], ref["final"]["buffers"])
+    if mismatch is not None:
+        raise CheckFailed(f"the parameters match but the fake-quant/batch-norm statistics do not: {mismatch}",
+                          VARIANT_HINTS["extra_forward_after"])
+
+
+def _quantized(t: str | None) -> bool:
+    return bool(t) and (".quantized.modules" in t) and ".reference." not in t
+
+
+def _int8_judge(case: Case, ev: dict) -> None:
+    ref = _reference("to_int8", case, _int8_reference)
+    if ev["fake_quant_left"] or ev["observers_left"]:
+        left = ev["fake_quant_left"] or ev["observers_left"]
+        raise CheckFailed(f"the result still contains fake-quantize/observer modules ({', '.join(left)})",
+                          "convert with convert_fx and return the GraphModule it returns: "
+                          "q = convert_fx(prepared.eval()); return q")
+    ref_q = [t for t in ref["ev"]["types"] if _quantized(t)]
+    got_q = [t for t in ev["types"] if _quantized(t)]
+    if sorted(got_q) != sorted(ref_q):
+        missing = sorted(set(ref_q) - set(got_q))
+        refs = [t for t in ev["types"] if ".reference." in t]
+        raise CheckFailed(
+            f"expected quantized modules {', '.join(_short(t) for t in ref_q)}; the result has "
+            f"{', '.join(_short(t) for t in got_q) or 'none'}"
+            + (f" (missing {', '.join(_short(t) for t in missing)})" if missing else ""),
+            "use convert_fx, not convert_to_reference_fx: the reference model keeps float modules between "
+            "quantize/dequantize pairs" if refs else "convert the prepared model with convert_fx")
+    if ev["training"]:
+        raise CheckFailed("the converted model is in train mode, expected eval mode",
+                          "put the model in eval mode: convert_fx(prepared.eval()), or call .eval() on what "
+                          "convert_fx returns")
+    out = ev["outputs"]
+    if isinstance(out, str) or out is None:
+        raise CheckFailed(f"the converted model could not run: {out}")
+    exp, fake = ref["outputs"], ref["fake"]
+    if out.shape != exp.shape:
+        raise CheckFailed(f"output shape {tuple(out.shape)}, expected {tuple(exp.shape)}")
+    tol = max(ref["out_scale"], 1e-4) * 1.01
+    d_ref, d_fake = _max_diff(out, exp), _max_diff(out, fake)
+    expect(d_ref <= tol,
+           f"outputs differ from convert_fx's by up to {d_ref:.3g} (one output quantization step is "
+           f"{ref['out_scale']:.3g}); from the prepared model in eval mode by {d_fake:.3g}",
+           "do not run the prepared model on new data before converting: its observers still update in "
+           "eval mode, which moves the scales")
+
+
+# -------------------------------------------------------------------------------- state_dict_bytes
+
+def _bytes(obj: Any) -> int:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.tell()
+
+
+def _size_judge(case: Case, got: int) -> None:
+    def build(case):
+        (model,) = case.make()
+        sd = model.state_dict()
+        tensors = [v for v in sd.values() if isinstance(v, torch.Tensor)]
+        out = {"expected": _bytes(sd),
+               "params": sum(p.numel() * p.element_size() for p in model.parameters()),
+               "tensors": sum(t.numel() * t.element_size() for t in tensors)}
+        try:
+            out["whole"] = _bytes(model)
+        except Exception:
+            out["whole"] = -1
+        try:
+            out["pickle"] = len(pickle.dumps(sd))
+        except Exception:
+            out["pickle"] = -1
+        return out
+    ref = _reference("state_dict_bytes", case, build)
+    expected = ref["expected"]
+    if got == expected:
+        return
+    hint = ("serialize with torch.save(model.state_dict(), buf) into buf = io.BytesIO() and return the number "
+            "of bytes written, buf.tell() or len(buf.getvalue())")
+    if got == ref["whole"]:
+        hint = "save model.state_dict(), not the whole model: torch.save(model.state_dict(), buf)"
+    elif got == 0:
+        hint = ("buf.tell() after buf.seek(0) is 0: read the size right after torch.save, or use "
+                "len(buf.getvalue())")
+    elif got in (ref["params"], ref["tensors"]):
+        hint = ("count what torch.save writes (buffers, the zip archive and its metadata too), not only tensor "
+                "bytes: " + hint)
+    elif abs(got - expected) <= 0.05 * expected and got != ref["pickle"]:
+        hint = ("save into an io.BytesIO, not a file: inside its zip archive torch.save names every record after "
+                "the file name, so the size depends on the file name")
+    raise CheckFailed(f"returned {got} bytes, expected {expected}", hint)

@@ -1,0 +1,95 @@
+"""The models and small helpers the cases of ex07_qat are built from."""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+from torch.ao.quantization import (
+    FakeQuantizeBase, FusedMovingAvgObsFakeQuantize, MinMaxObserver, MovingAverageMinMaxObserver,
+)
+from torch.ao.quantization._learnable_fake_quantize import _LearnableFakeQuantize
+
+
+# ------------------------------------------------------------------------------------- the models
+
+class SigmoidHead(nn.Module):
+    """Linear -> ReLU -> Linear -> sigmoid: sigmoid gets a fixed-qparams fake-quant from the default mapping."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(6, 12)
+        self.fc2 = nn.Linear(12, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.fc2(torch.relu(self.fc1(x))))
+
+
+class TiedNet(nn.Module):
+    """One weight under two names (tied layers): torch.save stores the shared storage once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = nn.Linear(8, 8)
+        self.dec = nn.Linear(8, 8)
+        self.dec.weight = self.enc.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dec(torch.relu(self.enc(x)))
+
+
+class BufferNet(nn.Module):
+    """Batch norm with a big buffer and no trainable parameters: counting parameters finds nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm1d(32, affine=False)
+        self.register_buffer("lookup", torch.arange(200, dtype=torch.float32))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(x)
+
+
+# ---------------------------------------------------------------------------------- fake_quant_count
+
+class _Handmade(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_quant = FusedMovingAvgObsFakeQuantize()
+        self.lin = nn.Linear(4, 4)
+        self.learned = _LearnableFakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255)
+        self.fake_quant_stats = MinMaxObserver()
+
+
+class RoundTrip(FakeQuantizeBase):
+    """A fake-quantize module of the learner's own kind: a FakeQuantizeBase whose class name does not say so."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.fake_quantize_per_tensor_affine(x, 0.05, 0, -128, 127)
+
+    def calculate_qparams(self):
+        return torch.tensor([0.05]), torch.tensor([0])
+
+
+class NotAFakeQuantize(nn.Identity):
+    """Named like a fake-quantize module, but it is not one."""
+
+
+class _Custom(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rt = RoundTrip()
+        self.lin = nn.Linear(4, 4)
+        self.deco = NotAFakeQuantize()
+
+
+class _Diagnostic(nn.Module):
+    """Modules chosen so that each usual mistake gives its own count (see _diagnostic)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from torch.ao.quantization import get_default_qat_qconfig
+        self.qa = FusedMovingAvgObsFakeQuantize()            # a FakeQuantize subclass
+        self.qb = _LearnableFakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255)
+        self.qc = RoundTrip()                                  # a FakeQuantizeBase named otherwise
+        self.fake_stats = MinMaxObserver()                     # an observer with 'fake' in its name
+        self.activation_post_process_act = nn.ReLU()           # a ReLU named like prepare's observers
+        self.lin = torch.ao.nn.qat.Linear(4, 4, qconfig=get_default_qat_qconfig("x86"))  # weight_fake_quant inside

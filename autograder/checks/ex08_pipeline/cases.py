@@ -1,0 +1,329 @@
+"""The cases of ex08_pipeline: the seeded inputs each graded function is called on, and their references."""
+from __future__ import annotations
+
+import copy
+import operator
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
+
+from autograder.checks.framework import Case
+from autograder.checks.randmodels import random_convnet, random_mlp, randomize_batchnorm
+from autograder.checks.ex08_pipeline.models import (
+    _Log, _misplace_neg, BranchyLinearNet, DropBetweenNet, Knots, MisplaceNeg, ModuleFedNet, SharedChainNet,
+    TrainBranchNet,
+)
+
+
+def _probe(log: _Log, name: str, body):
+    """A pass named `name` that logs its call, then runs `body(gm)` and returns what body returns."""
+    def run(gm):
+        log.calls.append([name, len(gm.graph.nodes)])
+        return body(gm)
+    run.__name__ = run.__qualname__ = name
+    run.log = log
+    return run
+
+
+def _cancel_one_double_neg(gm: fx.GraphModule, recompile: bool = True) -> fx.GraphModule:
+    """Removes the first neg(neg(x)) it finds (one per call, on purpose); in place."""
+    for node in gm.graph.nodes:
+        inner = node.args[0] if node.args else None
+        if (node.op == "call_function" and node.target is torch.neg and isinstance(inner, fx.Node)
+                and inner.op == "call_function" and inner.target is torch.neg and len(inner.users) == 1):
+            node.replace_all_uses_with(inner.args[0])
+            gm.graph.erase_node(node)
+            gm.graph.erase_node(inner)
+            break
+    if recompile:
+        gm.recompile()
+    return gm
+
+
+def _drop_mul_one_copy(gm: fx.GraphModule) -> fx.GraphModule:
+    """Removes every `x * 1.0`, in a new GraphModule (returned even when nothing changed)."""
+    new = copy.deepcopy(gm)
+    for node in list(new.graph.nodes):
+        if (node.op == "call_function" and node.target in (operator.mul, torch.mul) and len(node.args) == 2
+                and not isinstance(node.args[1], fx.Node) and node.args[1] == 1.0):
+            node.replace_all_uses_with(node.args[0])
+            new.graph.erase_node(node)
+    new.recompile()
+    return new
+
+
+def _relu_to_f_relu_one(gm: fx.GraphModule) -> fx.GraphModule:
+    """Retargets the first torch.relu call to F.relu: the code changes, the node count does not."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch.relu:
+            node.target = F.relu
+            break
+    gm.recompile()
+    return gm
+
+
+def _grow(limit: int | None):
+    """A pass that wraps the output in neg(neg(.)) on each of its first `limit` calls (always if None)."""
+    state = {"n": 0}
+
+    def body(gm):
+        state["n"] += 1
+        if limit is None or state["n"] <= limit:
+            out = next(n for n in gm.graph.nodes if n.op == "output")
+            value = out.args[0]
+            with gm.graph.inserting_before(out):
+                twice = gm.graph.call_function(torch.neg, (gm.graph.call_function(torch.neg, (value,)),))
+            out.args = (twice,)
+            gm.recompile()
+        return gm
+    return body
+
+
+def _delete_dropout_modules(gm: fx.GraphModule) -> fx.GraphModule:
+    """Broken on purpose: deletes dropout submodules but leaves their call_module nodes dangling."""
+    for name, mod in list(gm.named_modules()):
+        if isinstance(mod, nn.Dropout):
+            gm.delete_submodule(name)
+    gm.recompile()
+    return gm
+
+
+def _bypass_missing_modules(gm: fx.GraphModule) -> fx.GraphModule:
+    """Repairs what the pass above broke: call_module nodes whose target is gone are bypassed."""
+    for node in list(gm.graph.nodes):
+        if node.op == "call_module":
+            try:
+                gm.get_submodule(node.target)
+            except AttributeError:
+                node.replace_all_uses_with(node.args[0])
+                gm.graph.erase_node(node)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def _x(*shape: int, seed: int = 0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+_KNOTS: list[fx.Graph] = []
+
+
+def _knots(seed: int = 0):
+    if not _KNOTS:  # trace once; every case gets its own copy of the graph
+        _KNOTS.append(fx.symbolic_trace(Knots()).graph)
+    gm = fx.GraphModule(nn.Module(), copy.deepcopy(_KNOTS[0]))
+    log = _Log((_x(3, 5, seed=seed),))
+    gm._fxcourse_log = log
+    return gm, log
+
+
+def _pipeline_case(label, build, *, kwargs=None, raises=None, hint=None, error="RuntimeError"):
+    """build() -> (gm, passes, *rest) with the probes' log on gm; `raises`: what the `error` must mention."""
+    data = {"hint": hint}
+    if raises is not None:
+        data.update(raises=error, must_mention=raises)
+
+    def make():
+        args = build()
+        args[0]._fxcourse_log.expect_raise = raises is not None
+        return args
+    return Case(label, make, kwargs=(lambda: dict(kwargs)) if kwargs else dict, data=data)
+
+
+def _pipeline_cases(hidden: bool) -> list[Case]:
+    def v_two_passes():
+        gm, log = _knots(0)
+        return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
+                    _probe(log, "drop_mul_one", _drop_mul_one_copy)]
+
+    def v_misplaced():
+        gm, log = _knots(1)
+        return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
+                    _probe(log, "misplace_neg", _misplace_neg)]
+
+    if not hidden:
+        return [
+            _pipeline_case("Knots with [cancel_double_neg (in place), drop_mul_one (returns a new GraphModule)]",
+                           v_two_passes),
+            _pipeline_case("Knots with [cancel_double_neg, misplace_neg]: misplace_neg breaks the graph",
+                           v_misplaced, raises="misplace_neg",
+                           hint="call gm.graph.lint() right after each pass; when it fails, raise a RuntimeError "
+                                "whose message names that pass"),
+        ]
+
+    def h_retarget():
+        gm, log = _knots(2)
+        return gm, [_probe(log, "relu_to_f_relu", _relu_to_f_relu_one)]
+
+    def h_sloppy():
+        gm, log = _knots(3)
+        return gm, [_probe(log, "cancel_double_neg_no_recompile",
+                           lambda g: _cancel_one_double_neg(g, recompile=False))]
+
+    def h_new_each_time():
+        gm, log = _knots(4)
+        return gm, [_probe(log, "drop_mul_one", _drop_mul_one_copy)]
+
+    def h_grow(limit, name):
+        def make():
+            gm, log = _knots(5)
+            return gm, [_probe(log, name, _grow(limit))]
+        return make
+
+    def h_three_positional():
+        gm, log = _knots(6)
+        return gm, [_probe(log, "drop_mul_one", _drop_mul_one_copy),
+                    _probe(log, "relu_to_f_relu", _relu_to_f_relu_one),
+                    _probe(log, "cancel_double_neg", _cancel_one_double_neg)], 6
+
+    def h_dangling():
+        torch.manual_seed(7)
+        gm = fx.symbolic_trace(DropoutNet().eval())
+        log = _Log((_x(4, 6, seed=7),))
+        gm._fxcourse_log = log
+        return gm, [_probe(log, "delete_dropout_modules", _delete_dropout_modules),
+                    _probe(log, "bypass_missing_modules", _bypass_missing_modules)]
+
+    def h_object():
+        gm, log = _knots(8)
+        broken = MisplaceNeg()
+        broken.log = log
+        return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg), broken]
+
+    def h_empty():
+        gm, _ = _knots(9)
+        return gm, []
+
+    def h_returns_none():
+        gm, log = _knots(10)
+        return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
+                    _probe(log, "forgets_return", lambda g: None)]
+
+    none_hint = ("check what each pass returns before using it: when it is not a GraphModule (a pass that "
+                 "forgot `return gm` returns None), raise TypeError (or RuntimeError) naming the pass")
+    lint_hint = ("call gm.graph.lint() after every pass, not once per round: a later pass can hide the damage, "
+                 "and the error must name the pass that did it")
+    return [
+        _pipeline_case("Knots with [relu_to_f_relu]: the code changes, the node count does not", h_retarget,
+                       hint="detect the fixed point by comparing gm.code before and after a round: "
+                            "a pass may change the graph without changing its number of nodes"),
+        _pipeline_case("Knots with a pass that edits the graph but forgets gm.recompile()", h_sloppy,
+                       hint="call gm.recompile() after every pass, so gm.code is current even when "
+                            "a pass forgot to"),
+        _pipeline_case("Knots with a pass that returns a new GraphModule every time, even when nothing changes",
+                       h_new_each_time,
+                       hint="compare gm.code, not the GraphModule objects: a pass may return a new but "
+                            "identical GraphModule"),
+        _pipeline_case("max_rounds=4, a pass that changes the graph on its first 3 calls",
+                       h_grow(3, "grow_three_times"), kwargs={"max_rounds": 4},
+                       hint="rounds 1-3 change the graph, round 4 changes nothing: that is a fixed point "
+                            "within max_rounds=4"),
+        _pipeline_case("max_rounds=4, a pass that changes the graph on its first 4 calls",
+                       h_grow(4, "grow_four_times"), kwargs={"max_rounds": 4}, raises="4",
+                       hint="after max_rounds rounds that all changed gm.code, raise a RuntimeError that says "
+                            "no fixed point was reached in max_rounds rounds"),
+        _pipeline_case("default max_rounds, a pass that never stops changing the graph",
+                       h_grow(None, "grow_forever"), raises="10",
+                       hint="max_rounds defaults to 10; after that many changing rounds, raise a RuntimeError "
+                            "that says so"),
+        _pipeline_case("three passes, max_rounds=6 given by position", h_three_positional),
+        _pipeline_case("DropoutNet with [delete_dropout_modules, bypass_missing_modules]: the first leaves "
+                       "call_module nodes whose submodule is gone, the second repairs the graph",
+                       h_dangling, raises="delete_dropout_modules", hint=lint_hint),
+        _pipeline_case("a callable object MisplaceNeg() (no __name__) that breaks the graph", h_object,
+                       raises="MisplaceNeg",
+                       hint="name a pass by getattr(p, '__name__', type(p).__name__): callable objects have "
+                            "no __name__"),
+        _pipeline_case("no passes at all", h_empty),
+        _pipeline_case("Knots with [cancel_double_neg, forgets_return]: the second pass returns None "
+                       "(wrong snippet 11)", h_returns_none, raises="forgets_return", error="TypeError",
+                       hint=none_hint),
+    ]
+
+
+def _reference_pipeline(gm: fx.GraphModule, passes: list, max_rounds: int = 10) -> fx.GraphModule:
+    for _ in range(max_rounds):
+        before = gm.code
+        for p in passes:
+            gm = p(gm)
+            gm.graph.lint()
+            gm.recompile()
+        if gm.code == before:
+            return gm
+    raise RuntimeError(f"no fixed point after {max_rounds} rounds")
+
+
+def _seeded(cls, seed: int, *args, **kwargs) -> nn.Module:
+    torch.manual_seed(seed)
+    return cls(*args, **kwargs)
+
+
+def _ex(shape: tuple[int, ...], seed: int) -> tuple[torch.Tensor]:
+    return (_x(*shape, seed=seed),)
+
+
+def _opt_case(label: str, make_model, shape: tuple[int, ...], seed: int, hint: str | None = None,
+              order: bool = False) -> Case:
+    return Case(label, lambda: (make_model(), _ex(shape, seed)), data={"hint": hint, "order": order})
+
+
+_SHARED_CONV = ("a Conv2d module called from two sites is shared: folding a BatchNorm into it changes the "
+                "other call too; count the call sites of a conv before folding (fold only when it is called once "
+                "and its output has one user)")
+_TRAIN_BN = "BatchNorm in training mode normalises with batch statistics: put the copy in eval mode"
+
+
+def _mlp_width(seed: int) -> int:
+    return random_mlp(seed).width
+
+
+def _opt_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [
+            _opt_case("DropoutNet (arrives in training mode)", lambda: _seeded(DropoutNet, 0), (4, 6), 0,
+                      hint="F.dropout(..., training=self.training) is traced with the mode of the moment: put a "
+                           "copy of the model in eval mode before tracing, then remove every dropout"),
+            _opt_case("ConvBNNet (arrives in training mode, BatchNorm statistics set)",
+                      lambda: randomize_batchnorm(_seeded(ConvBNNet, 1), 1), (2, 3, 6, 6), 1, hint=_TRAIN_BN),
+            _opt_case("LinearChain 16 -> 32 -> 24 -> 8", lambda: _seeded(LinearChain, 2, (16, 32, 24, 8)),
+                      (4, 16), 2, hint="fold the chain step by step: W = W2 @ W1, b = W2 @ b1 + b2"),
+        ]
+    steps = ("linear", "dropout", "chain", "relu_method", "shared", "residual", "chain")
+    cases = [
+        _opt_case("random MLP seed 3 (training mode)", lambda: random_mlp(3).train(), (3, _mlp_width(3)), 3),
+        _opt_case("random MLP with linear, dropout, chain, shared and residual steps",
+                  lambda: random_mlp(21, width=6, steps=steps), (3, 6), 21, order=True,
+                  hint="a module called from two sites is shared: fusing it in place changes the other call too"),
+        _opt_case("random conv net seed 5 (a shared conv, training mode)",
+                  lambda: random_convnet(5, shared=True).train(), (2, 3, 6, 6), 5, hint=_SHARED_CONV),
+    ]
+    cases += [
+        _opt_case("SharedConvNet: one conv called from two sites", lambda: randomize_batchnorm(
+            _seeded(SharedConvNet, 7).eval(), 7), (2, 4, 5, 5), 7, hint=_SHARED_CONV),
+        _opt_case("TrainBranchNet: `if self.training:` in forward, a dead auxiliary head; arrives in training mode",
+                  lambda: _seeded(TrainBranchNet, 8), (4, 6), 8, order=True,
+                  hint="put the copy in eval mode *before* tracing: a Python `if self.training:` is decided "
+                       "once, when tracing, and frozen into the graph"),
+        _opt_case("DropBetweenNet: Dropout2d between Conv2d and BatchNorm2d, dropout inside a Linear chain",
+                  lambda: randomize_batchnorm(_seeded(DropBetweenNet, 10), 10), (2, 3, 6, 6), 10, order=True),
+        _opt_case("SharedChainNet: fc_b follows fc_a but is also called on its own",
+                  lambda: _seeded(SharedChainNet, 11).eval(), (4, 6), 11,
+                  hint="a Linear module called from two sites is shared: fusing into it in place changes the "
+                       "other call too; fuse only when both modules are called once"),
+        _opt_case("BranchyLinearNet: fc1's output has two users", lambda: _seeded(BranchyLinearNet, 12).eval(),
+                  (4, 6), 12,
+                  hint="fuse a pair only when the first Linear's output has exactly one user"),
+        _opt_case("ModuleFedNet: a BatchNorm2d after an nn.ReLU module, a Linear after an nn.Tanh module",
+                  lambda: randomize_batchnorm(_seeded(ModuleFedNet, 14), 14), (2, 3, 5, 5), 14,
+                  hint="fold a BatchNorm2d only into a Conv2d, and fuse a Linear only into a Linear: check the "
+                       "module type of the node before it"),
+        _opt_case("ConvBNNet with tiny running variances (eps matters)",
+                  lambda: randomize_batchnorm(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13,
+                  hint="the fold divides by sqrt(running_var + eps): keep bn.eps"),
+    ]
+    return cases
