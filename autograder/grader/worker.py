@@ -361,6 +361,8 @@ def main(job_path: str) -> int:
     from autograder.checks import run_check  # noqa: F401  (imported so test-style code finds it)
     assignments = sorted({c["assignment"] for c in job["calls"] if c["kind"] == "check"})
     check_modules = [__import__(f"autograder.checks.{a}", fromlist=["CHECKS"]) for a in assignments]
+    parts = tuple(f"{m.__name__}." for m in check_modules)  # a check package's models, cases, evidence, judges
+    check_modules += [m for name, m in sorted(sys.modules.items()) if name.startswith(parts)]
     checks = {(c["assignment"], c["function"]): core.get_check(c["assignment"], c["function"])
               for c in job["calls"] if c["kind"] == "check"}
     cases = {(c["assignment"], c["function"], c["hidden"]): checks[(c["assignment"], c["function"])].cases(
