@@ -21,7 +21,7 @@ lab: venv
 # System pieces some tests need (chromium, ...) come from .ci/deps-*.sh, each installing only what is missing.
 test: venv-test
 	@for s in .ci/deps-*.sh; do PYTHON="$(BIN)/python" bash "$$s" || echo "$$s failed: the tests that need it will say so"; done
-	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest $(ARGS)
+	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadgroup $(ARGS)
 
 bench: venv-test
 	PATH="$(BIN):$$PATH" $(BIN)/python -m benchmarks $(ARGS)

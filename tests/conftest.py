@@ -1,12 +1,29 @@
-"""Test-wide set-up: Jupyter, IPython, matplotlib and torch write into a temporary home, never the user's."""
+"""Test-wide set-up: Jupyter, IPython, matplotlib and torch write into a temporary home, never the user's (one
+home per process: each pytest-xdist worker has its own).
+
+Under pytest-xdist (`make test` runs `pytest -n 2 --dist loadgroup`), the modules named in XDIST_GROUPS run
+whole on one worker: their module fixtures (a JupyterHub with its Unix users, a PostgreSQL server, a JupyterLab,
+the site build, the benchmarks' smoke run, a dask cluster) start once, and nothing else of theirs runs beside
+them. What several modules need from one expensive run (the site build, which executes every lesson) is made
+once per test run, whichever worker asks first, in a folder the workers share (`shared_folder`).
+"""
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
+import nbformat
 import pytest
+
+import _timing
 
 ROOT = Path(__file__).resolve().parent.parent
 # ex01's graded functions answered correctly, written the way a learner would (not copied from solutions/)
@@ -36,6 +53,44 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
     # The kernel spec python3 must be the interpreter running the tests.
     from jupyter_client.kernelspec import KernelSpecManager  # noqa: F401
+    _timing.pytest_configure(config)  # build/test-times.txt and the slowest files in the summary
+
+
+# module (or module::test) -> its xdist group: the tests of one group run on one worker, one after the other. The
+# site's build also gives test_course its executed lessons, so the lesson test runs where the build is.
+XDIST_GROUPS = {
+    "test_site.py": "site",
+    "test_course.py::test_lesson_runs_top_to_bottom_in_a_fresh_kernel": "site",
+    "test_hub.py": "hub",
+    "test_browser.py": "browser",
+    "test_postgres.py": "postgres",
+    "test_benchmarks_smoke.py": "benchmarks",
+    "test_cluster.py": "cluster",
+}
+
+
+def xdist_group(nodeid: str) -> str | None:
+    """The XDIST_GROUPS group of a test id (tests/test_x.py::test_y[param]), or None."""
+    path, _, test = nodeid.partition("::")
+    module = path.rsplit("/", 1)[-1]
+    return XDIST_GROUPS.get(f"{module}::{test.split('[', 1)[0]}") or XDIST_GROUPS.get(module)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadgroup` by XDIST_GROUPS: each group is one unit of work, every other test one of its own, the
+    largest units sent first. (pytest-xdist's own loadgroup reads xdist_group marks through a test id suffix
+    that pytest 9 no longer keeps, so it would split the groups.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            group = xdist_group(nodeid)
+            return f"group:{group}" if group else nodeid
+
+    return GroupScheduling(config, log)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -66,3 +121,68 @@ def one_thread():
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+def shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder of this test run that every xdist worker sees (the run's temporary base; without xdist, the
+    process's own), made on first use."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the workers' basetemps are popen-gwN inside the run's own folder
+    folder = base / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """Hold an exclusive lock on `path` (made if missing): one process at a time, across xdist workers."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _content_key(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+class SiteBuild:
+    """One run of docs/site/build.py: the site in `out`, its staged sources (the lessons as executed by this
+    build) in `src`, and what the build printed."""
+
+    def __init__(self, out: Path, returncode: int, stdout: str, stderr: str) -> None:
+        self.out, self.src = out, out.with_name(out.name + "-src")
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+    def executed_lesson(self, lesson: Path) -> nbformat.NotebookNode:
+        """The lesson as this build ran it top to bottom in a fresh kernel; fails naming why when it did not."""
+        path = self.src / "lessons" / lesson.name
+        if not path.is_file():
+            said = [line for line in self.stdout.splitlines() if lesson.name in line]
+            pytest.fail(f"{lesson.name} did not run to the end in a fresh kernel (docs/site/build.py): "
+                        + ("\n".join(said) or self.stdout[-3000:] + self.stderr[-3000:]), pytrace=False)
+        return nbformat.read(str(path), as_version=4)
+
+
+@pytest.fixture(scope="session")
+def site_build(tmp_path_factory) -> SiteBuild:
+    """`make site` (docs/site/build.py) into a temporary folder, once per test run for all workers: it executes
+    every lesson in a fresh kernel, which test_course's lesson test reads instead of running them again. Keyed by
+    the content of the lessons, the releases and the build's own files; never kept from an earlier run."""
+    build = ROOT / "docs" / "site" / "build.py"
+    key = _content_key([build, ROOT / "docs" / "site" / "conf.py", *lessons(),
+                        *sorted((ROOT / "exercises").glob("*/*.ipynb"))])
+    folder = shared_folder(tmp_path_factory, f"site-{key}")
+    out, record = folder / "html", folder / "build.json"
+    with locked(folder / ".lock"):
+        if not record.is_file():
+            r = subprocess.run([sys.executable, str(build), "--out", str(out)], capture_output=True, text=True)
+            record.write_text(json.dumps({"returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}))
+        done = json.loads(record.read_text())
+    return SiteBuild(out, done["returncode"], done["stdout"], done["stderr"])

@@ -14,10 +14,7 @@ import http.server
 import json
 import os
 import re
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import nbformat
@@ -29,7 +26,6 @@ from conftest import ROOT
 from test_browser import ARTIFACTS, browser  # noqa: F401  (the browser fixture, shared)
 
 pytestmark = pytest.mark.kernel
-BUILD = ROOT / "docs" / "site" / "build.py"
 SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*### END SOLUTION", re.M | re.S)
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[^\n]*\n(.*?)^[ \t]*### END HIDDEN TESTS", re.M | re.S)
 QUIZ_KEY = re.compile(r"""^\s*(q\d+)\s*=\s*["']([A-Za-z])["']\s*$""")
@@ -140,14 +136,12 @@ def leaks(site: Path, found: dict[str, list[str]]) -> list[str]:
 # ------------------------------------------------------------------------------------------------ the site
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site") / "html"
-    start = time.monotonic()
-    r = subprocess.run([sys.executable, str(BUILD), "--out", str(out)], capture_output=True, text=True)
-    assert r.returncode == 0, f"make site failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
-    print(f"site built in {time.monotonic() - start:.1f} s")
-    assert (out / "index.html").is_file()
-    return out
+def site(site_build) -> Path:
+    """The site as docs/site/build.py builds it (conftest's site_build: once per test run, its lessons executed
+    now; test_course's lesson test reads the same executed lessons)."""
+    assert site_build.returncode == 0, f"make site failed:\n{site_build.stdout[-4000:]}\n{site_build.stderr[-4000:]}"
+    assert (site_build.out / "index.html").is_file()
+    return site_build.out
 
 
 def course_order() -> list[str]:

@@ -1,0 +1,49 @@
+"""tests/_timing.py, the per-file times of a run, under pytest-xdist as make test runs it; and a run that finds no test
+fails (pytest's exit code 5 stays 5 under xdist), so CI cannot pass on an empty selection."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FILES = {
+    "test_slow.py": "import time\n\ndef test_waits():\n    time.sleep(0.6)\n\ndef test_waits_too():\n    time.sleep(0.6)\n",
+    "test_quick.py": "import pytest\n\n@pytest.mark.parametrize('n', range(3))\ndef test_n(n):\n    assert n < 3\n",
+}
+
+
+def _run(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    for name, text in FILES.items():
+        (folder / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
+    env["PYTHONPATH"] = str(HERE)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "_timing", "-p", "no:cacheprovider", "-q", *args],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _table(folder: Path) -> dict[str, tuple[float, float, int]]:
+    lines = (folder / "build" / "test-times.txt").read_text().splitlines()
+    assert lines[0].startswith("# pytest run of ") and lines[1].split()[0] == "file"
+    rows = {}
+    for line in lines[2:]:
+        *name, busy, span, tests = line.split()
+        rows[" ".join(name)] = (float(busy), float(span), int(tests))
+    return rows
+
+
+def test_every_file_gets_its_time_and_test_count_slowest_first_under_xdist(tmp_path):
+    r = _run(tmp_path, "-n", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = _table(tmp_path)
+    assert list(rows) == ["test_slow.py", "test_quick.py", "all files"], rows
+    assert rows["test_slow.py"][2] == 2 and rows["test_quick.py"][2] == 3 and rows["all files"][2] == 5
+    assert rows["test_slow.py"][0] >= 1.2  # both sleeps counted, from whichever worker ran them
+    assert "slowest test files" in r.stdout and "test_slow.py" in r.stdout.split("slowest test files")[1]
+    assert "2 worker(s)" in (tmp_path / "build" / "test-times.txt").read_text()
+
+
+def test_a_run_that_selects_no_test_fails_with_exit_code_5(tmp_path):
+    r = _run(tmp_path, "-n", "2", "--dist", "loadgroup", "-k", "no_such_test")
+    assert r.returncode == 5, r.stdout + r.stderr
