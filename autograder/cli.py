@@ -684,7 +684,7 @@ def cmd_release_feedback(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------------------- validate
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from autograder.coursedata.mutants import evaluate
+    from autograder.grader.validate import evaluate
 
     course = _course(args)
     names = _assignments(course, args.assignment)

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+from autograder.coursedata.exercises import functions
 from autograder.coursedata.mutants import load
 from autograder.grader.notebook import answer_cells, grade_id, read_notebook
 from conftest import ROOT, assignments
-from test_course import CONTRACT
 
 MECHANISMS = {
     "fx.Transformer": r"\bTransformer\b", "fx.Interpreter": r"\bInterpreter\b", "Graph.find_nodes": r"\.find_nodes\(",
@@ -39,7 +39,7 @@ def test_a_right_answer_with_another_fx_mechanism(assignment):
     solution = {grade_id(c): c.source for c in answer_cells(nb)}
     _, alternatives = load(assignment)
     missing = []
-    for fn in CONTRACT[assignment]:
+    for fn in functions(assignment):
         if (assignment, fn) in EXEMPT:
             continue
         own = _mechanisms(solution[fn])
@@ -50,4 +50,4 @@ def test_a_right_answer_with_another_fx_mechanism(assignment):
 
 def test_exemptions_name_graded_functions():
     for (assignment, fn), why in EXEMPT.items():
-        assert fn in CONTRACT[assignment] and why.strip()
+        assert fn in functions(assignment) and why.strip()

@@ -1,4 +1,5 @@
-"""Every clause of every graded function has a case, and that case fails an answer that ignores the clause."""
+"""Every clause of every graded function has a case, and that case fails an answer that ignores the clause
+(tests/test_course.py checks that every graded function has its clauses)."""
 from __future__ import annotations
 
 import warnings
@@ -10,9 +11,18 @@ from autograder.coursedata.clauses import clause_cases, killer_source, load
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook
 from conftest import ROOT, assignments
-from test_course import CONTRACT
 
-CLAUSES = [(a, c) for a in assignments() for c in load(a)]
+
+
+def _clauses(assignment: str) -> list:
+    """The clauses of one exercise; none when it has no clauses module yet (tests/test_course.py reports that)."""
+    try:
+        return load(assignment)
+    except ModuleNotFoundError:
+        return []
+
+
+CLAUSES = [(a, c) for a in assignments() for c in _clauses(a)]
 _NOTEBOOKS: dict = {}
 
 
@@ -26,19 +36,10 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.mark.parametrize("assignment", assignments())
-def test_every_graded_function_has_its_clauses(assignment):
-    """Clauses are listed for every graded function of the contract, and only for those."""
-    clauses = load(assignment)
-    for fn in CONTRACT[assignment]:
-        assert sum(c.function == fn for c in clauses) >= 3, f"{assignment}.{fn}: fewer than 3 clauses"
-    assert {c.function for c in clauses} <= set(CONTRACT[assignment])
-
-
-@pytest.mark.parametrize("assignment", assignments())
 def test_every_clause_has_a_case(assignment):
     """A clause that names no existing case of its check is a clause nothing grades."""
     missing = []
-    for c in load(assignment):
+    for c in _clauses(assignment):
         check = get_check(assignment, c.function)
         labels = [case.label for h in (False, True) for case in check.cases(h)]
         for prefix in c.cases:

@@ -1,6 +1,8 @@
-"""The course as a whole: the contract's names, every notebook running, generated copies in step, scores."""
+"""The course as a whole: the one list of exercises and what each graded function needs (a check, three hints,
+mutants, an alternative, clauses), every notebook running, generated copies in step, scores."""
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
@@ -9,26 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from autograder.coursedata import clauses, mutants
+from autograder.coursedata.exercises import EXERCISES, exercise
+from autograder.coursedata.hints import HINTS
 from autograder.grader.root import Course
 from autograder.grader.grading import check_notebook
 from autograder.grader.notebook import answer_cells, grade_id, is_test, nbgrader_meta, read_notebook
 from autograder.grader.headless import execute
 from conftest import ROOT, assignments, lessons
 
-# The public names of CURRICULUM.md: outside test batteries call them.
-CONTRACT = {
-    "ex01_tracing": ["node_summary", "count_nodes", "outputs_match"],
-    "ex02_nodes": ["op_histogram", "called_modules", "consumers", "graph_depth"],
-    "ex03_replacing": ["swap_function", "relu_to_clamp", "relu_to_gelu", "linear_to_matmul"],
-    "ex04_wrapping": ["trace_gated", "trace_with_leaves", "trace_specialized"],
-    "ex05_inserting": ["insert_after", "remove_dropout", "record_shapes", "linear_flops"],
-    "ex06_fusing": ["fuse_linear_pair", "fuse_consecutive_linears", "fold_bn_into_conv", "fuse_conv_bn"],
-    "ex07_qat": ["prepare_for_qat", "fake_quant_count", "qat_finetune", "to_int8", "state_dict_bytes"],
-    "ex08_pipeline": ["run_pipeline", "optimize_for_inference"],
-}
-LESSONS = {"ex01_tracing": "01_tracing", "ex02_nodes": "02_nodes", "ex03_replacing": "03_replacing",
-           "ex04_wrapping": "04_wrapping", "ex05_inserting": "05_inserting", "ex06_fusing": "06_fusing",
-           "ex07_qat": "07_qat", "ex08_pipeline": "08_pipeline"}
 COURSE = Course(ROOT)
 
 
@@ -37,7 +28,7 @@ def test_exercise_follows_the_cell_contract(assignment):
     nb = read_notebook(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
     answers = [grade_id(c) for c in answer_cells(nb)]
     tests = [grade_id(c) for c in nb.cells if is_test(c)]
-    for fn in CONTRACT[assignment]:
+    for fn in exercise(assignment).functions:
         assert answers.count(fn) == 1, f"{assignment}: no single answer cell with grade_id {fn!r}"
         assert any(t.startswith(f"test_{fn}") for t in tests), f"{assignment}: no test cell for {fn}"
     quizzes = [a for a in answers if re.fullmatch(r"quiz_q\d+", a)]
@@ -47,11 +38,113 @@ def test_exercise_follows_the_cell_contract(assignment):
     for cell in nb.cells:
         if is_test(cell):
             assert nbgrader_meta(cell).get("points", 0) > 0 and nbgrader_meta(cell).get("locked")
-    assert (ROOT / "lessons" / f"{LESSONS[assignment]}.ipynb").is_file()
+    assert (ROOT / "lessons" / f"{exercise(assignment).lesson}.ipynb").is_file()
 
 
-def test_every_curriculum_exercise_exists():
-    assert sorted(CONTRACT) == assignments()
+def test_the_list_of_exercises_is_the_solutions_folder():
+    """EXERCISES names every solutions/<id>/<id>.ipynb once, in course order, and nothing else."""
+    ids = [e.id for e in EXERCISES]
+    assert sorted(ids) == assignments() and len(set(ids)) == len(ids)
+    assert ids == sorted(ids, key=lambda i: int(i[2:4])), "EXERCISES is not in course order"
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_the_listed_functions_are_the_notebook_s_answer_cells_in_order(assignment):
+    nb = read_notebook(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
+    graded = [grade_id(c) for c in answer_cells(nb) if not re.fullmatch(r"quiz_q\d+", grade_id(c))]
+    assert graded == list(exercise(assignment).functions)
+
+
+def _names(read) -> list[str]:
+    """The function names one source lists (none when the exercise's module of that source does not exist)."""
+    try:
+        return read()
+    except ModuleNotFoundError:
+        return []
+
+
+# What every graded function needs, each from its own source: {what: (names per function, at least, exactly)}.
+def _needs(assignment: str) -> dict[str, tuple[list[str], int, int | None]]:
+    return {
+        "a check in CHECKS": (
+            _names(lambda: list(importlib.import_module(f"autograder.checks.{assignment}").CHECKS)), 1, 1),
+        "progressive hints in coursedata/hints.py": (
+            [fn for fn, hints in HINTS.get(assignment, {}).items() for _ in hints], 3, 3),
+        "mutants": (_names(lambda: [m.function for m in mutants.load(assignment)[0]]), 5, None),
+        "alternatives": (_names(lambda: [a.function for a in mutants.load(assignment)[1]]), 1, None),
+        "clauses": (_names(lambda: [c.function for c in clauses.load(assignment)]), 3, None),
+    }
+
+
+def missing_and_unknown(assignment: str) -> list[str]:
+    """What a graded function of `assignment` lacks, and what names a function EXERCISES does not list."""
+    listed = exercise(assignment).functions
+    problems = []
+    for what, (names, least, most) in _needs(assignment).items():
+        for fn in listed:
+            n = names.count(fn)
+            if n < least or (most is not None and n > most):
+                want = f"exactly {least}" if least == most else f"at least {least}"
+                problems.append(f"{assignment}.{fn}: {n} {what}, {want} expected")
+        problems += [f"{assignment}: {what} for {fn!r}, which EXERCISES does not list as a graded function"
+                     for fn in sorted(set(names) - set(listed))]
+    return problems
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_every_graded_function_has_a_check_three_hints_five_mutants_an_alternative_and_clauses(assignment):
+    problems = missing_and_unknown(assignment)
+    assert not problems, "\n".join(problems)
+
+
+def _break(monkeypatch, what: str) -> None:
+    """Take away (or add) one entry of one source of ex01_tracing, as a careless edit would."""
+    checks = importlib.import_module("autograder.checks.ex01_tracing")
+    mutants_of, alternatives_of = mutants.load("ex01_tracing")
+    if what == "no check":
+        monkeypatch.setattr(checks, "CHECKS", {k: v for k, v in checks.CHECKS.items() if k != "count_nodes"})
+    elif what == "a check of an unlisted function":
+        monkeypatch.setattr(checks, "CHECKS", {**checks.CHECKS, "count_edges": checks.CHECKS["count_nodes"]})
+    elif what == "two hints":
+        monkeypatch.setitem(HINTS, "ex01_tracing", {**HINTS["ex01_tracing"], "count_nodes":
+                                                    HINTS["ex01_tracing"]["count_nodes"][:2]})
+    elif what == "hints of an unlisted function":
+        monkeypatch.setitem(HINTS, "ex01_tracing", {**HINTS["ex01_tracing"], "count_edges": ["a", "b", "c"]})
+    elif what in ("four mutants", "a mutant of an unlisted function", "no alternative"):
+        if what == "four mutants":
+            drop = [m for m in mutants_of if m.function == "count_nodes"][4:]
+            mutants_of = [m for m in mutants_of if m not in drop]
+        elif what == "a mutant of an unlisted function":
+            mutants_of = mutants_of + [mutants.Mutant("count_edges", "x", hint="x", edits=(("a", "b"),))]
+        else:
+            alternatives_of = [a for a in alternatives_of if a.function != "count_nodes"]
+        monkeypatch.setattr(mutants, "load", lambda assignment: (mutants_of, alternatives_of))
+    elif what == "two clauses":
+        kept = [c for c in clauses.load("ex01_tracing") if c.function == "count_nodes"][:2]
+        rest = [c for c in clauses.load("ex01_tracing") if c.function != "count_nodes"]
+        monkeypatch.setattr(clauses, "load", lambda assignment: rest + kept)
+    else:
+        raise AssertionError(what)
+
+
+@pytest.mark.parametrize("what,said", [
+    ("no check", "ex01_tracing.count_nodes: 0 a check in CHECKS, exactly 1 expected"),
+    ("a check of an unlisted function", "a check in CHECKS for 'count_edges', which EXERCISES does not list"),
+    ("two hints", "ex01_tracing.count_nodes: 2 progressive hints in coursedata/hints.py, exactly 3 expected"),
+    ("hints of an unlisted function", "progressive hints in coursedata/hints.py for 'count_edges'"),
+    ("four mutants", "ex01_tracing.count_nodes: 4 mutants, at least 5 expected"),
+    ("a mutant of an unlisted function", "mutants for 'count_edges', which EXERCISES does not list"),
+    ("no alternative", "ex01_tracing.count_nodes: 0 alternatives, at least 1 expected"),
+    ("two clauses", "ex01_tracing.count_nodes: 2 clauses, at least 3 expected"),
+])
+def test_a_missing_or_unknown_entry_is_reported_by_name(monkeypatch, what, said):
+    assert missing_and_unknown("ex01_tracing") == []
+    _break(monkeypatch, what)
+    assert said in "\n".join(missing_and_unknown("ex01_tracing"))
+
+
+def test_hints_name_only_listed_exercises():
+    assert set(HINTS) <= {e.id for e in EXERCISES}, sorted(set(HINTS) - {e.id for e in EXERCISES})
 
 
 @pytest.mark.parametrize("assignment", assignments())
@@ -100,8 +193,8 @@ def test_solution_notebook_runs_in_a_fresh_kernel_with_every_test_cell_passing(a
 
 @pytest.mark.kernel
 @pytest.mark.parametrize("lesson", lessons(), ids=[p.stem for p in lessons()])
-def test_lesson_runs_top_to_bottom_in_a_fresh_kernel(lesson: Path, site_build):
-    nb = site_build.executed_lesson(lesson)  # run once per test run, by the site's build (conftest)
+def test_lesson_runs_top_to_bottom_in_a_fresh_kernel(lesson: Path):
+    nb = execute(lesson, timeout=600)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
 

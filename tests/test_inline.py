@@ -19,6 +19,7 @@ from autograder.coursedata.hints import HINTS
 from autograder.learner.commands import watch_loop
 from autograder.coursedata.mutants import load
 from autograder.grader.notebook import read_notebook
+from autograder.grader.validate import mutant_cell
 from autograder.learner.progress import ProgressView, _test_name, _untouched, collect
 from conftest import EX01_RIGHT, ROOT
 
@@ -123,7 +124,7 @@ def test_wrong_answers_get_the_same_message_as_the_graders_test_cells():
 
 @pytest.mark.parametrize("mutant", load("ex01_tracing")[0], ids=lambda m: f"{m.function}: {m.why}")
 def test_with_hidden_cases_every_known_wrong_answer_fails_with_its_hint(mutant):
-    ns = kernel(answer=mutant.source)
+    ns = kernel(answer=mutant_cell(read_notebook(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb"), mutant))
     row = inline.check(mutant.function, namespace=ns, hidden=True).rows[0]
     assert not row.passed
     assert mutant.hint in row.message + " " + (row.hint or "")

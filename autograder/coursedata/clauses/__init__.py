@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from autograder.coursedata.mutants import apply_edits, load as load_mutants
+
 __all__ = ["Clause", "load", "killer_source", "clause_cases"]
 
 
@@ -37,19 +39,13 @@ def killer_source(assignment: str, clause: Clause, solution_cell: str) -> str:
         return clause.source
     if clause.patch is not None:
         pairs = clause.patch if isinstance(clause.patch[0], tuple) else (clause.patch,)
-        for old, new in pairs:
-            if solution_cell.count(old) != 1:
-                raise ValueError(f"{assignment}.{clause.function}: the patch of clause {clause.rule!r} does not "
-                                 f"match the solution exactly once ({solution_cell.count(old)} times): {old!r}")
-            solution_cell = solution_cell.replace(old, new)
-        return solution_cell
+        return apply_edits(solution_cell, pairs, f"{assignment}.{clause.function}: the patch of clause {clause.rule!r}")
     if clause.mutant is not None:
-        from autograder.coursedata.mutants import load as load_mutants
         mutants, _ = load_mutants(assignment)
         found = [m for m in mutants if m.function == clause.function and m.why == clause.mutant]
         if len(found) != 1:
             raise ValueError(f"{assignment}.{clause.function}: no hand-written mutant {clause.mutant!r}")
-        return found[0].source
+        return found[0].cell(solution_cell)
     raise ValueError(f"{assignment}.{clause.function}: clause {clause.rule!r} has no answer that ignores it")
 
 
