@@ -193,8 +193,8 @@ def test_solution_notebook_runs_in_a_fresh_kernel_with_every_test_cell_passing(a
 
 @pytest.mark.kernel
 @pytest.mark.parametrize("lesson", lessons(), ids=[p.stem for p in lessons()])
-def test_lesson_runs_top_to_bottom_in_a_fresh_kernel(lesson: Path):
-    nb = execute(lesson, timeout=600)
+def test_lesson_runs_top_to_bottom_in_a_fresh_kernel(lesson: Path, site_build):
+    nb = site_build.executed_lesson(lesson)  # run once per test run, by the site's build (conftest)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
 
