@@ -2,10 +2,11 @@
 home per process: each pytest-xdist worker has its own).
 
 Under pytest-xdist (`make test` runs `pytest -n 2 --dist loadgroup`), the modules named in XDIST_GROUPS run
-whole on one worker: their module fixtures (a JupyterHub with its Unix users, a PostgreSQL server, a JupyterLab,
-the site build, the benchmarks' smoke run, a dask cluster) start once, and nothing else of theirs runs beside
-them. What several modules need from one expensive run (the site build, which executes every lesson) is made
-once per test run, whichever worker asks first, in a folder the workers share (`shared_folder`).
+whole on one worker, one test after the other: their module fixtures (a JupyterHub with its Unix users, a
+PostgreSQL server, a JupyterLab and chromium, the site build, the benchmarks' smoke run, a dask cluster, a
+graded class) start once per run, never twice at a time. What several modules need from one expensive run (the
+site build, which executes every lesson) is made once per test run, whichever worker asks first, in a folder
+the workers share (`shared_folder`).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import nbformat
 import pytest
 
 import _timing
+import _xdist
 
 ROOT = Path(__file__).resolve().parent.parent
 # ex01's graded functions answered correctly, written the way a learner would (not copied from solutions/)
@@ -66,31 +68,13 @@ XDIST_GROUPS = {
     "test_postgres.py": "postgres",
     "test_benchmarks_smoke.py": "benchmarks",
     "test_cluster.py": "cluster",
+    "test_instructor.py": "instructor",  # its tests share one graded class, which they regrade in turn
 }
-
-
-def xdist_group(nodeid: str) -> str | None:
-    """The XDIST_GROUPS group of a test id (tests/test_x.py::test_y[param]), or None."""
-    path, _, test = nodeid.partition("::")
-    module = path.rsplit("/", 1)[-1]
-    return XDIST_GROUPS.get(f"{module}::{test.split('[', 1)[0]}") or XDIST_GROUPS.get(module)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """`--dist loadgroup` by XDIST_GROUPS: each group is one unit of work, every other test one of its own, the
-    largest units sent first. (pytest-xdist's own loadgroup reads xdist_group marks through a test id suffix
-    that pytest 9 no longer keeps, so it would split the groups.)"""
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class GroupScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            group = xdist_group(nodeid)
-            return f"group:{group}" if group else nodeid
-
-    return GroupScheduling(config, log)
+    return _xdist.scheduler(config, log, XDIST_GROUPS)  # --dist loadgroup by XDIST_GROUPS
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -1,5 +1,6 @@
-"""tests/_timing.py, the per-file times of a run, under pytest-xdist as make test runs it; and a run that finds no test
-fails (pytest's exit code 5 stays 5 under xdist), so CI cannot pass on an empty selection."""
+"""How make test runs the suite: tests/_timing.py's per-file times under pytest-xdist; tests/_xdist.py's groups,
+each run whole on one worker; and a run that selects no test fails (pytest's exit code 5 stays 5 under xdist),
+so CI cannot pass on an empty selection."""
 from __future__ import annotations
 
 import os
@@ -47,3 +48,31 @@ def test_every_file_gets_its_time_and_test_count_slowest_first_under_xdist(tmp_p
 def test_a_run_that_selects_no_test_fails_with_exit_code_5(tmp_path):
     r = _run(tmp_path, "-n", "2", "--dist", "loadgroup", "-k", "no_such_test")
     assert r.returncode == 5, r.stdout + r.stderr
+
+
+GROUPED = {
+    "conftest.py": ("import _xdist\n\nGROUPS = {'test_a.py': 'a', 'test_b.py::test_paired': 'b'}\n\n"
+                    "def pytest_xdist_make_scheduler(config, log):\n"
+                    "    return _xdist.scheduler(config, log, GROUPS)\n"),
+    "test_a.py": ("import os, time, pytest\n\n@pytest.mark.parametrize('n', range(4))\ndef test_a(n):\n"
+                  "    time.sleep(0.2)\n    print(n, os.environ['PYTEST_XDIST_WORKER'], file=open('a.log', 'a'))\n"),
+    "test_b.py": ("import os, pytest\n\n@pytest.mark.parametrize('n', range(3))\ndef test_paired(n):\n"
+                  "    print(n, os.environ['PYTEST_XDIST_WORKER'], file=open('b.log', 'a'))\n\n"
+                  "@pytest.mark.parametrize('n', range(6))\ndef test_free(n):\n"
+                  "    print(n, os.environ['PYTEST_XDIST_WORKER'], file=open('free.log', 'a'))\n"),
+}
+
+
+def test_each_group_runs_whole_on_one_worker(tmp_path):
+    for name, text in GROUPED.items():
+        (tmp_path / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
+    env["PYTHONPATH"] = str(HERE)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "--dist",
+                        "loadgroup"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    ran = {log: [line.split() for line in (tmp_path / f"{log}.log").read_text().splitlines()]
+           for log in ("a", "b", "free")}
+    assert sorted(int(n) for n, _ in ran["a"]) == [0, 1, 2, 3] and len({w for _, w in ran["a"]}) == 1, ran
+    assert sorted(int(n) for n, _ in ran["b"]) == [0, 1, 2] and len({w for _, w in ran["b"]}) == 1, ran
+    assert len(ran["free"]) == 6
