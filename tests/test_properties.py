@@ -1,8 +1,10 @@
 """Property-based cases: the solutions' passes of ex03, ex05, ex06 and ex08 on random models drawn by Hypothesis,
-judged against the eager model. Derandomized (a fixed seed): a failure reproduces on every machine and in CI."""
+judged against the eager model; the check library's runner and shared helpers on drawn cases and tensors.
+Derandomized (a fixed seed): a failure reproduces on every machine and in CI."""
 from __future__ import annotations
 
 import copy
+import itertools
 import warnings
 from collections import Counter
 
@@ -11,8 +13,12 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from autograder.checks import run_check
+from autograder.checks.evidence import flat_outputs, unravel, worst_difference
 from autograder.checks.ex03_replacing import RELU_TO_GELU, _EagerSwap
+from autograder.checks.framework import Case, Check, CheckFailed, get_check, run_cases
 from autograder.grader.notebook import answer_namespace, read_notebook
 from conftest import ROOT
 from strategies import convnets, mlps
@@ -34,13 +40,9 @@ def solution(assignment: str) -> dict:
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
-def _flat(out) -> list[torch.Tensor]:
-    return list(out) if isinstance(out, tuple) else [out]
-
-
 def assert_same(got, expected) -> None:
     """Equal within the tolerance of the dtype: tight for float64, float32's otherwise."""
-    got, expected = _flat(got), _flat(expected)
+    got, expected = flat_outputs(got), flat_outputs(expected)
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.shape == e.shape
@@ -205,3 +207,74 @@ def fuse_consecutive_linears(gm):
     gm.recompile()
     return gm
 """
+
+
+# ------------------------------------------------------------------------------ the runner and the helpers
+
+def _verdict_check(verdicts: list[bool]) -> Check:
+    """A check whose case i passes exactly when verdicts[i] (the judge reads it from the case's data)."""
+    def judge(case, ev):
+        if not case.data["ok"]:
+            raise CheckFailed(f"case {case.label} is wrong, expected {ev * 2}", "a hint")
+
+    cases = [Case(str(i), lambda i=i: (i,), data={"ok": ok}) for i, ok in enumerate(verdicts)]
+    return Check("double", lambda hidden: cases, lambda result, args: result, judge)
+
+
+@SETTINGS
+@given(st.lists(st.booleans(), min_size=1, max_size=8))
+def test_run_cases_judges_every_case_in_order_or_stops_at_the_first_failure(verdicts):
+    check = _verdict_check(verdicts)
+    every = run_cases(check, lambda i: i, check.cases(False), stop_at_first=False)
+    assert [r.label for r in every] == [str(i) for i in range(len(verdicts))]
+    assert [r.passed for r in every] == verdicts
+    first = run_cases(check, lambda i: i, check.cases(False))
+    end = verdicts.index(False) + 1 if False in verdicts else len(verdicts)
+    assert first == every[:end]
+    for r in every:
+        assert r.text == (r.message if r.passed else f"double on {r.label}: case {r.label} is wrong, "
+                          f"expected {int(r.label) * 2}\nHint: a hint")
+
+
+@SETTINGS
+@given(st.lists(st.booleans(), min_size=1, max_size=8))
+def test_run_cases_stops_after_a_released_stub_and_says_a_broken_case_is_the_checks_fault(verdicts):
+    check = _verdict_check(verdicts)
+
+    def stub(i):
+        raise NotImplementedError()
+
+    (only,) = run_cases(check, stub, check.cases(False), stop_at_first=False)
+    assert not only.passed and "not implemented yet" in only.message
+
+    def broken():
+        raise ValueError("no inputs")
+
+    results = run_cases(check, lambda i: i, [Case("broken", broken)] + check.cases(False), stop_at_first=False)
+    assert results[0].message == "the check itself failed on broken: ValueError: no inputs"
+    assert [r.passed for r in results[1:]] == verdicts
+
+
+def test_run_check_raises_the_message_run_cases_gives():
+    def wrong(gm, op=None):
+        return 0
+
+    check = get_check("ex01_tracing", "count_nodes")
+    first = next(r for r in run_cases(check, wrong, check.cases(False)) if not r.passed)
+    with pytest.raises(CheckFailed) as failed:
+        run_check("ex01_tracing", "count_nodes", wrong)
+    assert str(failed.value) == first.text
+
+
+@SETTINGS
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
+def test_worst_difference_names_the_largest_difference_and_its_index(shape, data):
+    cells = list(itertools.product(*map(range, shape)))
+    flat = data.draw(st.integers(0, len(cells) - 1))
+    assert unravel(flat, tuple(shape)) == cells[flat]
+    expected = torch.randn(*shape, generator=torch.Generator().manual_seed(flat), dtype=torch.float64)
+    got = expected + 0.25 * torch.rand(*shape, generator=torch.Generator().manual_seed(flat + 1), dtype=torch.float64)
+    got[cells[flat]] = expected[cells[flat]] + 3.0
+    text = worst_difference(got, expected)
+    assert text.startswith(f"differs by up to 3 at index {cells[flat]} ")
+    assert f"expected {float(expected[cells[flat]]):.6g})" in text

@@ -19,7 +19,7 @@ from autograder.checks.framework import CheckFailed
 __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
     "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
-    "max_difference", "lint_error", "expect_lint", "stale_code", "EvidenceLimits", "EvidenceError",
+    "max_difference", "first_far_tensor", "lint_error", "expect_lint", "stale_code", "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
 ]
 
@@ -89,7 +89,7 @@ def graph_module_evidence(result: Any, function: str, inputs: Sequence[torch.Ten
                 # an import that costs seconds the first time a learner's graph raises.
                 outputs.append(result.forward(*x) if isinstance(x, tuple) else result.forward(x))
             except Exception as exc:
-                raise CheckFailed(f"the returned GraphModule raised {type(exc).__name__} when run: {exc}") from None
+                raise CheckFailed(f"the returned GraphModule raised {type(exc).__name__}: {exc} when run") from None
     evidence["outputs"] = outputs
     return evidence
 
@@ -158,6 +158,21 @@ def worst_difference(got: torch.Tensor, expected: torch.Tensor) -> str:
 def max_difference(got: torch.Tensor, expected: torch.Tensor) -> float:
     """The largest absolute difference of two tensors of one shape (0.0 when they are empty)."""
     return float((got.double() - expected.double()).abs().max()) if got.numel() else 0.0
+
+
+def first_far_tensor(got: dict, expected: dict, atol: float = 1e-5, rtol: float = 1e-4) -> str | None:
+    """The first tensor of `expected` (a name -> tensor dict) that `got` does not match, in words, or None."""
+    if set(got) != set(expected):
+        missing = sorted(set(expected) - set(got))
+        return (f"tensors {missing[:3]} are missing" if missing
+                else f"unexpected tensors {sorted(set(got) - set(expected))[:3]}")
+    for name in expected:
+        x, y = got[name], expected[name]
+        if x.shape != y.shape:
+            return f"'{name}' has shape {tuple(x.shape)}, expected {tuple(y.shape)}"
+        if not torch.allclose(x.double(), y.double(), atol=atol, rtol=rtol, equal_nan=True):
+            return f"'{name}' differs by up to {max_difference(x, y):.3g}"
+    return None
 
 
 def flat_outputs(out: Any) -> list:

@@ -27,7 +27,7 @@ RECOMPILE_HINT = "call gm.recompile() after changing the graph, so gm.code and f
 def _judge_numbers(ev: dict, reference: list, hint: str | None = None) -> None:
     run = ev["run"]
     if "error" in run:
-        raise CheckFailed(f"the returned GraphModule raised when run: {run['error']}",
+        raise CheckFailed(f"the returned GraphModule raised {run['error']} when run",
                           hint or "run graph.lint() and print gm.code to see which line is wrong")
     got = run["outputs"]
     expect(len(got) == len(reference), f"the returned GraphModule gives {len(got)} outputs, expected "

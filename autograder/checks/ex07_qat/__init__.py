@@ -11,6 +11,7 @@ decides a verdict.
 """
 from __future__ import annotations
 
+from autograder.checks.evidence import max_difference as _max_diff  # the tests' name for it
 from autograder.checks.framework import Check
 from autograder.checks.ex07_qat.cases import (
     _count_cases, _count_reference, _ft_cases, _handmade, _int8_cases, _prep_cases, _size_cases,
@@ -19,7 +20,7 @@ from autograder.checks.ex07_qat.evidence import (
     _count_evidence, _ft_evidence, _int8_evidence, _int8_reference, _prep_evidence, _size_evidence,
 )
 from autograder.checks.ex07_qat.judges import (
-    _count_judge, _ft_judge, _int8_judge, _loss, _max_diff, _prep_judge, _size_judge,
+    _count_judge, _ft_judge, _int8_judge, _loss, _prep_judge, _size_judge,
 )
 
 __all__ = ["CHECKS", "_count_reference", "_handmade", "_int8_reference", "_loss", "_max_diff"]

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observer
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import expect, max_difference
+from autograder.checks.evidence import expect, first_far_tensor, max_difference
 from autograder.checks.ex07_qat.cases import _count_reference, _silent
 from autograder.checks.ex07_qat.evidence import _int8_reference, _prep_reference
 
@@ -48,7 +48,6 @@ def _node_text(row: tuple) -> str:
     return f"{op} {target}{kind}{kw}"
 
 
-_max_diff = max_difference
 MAPPING_HINT = ("build the mapping with get_default_qat_qconfig_mapping(backend) for the backend you are given: "
                 "it sets the right quantization range and weight scheme for that backend, and gives sigmoid/tanh "
                 "their fixed-qparams fake-quants (a mapping with only a global qconfig does not)")
@@ -120,7 +119,7 @@ def _prep_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"the prepared model could not run in eval mode: {out}")
     expect(out.shape == exp.shape and torch.allclose(out, exp, rtol=1e-5, atol=1e-5),
            f"outputs of the prepared model (eval mode) differ from the reference by up to "
-           f"{_max_diff(out, exp) if out.shape == exp.shape else float('inf'):.3g}",
+           f"{max_difference(out, exp) if out.shape == exp.shape else float('inf'):.3g}",
            "do not change the weights: prepare the model you are given")
 
 
@@ -246,20 +245,6 @@ def _state(model: nn.Module) -> dict:
             "buffers": {n: b.detach().clone() for n, b in model.named_buffers() if b.is_floating_point()}}
 
 
-def _far(a: dict, b: dict, atol: float = 1e-5, rtol: float = 1e-4) -> str | None:
-    """The first tensor of `b` that `a` does not match, or None."""
-    if set(a) != set(b):
-        missing = sorted(set(b) - set(a))
-        return f"tensors {missing[:3]} are missing" if missing else f"unexpected tensors {sorted(set(a) - set(b))[:3]}"
-    for name in b:
-        x, y = a[name], b[name]
-        if x.shape != y.shape:
-            return f"'{name}' has shape {tuple(x.shape)}, expected {tuple(y.shape)}"
-        if not torch.allclose(x.double(), y.double(), atol=atol, rtol=rtol, equal_nan=True):
-            return f"'{name}' differs by up to {_max_diff(x, y):.3g}"
-    return None
-
-
 def _loss(model: nn.Module, batches: list) -> float:
     m = copy.deepcopy(model).eval()
     m.apply(disable_observer)
@@ -302,14 +287,14 @@ def _ft_judge(case: Case, ev: dict) -> None:
                           "call prepared.train() at the start and leave the model in train mode: switch to eval "
                           "only to evaluate or convert")
     steps = case.data["steps"]
-    mismatch = _far(ev["params"], ref["final"]["params"])
+    mismatch = first_far_tensor(ev["params"], ref["final"]["params"])
     if mismatch is not None:
-        if steps > 0 and _far(ev["params"], ref["initial"]["params"], atol=0, rtol=0) is None:
+        if steps > 0 and first_far_tensor(ev["params"], ref["initial"]["params"], atol=0, rtol=0) is None:
             raise CheckFailed(f"the parameters of the prepared model did not change after {steps} steps",
                               "train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); "
                               "each step zero_grad, loss.backward(), optimizer.step()")
         hint = next((text for variant, text in VARIANT_HINTS.items()
-                     if (params := _variant_params(case, variant)) is not None and _far(ev["params"], params) is None),
+                     if (params := _variant_params(case, variant)) is not None and first_far_tensor(ev["params"], params) is None),
                     None)
         before, after = _reference("qat_finetune losses", case, _ft_losses)
         raise CheckFailed(
@@ -317,7 +302,7 @@ def _ft_judge(case: Case, ev: dict) -> None:
             f"(the reference takes the mean loss on the batches from {before:.4f} to {after:.4f})",
             hint or "each step: x, y = batches[i % len(batches)]; optimizer.zero_grad(); "
                     "F.cross_entropy(prepared(x), y).backward(); optimizer.step(), with torch.optim.SGD(lr=lr)")
-    mismatch = _far(ev["buffers"], ref["final"]["buffers"])
+    mismatch = first_far_tensor(ev["buffers"], ref["final"]["buffers"])
     if mismatch is not None:
         raise CheckFailed(f"the parameters match but the fake-quant/batch-norm statistics do not: {mismatch}",
                           VARIANT_HINTS["extra_forward_after"])
@@ -356,7 +341,7 @@ def _int8_judge(case: Case, ev: dict) -> None:
     if out.shape != exp.shape:
         raise CheckFailed(f"output shape {tuple(out.shape)}, expected {tuple(exp.shape)}")
     tol = max(ref["out_scale"], 1e-4) * 1.01
-    d_ref, d_fake = _max_diff(out, exp), _max_diff(out, fake)
+    d_ref, d_fake = max_difference(out, exp), max_difference(out, fake)
     expect(d_ref <= tol,
            f"outputs differ from convert_fx's by up to {d_ref:.3g} (one output quantization step is "
            f"{ref['out_scale']:.3g}); from the prepared model in eval mode by {d_fake:.3g}",
