@@ -1,4 +1,4 @@
-"""fxcourse's grader: the check library, notebook restoration, the hardened runner and the CLI."""
+"""The course's autograder (its layers: ARCHITECTURE.md); importing it spares every process one slow optional import."""
 import sys as _sys
 
 # jsonschema (under nbformat and nbgrader) imports the optional `rfc3987_syntax` format checker when it is

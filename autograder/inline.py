@@ -5,8 +5,8 @@
     check("node_summary")    # one function; check("q1") one quiz question
     hint("node_summary")     # the next hint for it: one more each time you ask
 
-`check` runs the course's own checks (autograder.checks.framework: get_check, collect_evidence, judge_evidence,
-judge_quiz), the ones `fxcourse check` and the graders use, on the functions this kernel has defined. It runs
+`check` runs the course's own checks (autograder.checks.framework: get_check, run_cases; quiz answers through
+autograder.coursedata.quizzes), the ones `fxcourse check` and the graders use, on the functions this kernel has defined. It runs
 here, in the notebook's kernel: it is quick, and it is not hardened (an endless loop needs Kernel > Interrupt).
 It applies the visible cases; `fxcourse check` runs the notebook in a jailed worker with the hidden tests too,
 and its score is the one that counts. Quiz answers are judged where the course carries its answer keys
@@ -18,24 +18,22 @@ from __future__ import annotations
 
 import ast
 import html
-import importlib
 import json
 import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from autograder.checks.framework import QUIZ_CHOICES, CaseResult, collect_evidence, get_check, judge_evidence, quiz_evidence
-from autograder.coursedata.hints import HINTS
+from autograder.checks.framework import QUIZ_CHOICES, get_check, quiz_evidence
+from autograder.coursedata.exercises import EXERCISES
 from autograder.coursedata.quizzes import judge as _judge_quiz, lookup as _quiz_lookup
+from autograder.learner.hints import HintView, code_html, hints_for, next_hint
 
 __all__ = ["check", "hint", "progress", "function_index", "assignment_of", "quiz_questions", "hints_for",
            "CheckRow", "InlineReport", "HintView", "reset_hints"]
-
-CHECKS_DIR = Path(__file__).resolve().parent / "checks"
 
 # The cells every exercise notebook ends with (before its summary), in solutions/ and so in the release: a plain
 # markdown cell and a plain code cell, without nbgrader metadata. The grader's worker skips check() (_in_grader).
@@ -54,52 +52,13 @@ _MISSING = object()
 
 # ----------------------------------------------------------------------------------- which exercise
 
-def _literal_keys(path: Path) -> tuple[str, ...] | None:
-    """The string keys of the module-level `CHECKS = {...}` of a check module, read without importing it."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return None
-    for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(
-            node, "target", None) if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and target.id == "CHECKS" and isinstance(node.value, ast.Dict):
-            keys = node.value.keys
-            if keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys):
-                return tuple(k.value for k in keys)
-    return None
-
-
-_INDEX_CACHE: dict[Path, tuple[int, tuple[str, ...] | None]] = {}
-
-
 def function_index() -> dict[str, tuple[str, ...]]:
-    """{assignment: its graded functions, in CHECKS order}, from autograder/checks/exNN_*.py.
-
-    The CHECKS dicts are read from the source (cached until the file changes), so finding an exercise imports
-    none of them; a module whose CHECKS is not a literal dict is imported instead.
-    """
-    out: dict[str, tuple[str, ...]] = {}
-    for path in sorted(CHECKS_DIR.glob("ex[0-9][0-9]_*.py")):
-        try:
-            mtime = path.stat().st_mtime_ns
-        except OSError:
-            continue
-        cached = _INDEX_CACHE.get(path)
-        if cached is None or cached[0] != mtime:
-            cached = _INDEX_CACHE[path] = (mtime, _literal_keys(path))
-        names = cached[1]
-        if names is None:
-            try:
-                names = tuple(importlib.import_module(f"autograder.checks.{path.stem}").CHECKS)
-            except Exception:  # a broken check module must not hide the others
-                continue
-        out[path.stem] = names
-    return out
+    """{assignment: its graded functions, in notebook order}, from autograder/coursedata/exercises.py."""
+    return {e.id: e.functions for e in EXERCISES}
 
 
 def assignment_of(function: str) -> str | None:
-    """The exercise whose CHECKS has `function`, or None."""
+    """The exercise that grades `function`, or None."""
     return next((a for a, fns in function_index().items() if function in fns), None)
 
 
@@ -273,79 +232,9 @@ def quiz_questions(assignment: str, namespace: dict | None = None) -> list[tuple
 _SHOWN: dict[tuple[str, str], int] = {}  # (assignment, function) -> hints shown in this kernel session
 
 
-def hints_for(assignment: str, function: str) -> list[str]:
-    """The progressive hints written for a function (autograder/coursedata/hints.py), maybe none."""
-    return list(HINTS.get(assignment, {}).get(function, []))
-
-
 def reset_hints() -> None:
     """Forget which hints this kernel session has shown."""
     _SHOWN.clear()
-
-
-def _code_html(text: str) -> str:
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
-
-
-@dataclass
-class HintView:
-    """One hint to show: number `number` of `total` for a function (number 0: none to show, `text` says why)."""
-
-    assignment: str
-    function: str
-    number: int
-    total: int
-    text: str
-    earlier: list[str] = field(default_factory=list)
-
-    @property
-    def exhausted(self) -> bool:
-        return self.total > 0 and self.number > self.total
-
-    def lines(self) -> list[str]:
-        if self.number == 0:
-            return [self.text]
-        if self.exhausted:
-            return [f"All {self.total} hints for {self.function} were shown:"] + [
-                f"  {i}. {h}" for i, h in enumerate(self.earlier, 1)]
-        out = [f"Hint {self.number} of {self.total} for {self.function}: {self.text}"]
-        if self.number < self.total:
-            out.append(f"(ask again for hint {self.number + 1})")
-        else:
-            out.append("(that was the last hint)")
-        return out
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_html_(self) -> str:
-        if self.number == 0:
-            body = _code_html(self.text)
-        elif self.exhausted:
-            items = "".join(f"<li>{_code_html(h)}</li>" for h in self.earlier)
-            body = f"<b>All {self.total} hints for <code>{html.escape(self.function)}</code></b><ol>{items}</ol>"
-        else:
-            more = (f"ask again for hint {self.number + 1}" if self.number < self.total else "that was the last hint")
-            body = (f"<b>Hint {self.number} of {self.total} for <code>{html.escape(self.function)}</code>:</b> "
-                    f"{_code_html(self.text)} <span style='opacity:.7'>({more})</span>")
-        return (f"<div class='fxcourse-hint' data-function='{html.escape(self.function)}' "
-                f"data-number='{self.number}' style='border-left:4px solid #f9a825;padding:4px 10px;"
-                f"background:rgba(249,168,37,.08)'>{body}</div>")
-
-
-def next_hint(assignment: str, function: str, shown: int) -> HintView:
-    """The hint after the `shown` ones already seen (state is the caller's: kernel session or a JSON file)."""
-    hints = hints_for(assignment, function)
-    if not hints:
-        return HintView(assignment, function, 0, 0,
-                        f"No hints are written for {function} yet: the message of its failing check says what "
-                        f"was expected and what to try.")
-    if shown >= len(hints):
-        return HintView(assignment, function, len(hints) + 1, len(hints), "", hints)
-    return HintView(assignment, function, shown + 1, len(hints), hints[shown], hints[:shown])
 
 
 def hint(function: str | None = None, *, assignment: str | None = None, namespace: dict | None = None) -> HintView:
@@ -433,7 +322,7 @@ class InlineReport:
 
     def _repr_html_(self) -> str:
         if self.note:
-            return f"<div class='fxcourse-check' data-passed='false'>{_code_html(self.note)}</div>"
+            return f"<div class='fxcourse-check' data-passed='false'>{code_html(self.note)}</div>"
         rows = []
         for r in self.rows:
             color = "#2e7d32" if r.passed else "#c62828"
@@ -441,7 +330,7 @@ class InlineReport:
             cases = f"{r.cases_passed}/{r.cases}" if r.kind == "function" else "quiz"
             extra = ""
             if not r.passed and r.hint:
-                extra += f"<div><i>Try:</i> {_code_html(r.hint)}</div>"
+                extra += f"<div><i>Try:</i> {code_html(r.hint)}</div>"
             if not r.passed and r.more_hints:
                 extra += (f"<div style='opacity:.75'>Stuck? <code>hint({html.escape(repr(r.name))})</code> "
                           f"gives a hint ({r.more_hints} left)</div>")
@@ -451,11 +340,11 @@ class InlineReport:
                 f"<td style='color:{color};font-weight:bold;text-align:center'>{mark}</td>"
                 f"<td style='text-align:left'><code>{html.escape(r.name)}</code></td>"
                 f"<td style='text-align:right'>{cases}</td>"
-                f"<td style='text-align:left'>{_code_html(r.message)}{extra}</td></tr>")
+                f"<td style='text-align:left'>{code_html(r.message)}{extra}</td></tr>")
         return (f"<div class='fxcourse-check' data-assignment='{html.escape(self.assignment)}' "
                 f"data-passed='{str(self.passed).lower()}'>"
                 f"<p style='margin:2px 0'><b>{html.escape(self._headline().split(':')[0])}</b>:"
-                f"{_code_html(self._headline().split(':', 1)[1])}</p>"
+                f"{code_html(self._headline().split(':', 1)[1])}</p>"
                 "<table><thead><tr><th></th><th style='text-align:left'>check</th><th>cases</th>"
                 "<th style='text-align:left'>result</th></tr></thead><tbody>"
                 + "".join(rows) + "</tbody></table></div>")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.cli import NBGRADER_LAUNCH
+from autograder.grader.nbgrader import NBGRADER_LAUNCH
 
 from .common import ROOT, Config, Job, Section, Skip, Table, Target, children_cpu, load_average, run_cmd
 

@@ -95,30 +95,32 @@ def test_usage_errors_exit_2():
 # ------------------------------------------------------------- fxcourse grade: one nbgrader process per group
 
 def _fake_nbgrader(monkeypatch, tmp_path, lines: list[str], code: int) -> list[str]:
-    """Make `_grade_batch` start a script that prints nbgrader's log lines and exits with `code`; return the
-    list the one-student fallback (`_autograde`) appends to."""
-    from autograder import cli
+    """Make `grade_batch` start a script that prints nbgrader's log lines and exits with `code`; return the
+    list the one-student fallback (`autograde_one`) appends to."""
+    from autograder.grader import batch
 
     script = tmp_path / "fake_nbgrader.py"
     script.write_text("import sys\nfor line in %r:\n    print(line, flush=True)\nsys.exit(%d)\n" % (lines, code))
-    monkeypatch.setattr(cli, "_nbgrader_cmd", lambda course, *argv, db=None: ([sys.executable, str(script)], None))
+    monkeypatch.setattr(batch, "nbgrader_command",
+                        lambda course, *argv, db=None: ([sys.executable, str(script)], None))
     retried: list[str] = []
 
     def one(course, name, student, graders):
         retried.append(student)
         return subprocess.CompletedProcess([], 0, "", ""), 1.0
 
-    monkeypatch.setattr(cli, "_autograde", one)
+    monkeypatch.setattr(batch, "autograde_one", one)
     return retried
 
 
 def _grade(students, everyone=None):
     from types import SimpleNamespace
 
-    from autograder import cli
+    from autograder.grader.batch import grade_batch
+    from autograder.grader.grade_progress import GradeProgress
 
-    progress = cli._Progress(len(students))
-    cli._grade_batch(SimpleNamespace(root=ROOT), "A", students, everyone or students, progress)
+    progress = GradeProgress(len(students))
+    grade_batch(SimpleNamespace(root=ROOT), "A", students, everyone or students, progress)
     return progress
 
 
@@ -162,21 +164,21 @@ def test_grade_batch_leaves_odd_student_ids_to_one_process_each(monkeypatch, tmp
     assert retried == ["ann", "b,en"]
 
 
-
 def test_grade_batch_stops_when_interrupted_and_starts_nothing_more(monkeypatch, tmp_path, capsys):
     import threading
     import time
 
     from types import SimpleNamespace
 
-    from autograder import cli
+    from autograder.grader.batch import Graders, grade_batch
+    from autograder.grader.grade_progress import GradeProgress
 
     retried = _fake_nbgrader(monkeypatch, tmp_path, ["[AutogradeApp | INFO] Creating/updating student with ID "
                                                      "'ann': {}"], code=0)
     script = tmp_path / "fake_nbgrader.py"
     script.write_text(script.read_text().replace("sys.exit(0)", "import time\ntime.sleep(60)\nsys.exit(0)"))
-    graders, progress = cli._Graders(), cli._Progress(3)
-    batch = threading.Thread(target=cli._grade_batch, args=(SimpleNamespace(root=ROOT), "A", ["ann", "ben", "cat"],
+    graders, progress = Graders(), GradeProgress(3)
+    batch = threading.Thread(target=grade_batch, args=(SimpleNamespace(root=ROOT), "A", ["ann", "ben", "cat"],
                                                             ["ann", "ben", "cat"], progress, graders))
     batch.start()
     while not graders._procs:

@@ -277,7 +277,9 @@ def killing_task(assignment, sources, files, student):
 
 
 def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_on(dask, reference, tmp_path):
-    from autograder.grader.cluster import GradeProgress, Gradebook, collect_submissions, grade_on_cluster
+    from autograder.grader.cluster import collect_submissions, grade_on_cluster
+    from autograder.grader.grade_progress import GradeProgress
+    from autograder.grader.gradebook import Gradebook
 
     root = new_course(tmp_path, ["a_correct", "c_wrong"])
     hand_in(root, "b_poison", "correct")
@@ -368,7 +370,7 @@ def test_a_lost_scheduler_stops_the_run_and_a_rerun_grades_only_what_is_left(das
 def test_progress_is_a_live_bar_on_a_terminal_and_lines_otherwise(capsys):
     from rich.console import Console
 
-    from autograder.grader.cluster import GradeProgress
+    from autograder.grader.grade_progress import GradeProgress
 
     screen = io.StringIO()
     bar = GradeProgress(3, live=True, console=Console(file=screen, force_terminal=True, width=140))

@@ -16,7 +16,7 @@ from autograder.checks.framework import CheckFailed, run_check
 from autograder.grader.root import Course
 from autograder.grader import grading
 from autograder.coursedata.hints import HINTS
-from autograder.learner.commands import watch_loop
+from autograder.learner.watch import watch_loop
 from autograder.coursedata.mutants import load
 from autograder.grader.notebook import read_notebook
 from autograder.grader.validate import mutant_cell

@@ -11,10 +11,10 @@ starts N local worker processes for the run. Who does what:
   produced crosses as a pickle: the worker reads the jail's evidence with `weights_only=True`, and the
   coordinator only parses JSON;
 - the coordinator writes each submission's grades in ONE transaction through nbgrader's Gradebook models
-  (`write_grades`), together with a ledger row (table `fxcourse_graded`: the digest of what was graded and
-  how many times grades were written). A task Dask retried after a lost worker still has one result, so it is
-  written once; a rerun skips what the ledger shows graded from the same bytes, so a stopped run finishes
-  with only what is left.
+  (`autograder.grader.gradebook.Gradebook.write`), together with a ledger row (table `fxcourse_graded`: the
+  digest of what was graded and how many times grades were written). A task Dask retried after a lost worker
+  still has one result, so it is written once; a rerun skips what the ledger shows graded from the same
+  bytes, so a stopped run finishes with only what is left.
 
 Faults: a worker that dies mid-task has its task run again elsewhere by the scheduler; a submission whose
 grading stops workers again and again is given up by the scheduler after `distributed.scheduler.allowed-failures`
@@ -31,28 +31,24 @@ import shutil
 import socket
 import sys
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from autograder.grader.grade_progress import GradeProgress, print_summary
+from autograder.grader.gradebook import Gradebook, GradebookError
 from autograder.grader.root import Course
 
-__all__ = ["ClusterError", "GradebookError", "Submission", "GradeProgress", "parse_cluster", "parse_db_url", "gradebook_url",
-           "grade_task", "write_grades", "graded_digests", "collect_submissions", "grade_on_cluster",
-           "open_cluster", "LEDGER_TABLE"]
+__all__ = ["ClusterError", "Submission", "parse_cluster", "grade_task", "collect_submissions", "grade_on_cluster",
+           "open_cluster", "grade_class"]
 
-LEDGER_TABLE = "fxcourse_graded"
 LOCAL_ALLOWED_FAILURES = 2  # local:N: a submission may stop a worker twice; the third time it is given up
 
 
 class ClusterError(Exception):
     """The cluster cannot be used (bad address, scheduler unreachable or lost); the message says what to do."""
-
-
-class GradebookError(Exception):
-    """The gradebook cannot be opened or keeps refusing a write; the message names it and what to do."""
 
 
 # ------------------------------------------------------------------------------------------ arguments
@@ -70,35 +66,6 @@ def parse_cluster(text: str) -> str:
         return text
     raise ValueError(f"expected tcp://HOST:PORT (a running Dask scheduler) or local:N (N local worker "
                      f"processes, N >= 1), got {text!r}")
-
-
-def parse_db_url(text: str) -> str:
-    """A gradebook database URL: sqlite:///PATH or postgresql://USER@HOST:PORT/NAME (SQLAlchemy's form), with
-    postgresql:// pinned to the psycopg driver (the `postgres` extra installs it; SQLAlchemy's default driver
-    for a bare postgresql:// differs between its versions)."""
-    if re.fullmatch(r"sqlite:///.+", text) or re.fullmatch(r"postgresql(\+\w+)?://.+", text):
-        return "postgresql+psycopg://" + text[len("postgresql://"):] if text.startswith("postgresql://") else text
-    raise ValueError(f"expected sqlite:///PATH or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, got {text!r}")
-
-
-def gradebook_url(course: Course, explicit: str | None = None) -> str:
-    """The gradebook: --db, else nbgrader's CourseDirectory.db_url from the course's configuration (the
-    course's own nbgrader_config.py over the package's), else sqlite:///<root>/gradebook.db."""
-    if explicit:
-        return parse_db_url(explicit)
-    from traitlets.config import Config
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = Config()
-    for folder in (Path(__file__).resolve().parents[1], course.root):  # later files override, as in nbgrader
-        if (folder / "nbgrader_config.py").is_file():
-            config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config())
-    url = config.get("CourseDirectory", {}).get("db_url")
-    return parse_db_url(url) if url else f"sqlite:///{course.root / 'gradebook.db'}"
-
-
-def _redact(url: str) -> str:
-    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
 
 
 # ------------------------------------------------------------------------------------- the worker side
@@ -181,185 +148,6 @@ def _zeros(source: bytes) -> dict[str, list]:
 
 # --------------------------------------------------------------------------------------- the gradebook
 
-def _ledger(engine):
-    from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table
-
-    table = Table(LEDGER_TABLE, MetaData(), Column("assignment", String(128), primary_key=True),
-                  Column("student", String(128), primary_key=True), Column("digest", String(64), nullable=False),
-                  Column("writes", Integer, nullable=False), Column("graded_at", DateTime, nullable=False))
-    try:
-        table.create(engine, checkfirst=True)
-    except Exception:  # another grader created it at the same moment
-        if LEDGER_TABLE not in __import__("sqlalchemy").inspect(engine).get_table_names():
-            raise
-    return table
-
-
-def _retrying(fn: Callable[[], Any], what: str, tries: int = 12) -> Any:
-    """Run one transaction; again, after a pause, when another grader held a lock or won a race."""
-    from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-
-    for attempt in range(tries):
-        try:
-            return fn()
-        except (OperationalError, IntegrityError, DBAPIError) as exc:
-            if attempt == tries - 1:
-                raise GradebookError(f"{what}: the gradebook refused {tries} times: "
-                                     f"{str(exc).splitlines()[0][:200]}") from exc
-            time.sleep(min(0.2 * (attempt + 1), 2.0))
-
-
-class Gradebook:
-    """nbgrader's Gradebook for one run, with the course's ledger beside it."""
-
-    def __init__(self, url: str, course_id: str = "fxcourse") -> None:
-        from nbgrader.api import Gradebook as NbGradebook
-
-        self.url = url
-        # A new gradebook asks `alembic` (from PATH) for its schema version: this interpreter's, also where its
-        # bin/ is not on PATH.
-        here = str(Path(sys.executable).parent)
-        if here not in os.environ.get("PATH", "").split(os.pathsep):
-            os.environ["PATH"] = here + os.pathsep + os.environ.get("PATH", os.defpath)
-        try:
-            self.gb = _retrying(lambda: NbGradebook(url, course_id), f"opening the gradebook {_redact(url)}")
-        except ModuleNotFoundError as exc:
-            raise GradebookError(f"cannot open the gradebook {_redact(url)}: its database driver {exc.name!r} is not "
-                                 "installed (pip install 'fxcourse[postgres]')") from None
-        self.ledger = _ledger(self.gb.engine)
-
-    def close(self) -> None:
-        self.gb.close()
-        self.gb.engine.dispose()
-
-    def __enter__(self) -> "Gradebook":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def has_assignment(self, assignment: str) -> bool:
-        from nbgrader.api import MissingEntry
-
-        try:
-            return bool(self.gb.find_assignment(assignment).notebooks)
-        except MissingEntry:
-            return False
-        finally:
-            self.gb.db.rollback()
-
-    def notebooks(self, assignment: str) -> list[str]:
-        try:
-            return sorted(nb.name for nb in self.gb.find_assignment(assignment).notebooks)
-        finally:
-            self.gb.db.rollback()
-
-    def digests(self, assignment: str) -> dict[str, tuple[str, int]]:
-        """student -> (digest of what was last graded, how many times grades were written) for this assignment,
-        counting only students whose submission is in the gradebook."""
-        from nbgrader.api import Assignment, SubmittedAssignment
-        from sqlalchemy import select
-
-        s = self.gb.db
-        try:
-            have = {sub.student_id for sub in s.query(SubmittedAssignment).join(Assignment)
-                    .filter(Assignment.name == assignment)}
-            rows = s.execute(select(self.ledger).where(self.ledger.c.assignment == assignment)).all()
-            return {r.student: (r.digest, r.writes) for r in rows if r.student in have}
-        finally:
-            s.rollback()
-
-    def scores(self, assignment: str) -> list[tuple[str, float, float]]:
-        try:
-            return sorted((sub.student_id, float(sub.score), float(sub.max_score))
-                          for sub in self.gb.assignment_submissions(assignment))
-        finally:
-            self.gb.db.rollback()
-
-    def write(self, assignment: str, student: str, notebooks: dict[str, dict], digest: str,
-              timestamp: str | None = None) -> None:
-        """Write one submission's grades in one transaction (all of them, or none on any error): the student and
-        submission are made if new, every grade and comment of every notebook set, the ledger row updated."""
-        _retrying(lambda: self._write(assignment, student, notebooks, digest, timestamp),
-                  f"writing the grades of {student}/{assignment}")
-
-    def _write(self, assignment, student, notebooks, digest, timestamp) -> None:
-        import datetime
-
-        from nbgrader import utils
-        from nbgrader.api import (Assignment, Comment, Grade, Student, SubmittedAssignment, SubmittedNotebook)
-        from sqlalchemy import select
-
-        s = self.gb.db
-        try:
-            a = s.query(Assignment).filter(Assignment.name == assignment).one()
-            who = s.query(Student).filter(Student.id == student).one_or_none()
-            if who is None:
-                who = Student(id=student)
-                s.add(who)
-            sub = s.query(SubmittedAssignment).filter(SubmittedAssignment.assignment == a,
-                                                      SubmittedAssignment.student == who).one_or_none()
-            if sub is None:  # the structure nbgrader's add_submission makes, without its commit
-                with s.no_autoflush:
-                    sub = SubmittedAssignment(assignment=a, student=who)
-                    s.add(sub)
-                    for notebook in a.notebooks:
-                        snb = SubmittedNotebook(notebook=notebook, assignment=sub)
-                        s.add(snb)
-                        for cell in [*notebook.grade_cells, *notebook.task_cells]:
-                            s.add(Grade(cell=cell, notebook=snb))
-                        for cell in [*notebook.solution_cells, *notebook.task_cells]:
-                            s.add(Comment(cell=cell, notebook=snb))
-            if timestamp:
-                sub.timestamp = utils.parse_utc(timestamp)
-            s.flush()
-            if sorted(snb.notebook.name for snb in sub.notebooks) != sorted(nb.name for nb in a.notebooks):
-                raise ValueError(f"the gradebook's submission of {student}/{assignment} does not have the "
-                                 "assignment's notebooks")
-            for snb in sub.notebooks:
-                got = notebooks.get(snb.notebook.name)
-                if got is None:
-                    raise ValueError(f"the worker returned no grades for notebook {snb.notebook.name!r}")
-                if len(snb.grades) != len(snb.notebook.grade_cells) + len(snb.notebook.task_cells):
-                    raise ValueError(f"the gradebook's submission of {student}/{assignment} is missing grades")
-                for grade in snb.grades:
-                    name = grade.cell.name
-                    if name not in got["grades"]:
-                        raise ValueError(f"the worker returned no grade for cell {name!r} of {snb.notebook.name}")
-                    auto, _ = got["grades"][name]
-                    most = float(grade.cell.max_score)
-                    grade.auto_score = None if auto is None else min(max(float(auto), 0.0), most)
-                    grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
-                for comment in snb.comments:
-                    comment.auto_comment = got["comments"].get(comment.cell.name)
-            now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-            row = s.execute(select(self.ledger).where(self.ledger.c.assignment == assignment,
-                                                      self.ledger.c.student == student)).first()
-            if row is None:
-                s.execute(self.ledger.insert().values(assignment=assignment, student=student, digest=digest,
-                                                      writes=1, graded_at=now))
-            else:
-                s.execute(self.ledger.update().where(self.ledger.c.assignment == assignment,
-                                                     self.ledger.c.student == student)
-                          .values(digest=digest, writes=row.writes + 1, graded_at=now))
-            s.commit()
-        except BaseException:
-            s.rollback()
-            raise
-
-
-def write_grades(url: str, assignment: str, student: str, notebooks: dict[str, dict], digest: str,
-                 timestamp: str | None = None) -> None:
-    """One submission's grades into the gradebook at `url`, in one transaction (see Gradebook.write)."""
-    with Gradebook(url) as gb:
-        gb.write(assignment, student, notebooks, digest, timestamp)
-
-
-def graded_digests(url: str, assignment: str) -> dict[str, tuple[str, int]]:
-    with Gradebook(url) as gb:
-        return gb.digests(assignment)
-
-
 # ------------------------------------------------------------------------------------- the submissions
 
 @dataclass
@@ -409,59 +197,6 @@ def _save_autograded(course: Course, assignment: str, sub: Submission, notebooks
         tmp = dest / f".{name}.ipynb.tmp"
         tmp.write_text(got["notebook"], encoding="utf-8")
         os.replace(tmp, dest / f"{name}.ipynb")
-
-
-# ------------------------------------------------------------------------------------------- progress
-
-class GradeProgress:
-    """What a batch has done. On a terminal: a live bar (rich) with graded, failed and remaining counts and an
-    ETA, failures printed above it. Otherwise: one `[k/n] student: graded (s)` line per submission."""
-
-    def __init__(self, total: int, live: bool | None = None, console=None) -> None:
-        self.total, self.done, self.graded = total, 0, 0
-        self.not_graded: set[str] = set()
-        self.reasons: dict[str, str] = {}
-        self._lock = threading.Lock()
-        self._bar = None
-        live = sys.stdout.isatty() if live is None else live
-        if live and total:
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 TextColumn("[green]graded {task.fields[graded]}[/]  [red]failed "
-                                            "{task.fields[failed]}[/]  remaining {task.fields[remaining]}"),
-                                 TextColumn("ETA"), TimeRemainingColumn(), TimeElapsedColumn(),
-                                 console=console or Console(), transient=False)
-            self._task = self._bar.add_task("grading", total=total, graded=0, failed=0, remaining=total)
-            self._bar.start()
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.not_graded)
-
-    def report(self, student: str, ok: bool, took: float, why: str = "") -> None:
-        with self._lock:
-            self.done += 1
-            if ok:
-                self.graded += 1
-                line = f"  [{self.done}/{self.total}] {student}: graded ({took:.1f} s)"
-            else:
-                self.not_graded.add(student)
-                self.reasons[student] = why
-                line = f"  [{self.done}/{self.total}] {student}: NOT GRADED ({took:.1f} s): {why}"
-            if self._bar is None:
-                print(line, flush=True)
-                return
-            if not ok:
-                self._bar.console.print(line, markup=False, highlight=False)
-            self._bar.update(self._task, advance=1, graded=self.graded, failed=len(self.not_graded),
-                             remaining=self.total - self.done)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
 
 
 # ------------------------------------------------------------------------------------------ the cluster
@@ -552,3 +287,61 @@ def _lost(client, written: int, total: int) -> str:
     return (f"lost the Dask scheduler at {address}: {written} of {total} submission(s) graded and written; the "
             "others keep the grades they had. Start the scheduler again (or use --cluster local:N) and rerun the "
             "same command: it grades only what is left")
+
+
+# ------------------------------------------------------------------------------------ the coordinator
+
+def grade_class(course: Course, work: list[tuple[str, list[str]]], db: str, spec: str, regrade: bool = False) -> int:
+    """`fxcourse grade --cluster`: each (assignment, students) of `work` on the cluster `spec`, one Dask task
+    per submission not graded yet from the same files (`regrade`: all of them); the grades written here into
+    the gradebook `db`, each submission's once. Returns the exit code."""
+    import logging
+
+    import distributed  # noqa: F401  (it sets up its loggers on import: quieten them after)
+
+    for logger in [n for n in logging.root.manager.loggerDict if n.startswith("distributed")] + [
+            "distributed", "tornado", "asyncio"]:
+        logging.getLogger(logger).setLevel(logging.CRITICAL + 1)  # a lost scheduler is reported once, below
+    local_run = spec.startswith("local:")
+    where = f"{spec[6:]} local Dask worker(s)" if local_run else f"the Dask scheduler at {spec}"
+    print(f"starting {where}" if local_run else f"connecting to {where}", flush=True)
+    client = local = None
+    status, progress, name = EXIT_OK, None, ""
+    try:
+        client, local = open_cluster(spec)
+        with Gradebook(db) as gb:
+            for name, students in work:
+                notebooks = gb.notebooks(name)
+                sources = {n: (course.solutions / name / f"{n}.ipynb").read_bytes() for n in notebooks}
+                subs = collect_submissions(course, name, students, notebooks, sources)
+                done = gb.digests(name)
+                todo = [s for s in subs if regrade or done.get(s.student, ("",))[0] != s.digest]
+                left = len(subs) - len(todo)
+                print(f"grading {name}: {len(todo)} submission(s) on {where}" + (
+                    f"; {left} up to date (graded from these same files; --regrade grades them again)"
+                    if left else ""), flush=True)
+                progress = GradeProgress(len(todo))
+                try:
+                    grade_on_cluster(course, name, todo, sources, client, gb, progress)
+                finally:
+                    progress.close()
+                if progress.failed:
+                    status = EXIT_FAILED
+                print_summary(name, progress, db)
+                progress = None
+    except (ClusterError, GradebookError) as exc:
+        print(f"fxcourse: error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        done = f"{progress.done} submission(s) of {name} graded; " if progress is not None else ""
+        print(f"fxcourse: interrupted: {done}every grade written is whole, the others keep the grades they had "
+              "(run the command again to grade what is left)", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    finally:
+        for closing, seconds in ((client, 5), (local, 20)):
+            if closing is not None:
+                try:
+                    closing.close(timeout=seconds)
+                except Exception:
+                    pass
+    return status

@@ -14,14 +14,21 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
-from autograder.grader.root import Course
-from autograder.grader.notebook import NotebookError, answer_cells, grade_id, nbgrader_meta, read_notebook, stub_solution, test_cells
+from autograder.coursedata.exercises import EXERCISES
+from autograder.grader.console import EXIT_FAILED, EXIT_OK, err
+from autograder.grader.notebook import (NotebookError, answer_cells, grade_id, nbgrader_meta, read_notebook,
+                                        stub_solution, test_cells)
+from autograder.grader.root import Course, find_course
 
-__all__ = ["TestStatus", "ExerciseProgress", "CourseProgress", "ProgressView", "collect", "SECONDS_PER_NOTEBOOK"]
+__all__ = ["TestStatus", "ExerciseProgress", "CourseProgress", "ProgressView", "collect", "show",
+           "SECONDS_PER_NOTEBOOK"]
 
 SECONDS_PER_NOTEBOOK = "about 5-10 s per notebook"
 PASS, FAIL, IDLE = "#2e7d32", "#c62828", "#bdbdbd"
@@ -214,7 +221,7 @@ def _test_name(test_id: str, functions: tuple[str, ...]) -> tuple[str, str]:
     return match or rest, "function"
 
 
-def _planned(course: Course, assignment: str, visible_only: bool) -> tuple[list[tuple[str, float]], Any, bool]:
+def _planned(course: Course, assignment: str) -> tuple[list[tuple[str, float]], Any, bool]:
     """(test id, points) of each test cell, the source notebook, and whether it is the instructor source."""
     try:
         path, full = course.source_notebook(assignment)
@@ -240,18 +247,17 @@ def collect(course: Course, *, visible_only: bool = False, log: Callable[[str], 
             check: Callable | None = None) -> CourseProgress:
     """Grade every exercise working copy of `course`; `log` receives one line per notebook as it goes."""
     from autograder.grader.grading import check_notebook
-    from autograder.inline import function_index
 
     check = check or check_notebook
     say = log or (lambda _line: None)
-    index = function_index()
+    index = {e.id: e.functions for e in EXERCISES}
     assignments = course.assignments()
     say(f"Grading {len(assignments)} exercise(s) in {course.root}: each working copy runs in a jailed worker, "
         f"{SECONDS_PER_NOTEBOOK}.")
     out = []
     for assignment in assignments:
         functions = index.get(assignment, ())
-        planned, source, full = _planned(course, assignment, visible_only)
+        planned, source, full = _planned(course, assignment)
         max_score = sum(p for _, p in planned)
         path = course.exercises / assignment / f"{assignment}.ipynb"
         rel = str(path.relative_to(course.root)) if path.is_relative_to(course.root) else str(path)
@@ -297,3 +303,13 @@ def collect(course: Course, *, visible_only: bool = False, log: Callable[[str], 
                                     "", report.full_tests))
         say(f"  {assignment}: {report.score:g} / {report.max_score:g} ({seconds:.1f} s)")
     return CourseProgress(str(course.root), visible_only, out)
+
+
+def show(as_json: bool = False, visible_only: bool = False, course: str | None = None) -> int:
+    """`fxcourse progress`: the table (`as_json`: one JSON object); exit 1 when an exercise could not be graded."""
+    found = find_course(Path.cwd(), course)
+    if not found.assignments():
+        return err(f"no exercises found in {found.root} (expected exercises/ or solutions/); pass --course DIR")
+    report = collect(found, visible_only=visible_only, log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(json.dumps(report.to_json()) if as_json else report.table())
+    return EXIT_FAILED if any(e.status == "error" for e in report.exercises) else EXIT_OK

@@ -1,0 +1,296 @@
+"""Grading a class through nbgrader: `fxcourse grade`, one nbgrader process per group of submissions.
+
+Each grader is its own nbgrader process (the hardened `nbgrader autograde` of autograder/nbgrader_config.py),
+each submission runs in its own jailed worker: side by side they cannot affect each other's scores, and time
+limits count CPU seconds, so a busy machine fails no one. A group is graded in ONE process, one submission
+after another (nbgrader's start-up and imports are paid once, not per student), and its log says how each
+went (`BatchLog`); whatever that process did not get to is graded again one student per process. `--cluster`
+hands the work to autograder.grader.cluster instead.
+"""
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err
+from autograder.grader.grade_progress import GradeProgress, print_summary
+from autograder.grader.nbgrader import command as nbgrader_command, generate_into, known_assignments, why
+from autograder.grader.root import Course, find_course
+from autograder.grader.sandbox import IsolationError, require_isolation, submission_wall
+
+__all__ = ["Graders", "BatchLog", "autograde_one", "grade_alone", "grade_batch", "ensure_assignment", "grade"]
+
+_STARTS = re.compile(r"Creating/updating student with ID '(.*)': ")
+# nbgrader's two ways of failing one submission and going on with the next (its convert_notebooks)
+_FAILED_ONE = re.compile(r"There was an error processing assignment: |While processing assignment .*, the kernel")
+_SUMMARY = re.compile(r"There was an error processing assignment '(.*)' for student '(.*)'$")
+
+
+class Graders:
+    """The nbgrader processes `fxcourse grade` has running, so that an interrupt can stop them all."""
+
+    def __init__(self, db: str | None = None) -> None:
+        self.stopping = threading.Event()
+        self.db = db  # --db: the gradebook every nbgrader started here writes to (None: the configured one)
+        self._procs: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+
+    def start(self, cmd: list[str], env: dict[str, str] | None, cwd: Path, **kw) -> subprocess.Popen | None:
+        """Start one nbgrader (None once stopping)."""
+        with self._lock:
+            if self.stopping.is_set():
+                return None
+            proc = subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace", stdin=subprocess.DEVNULL,
+                                    **kw)
+            self._procs.add(proc)
+            return proc
+
+    def finished(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGINT to every running nbgrader (it stops its jailed worker and removes the submission it was
+        writing), SIGKILL to any still running after `grace` seconds; start no new one."""
+        with self._lock:
+            self.stopping.set()
+            procs = list(self._procs)
+        for proc in procs:
+            try:
+                proc.send_signal(signal.SIGINT)
+            except OSError:
+                pass
+        deadline = time.monotonic() + grace
+        for proc in procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def autograde_one(course: Course, name: str, student: str,
+                  graders: Graders) -> tuple[subprocess.CompletedProcess | None, float]:
+    """One student's submission through the hardened `nbgrader autograde` (None: stopped before it ran).
+    Graders running side by side share the gradebook (SQLite): a write that meets another's lock fails as a
+    whole, so it is retried."""
+    start = time.monotonic()
+    r = None
+    for attempt in range(4):
+        cmd, env = nbgrader_command(course, "autograde", name, f"--student={student}", "--create", "--force",
+                                    db=graders.db)
+        proc = graders.start(cmd, env, course.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if proc is None:
+            return None, time.monotonic() - start
+        try:
+            out, errors = proc.communicate(timeout=submission_wall())
+        except subprocess.TimeoutExpired:  # bounded: a hung grader is stopped and reported, the batch goes on
+            proc.kill()
+            out, errors = proc.communicate()
+            errors += f"\nERROR: grading took longer than {submission_wall():g} s and was stopped\n"
+        graders.finished(proc)
+        r = subprocess.CompletedProcess(cmd, proc.returncode, out, errors)
+        if r.returncode == 0 or "database is locked" not in r.stdout + r.stderr or graders.stopping.is_set():
+            break
+        time.sleep(0.5 + attempt)
+    return r, time.monotonic() - start
+
+
+def grade_alone(course: Course, name: str, students: list[str], progress: GradeProgress, graders: Graders) -> None:
+    """Each of `students` in an nbgrader process of its own, one after another."""
+    for student in students:
+        r, took = autograde_one(course, name, student, graders)
+        if r is None or graders.stopping.is_set():
+            return
+        progress.report(student, r.returncode == 0, took, why((r.stdout + r.stderr).splitlines()))
+
+
+class BatchLog:
+    """Reads the log of one nbgrader process grading `group`, line by line: a student whose grading ended
+    without nbgrader's error line is reported graded at once; one that failed is kept (with its reason) until
+    the process is known to have gone through the whole group (`went_through`)."""
+
+    def __init__(self, group: list[str], progress: GradeProgress) -> None:
+        self.group, self.progress = set(group), progress
+        self.finished: set[str] = set()      # reported to `progress`
+        self.failures: dict[str, tuple[float, str]] = {}
+        self.summarized = False              # nbgrader printed its closing list of failures
+        self._current: str | None = None
+        self._failed, self._lines, self._start = False, [], time.monotonic()
+
+    def read(self, line: str) -> None:
+        m = _STARTS.search(line)
+        if m and m.group(1) in self.group:
+            self._close()
+            self._current, self._failed, self._lines, self._start = m.group(1), False, [], time.monotonic()
+        elif _SUMMARY.search(line.rstrip()):
+            self._close()
+            self.summarized = True
+        else:
+            self._lines.append(line)
+            self._failed = self._failed or bool(_FAILED_ONE.search(line))
+
+    def _close(self) -> None:
+        if self._current is not None and not self._failed:
+            self.progress.report(self._current, True, time.monotonic() - self._start)
+            self.finished.add(self._current)
+        elif self._current is not None:
+            self.failures[self._current] = (time.monotonic() - self._start, why(self._lines))
+        self._current = None
+
+    def went_through(self) -> None:
+        """The process graded its whole group: the last student and the failures are reported too."""
+        self._close()
+        for student, (took, reason) in self.failures.items():
+            self.progress.report(student, False, took, reason)
+            self.finished.add(student)
+
+
+def grade_batch(course: Course, name: str, group: list[str], everyone: list[str], progress: GradeProgress,
+                graders: Graders | None = None) -> None:
+    """Grade `group` (of `everyone` who submitted `name`) in ONE nbgrader process; nbgrader isolates each
+    submission's failure. Whatever the process did not get to (it was killed, or the gradebook stayed locked)
+    is graded again one student per process."""
+    graders = graders or Graders()
+    safe = all(not set(s) & set(",*?[]") for s in everyone)
+    if len(group) == 1 or not safe:
+        grade_alone(course, name, group, progress, graders)
+        return
+    others = [s for s in everyone if s not in group]
+    argv = ["autograde", name, "--student=*", "--create", "--force"]
+    if others:
+        argv.append(f"--CourseDirectory.student_id_exclude={','.join(others)}")
+    cmd, env = nbgrader_command(course, *argv, db=graders.db)
+    proc = graders.start(cmd, env, course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if proc is None:
+        return
+    log = BatchLog(group, progress)
+    watchdog = threading.Timer(submission_wall() * len(group), proc.kill)  # bounded: see autograde_one
+    watchdog.start()
+    try:
+        for line in proc.stdout:
+            log.read(line)
+        code = proc.wait()
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        graders.finished(proc)
+    if graders.stopping.is_set():  # interrupted: what was graded is reported, nothing more is started
+        return
+    if code == 0 or log.summarized:
+        log.went_through()
+    # The process stopped early: the student it was on, and those it never reached, are graded on their own.
+    grade_alone(course, name, [s for s in group if s not in log.finished], progress, graders)
+
+
+def ensure_assignment(course: Course, name: str, db: str) -> str | None:
+    """Make sure the gradebook knows the assignment's notebooks and cells (a new PostgreSQL gradebook does not):
+    nbgrader's generate_assignment writes them, into a temporary release folder. None, or what went wrong."""
+    from autograder.grader.gradebook import Gradebook
+
+    with Gradebook(db) as gb:
+        if gb.has_assignment(name):
+            return None
+    with tempfile.TemporaryDirectory(prefix="fxcourse-release-") as tmp:
+        r = generate_into(course, name, tmp, db=db)
+    if r.returncode != 0:
+        return f"nbgrader could not add {name} to the gradebook: {why((r.stdout + r.stderr).splitlines())}"
+    return None
+
+
+# -------------------------------------------------------------------------------------- the command
+
+def grade(assignment: str | None = None, student: list[str] | None = None, jobs: int = 1, cluster: str | None = None,
+          regrade: bool = False, db: str | None = None, course: str | None = None) -> int:
+    """`fxcourse grade`: autograde submitted/<student>/<assignment>/ into the gradebook, `jobs` at a time here
+    (hardened: refused where the jail is missing) or on the Dask cluster `cluster`."""
+    from autograder.grader.cluster import parse_cluster
+    from autograder.grader.gradebook import GradebookError, gradebook_url, parse_db_url
+
+    found = find_course(Path.cwd(), course)
+    names = known_assignments(found, [assignment] if assignment else [])
+    if names is None:
+        return EXIT_USAGE
+    for flag, value, parse in (("--cluster", cluster, parse_cluster), ("--db", db, parse_db_url)):
+        try:
+            if value:
+                parse(value)
+        except ValueError as exc:
+            return err(f"{flag}: {exc}")
+    if not cluster:  # hardened grading here: refuse, naming what is missing, unless opted out
+        try:
+            require_isolation()
+        except IsolationError as exc:
+            return err(str(exc))
+        from autograder.grader import forkserver
+
+        forkserver.prestart()  # one fork server for the whole run: every nbgrader process it starts shares it
+    if cluster and jobs != 1:
+        return err("--jobs and --cluster do not go together: --cluster local:N starts N workers, a scheduler "
+                   "decides for tcp://HOST:PORT")
+    submitted = found.root / "submitted"
+    if not submitted.is_dir():
+        return err(f"no submissions: {submitted} does not exist (expected submitted/<student>/<assignment>/)")
+    if assignment and student:
+        missing = [s for s in student if not (submitted / s / assignment).is_dir()]
+        if missing:
+            return err(f"no submission from student {missing[0]!r} for {assignment}: expected a folder "
+                       f"{submitted / missing[0] / assignment}")
+    url = gradebook_url(found, db)
+    work = []
+    for name in names:
+        everyone = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
+        students = [s for s in everyone if s in student] if student else everyone
+        if students:
+            work.append((name, students, everyone))
+    try:
+        for name, _, _ in work:
+            problem = ensure_assignment(found, name, url)
+            if problem:
+                return err(problem) and EXIT_FAILED
+    except GradebookError as exc:
+        return err(str(exc)) and EXIT_FAILED
+    if cluster:
+        from autograder.grader.cluster import grade_class
+
+        return grade_class(found, [(n, s) for n, s, _ in work], url, cluster, regrade)
+    status = EXIT_OK
+    for name, students, everyone in work:
+        status = max(status, _grade_here(found, name, students, everyone, jobs, Graders(url if db else None), url))
+        if status == EXIT_INTERRUPTED:
+            return status
+    return status
+
+
+def _grade_here(course: Course, name: str, students: list[str], everyone: list[str], jobs: int, graders: Graders,
+                url: str) -> int:
+    """`students` of `name` in `jobs` groups side by side, then the summary; the exit code."""
+    jobs = min(jobs, len(students))
+    print(f"grading {name}: {len(students)} submission(s)" + (f", {jobs} at a time" if jobs > 1 else ""), flush=True)
+    progress = GradeProgress(len(students))
+    groups = [students[k::jobs] for k in range(jobs)]
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        for future in [pool.submit(grade_batch, course, name, g, everyone, progress, graders) for g in groups]:
+            future.result()
+    except KeyboardInterrupt:
+        graders.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
+        progress.close()
+        print(f"fxcourse: interrupted: {progress.done} of {len(students)} submission(s) of {name} graded; the "
+              "others keep the grades they had (run the command again to finish)", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    pool.shutdown(wait=True)
+    progress.close()
+    print_summary(name, progress, url)
+    return EXIT_FAILED if progress.failed else EXIT_OK
+

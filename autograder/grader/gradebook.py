@@ -1,0 +1,220 @@
+"""The gradebook: nbgrader's Gradebook opened with retries, and the ledger of what was graded from which files.
+
+The coordinator of a cluster run writes each submission's grades in ONE transaction (`Gradebook.write`),
+together with a ledger row (table `fxcourse_graded`: the digest of what was graded and how many times grades
+were written), so a task run twice is written once and a rerun skips what is graded already.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from autograder.grader.root import Course
+
+__all__ = ["GradebookError", "Gradebook", "parse_db_url", "gradebook_url", "LEDGER_TABLE"]
+
+LEDGER_TABLE = "fxcourse_graded"
+
+
+class GradebookError(Exception):
+    """The gradebook cannot be opened or keeps refusing a write; the message names it and what to do."""
+
+
+def parse_db_url(text: str) -> str:
+    """A gradebook database URL: sqlite:///PATH or postgresql://USER@HOST:PORT/NAME (SQLAlchemy's form), with
+    postgresql:// pinned to the psycopg driver (the `postgres` extra installs it; SQLAlchemy's default driver
+    for a bare postgresql:// differs between its versions)."""
+    if re.fullmatch(r"sqlite:///.+", text) or re.fullmatch(r"postgresql(\+\w+)?://.+", text):
+        return "postgresql+psycopg://" + text[len("postgresql://"):] if text.startswith("postgresql://") else text
+    raise ValueError(f"expected sqlite:///PATH or postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, got {text!r}")
+
+
+def gradebook_url(course: Course, explicit: str | None = None) -> str:
+    """The gradebook: --db, else nbgrader's CourseDirectory.db_url from the course's configuration (the
+    course's own nbgrader_config.py over the package's), else sqlite:///<root>/gradebook.db."""
+    if explicit:
+        return parse_db_url(explicit)
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = Config()
+    for folder in (Path(__file__).resolve().parents[1], course.root):  # later files override, as in nbgrader
+        if (folder / "nbgrader_config.py").is_file():
+            config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config())
+    url = config.get("CourseDirectory", {}).get("db_url")
+    return parse_db_url(url) if url else f"sqlite:///{course.root / 'gradebook.db'}"
+
+
+def _redact(url: str) -> str:
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+
+
+def _ledger(engine):
+    from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table
+
+    table = Table(LEDGER_TABLE, MetaData(), Column("assignment", String(128), primary_key=True),
+                  Column("student", String(128), primary_key=True), Column("digest", String(64), nullable=False),
+                  Column("writes", Integer, nullable=False), Column("graded_at", DateTime, nullable=False))
+    try:
+        table.create(engine, checkfirst=True)
+    except Exception:  # another grader created it at the same moment
+        if LEDGER_TABLE not in __import__("sqlalchemy").inspect(engine).get_table_names():
+            raise
+    return table
+
+
+def _retrying(fn: Callable[[], Any], what: str, tries: int = 12) -> Any:
+    """Run one transaction; again, after a pause, when another grader held a lock or won a race."""
+    from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+
+    for attempt in range(tries):
+        try:
+            return fn()
+        except (OperationalError, IntegrityError, DBAPIError) as exc:
+            if attempt == tries - 1:
+                raise GradebookError(f"{what}: the gradebook refused {tries} times: "
+                                     f"{str(exc).splitlines()[0][:200]}") from exc
+            time.sleep(min(0.2 * (attempt + 1), 2.0))
+
+
+class Gradebook:
+    """nbgrader's Gradebook for one run, with the course's ledger beside it."""
+
+    def __init__(self, url: str, course_id: str = "fxcourse") -> None:
+        from nbgrader.api import Gradebook as NbGradebook
+
+        self.url = url
+        # A new gradebook asks `alembic` (from PATH) for its schema version: this interpreter's, also where its
+        # bin/ is not on PATH.
+        here = str(Path(sys.executable).parent)
+        if here not in os.environ.get("PATH", "").split(os.pathsep):
+            os.environ["PATH"] = here + os.pathsep + os.environ.get("PATH", os.defpath)
+        try:
+            self.gb = _retrying(lambda: NbGradebook(url, course_id), f"opening the gradebook {_redact(url)}")
+        except ModuleNotFoundError as exc:
+            raise GradebookError(f"cannot open the gradebook {_redact(url)}: its database driver {exc.name!r} is not "
+                                 "installed (pip install 'fxcourse[postgres]')") from None
+        self.ledger = _ledger(self.gb.engine)
+
+    def close(self) -> None:
+        self.gb.close()
+        self.gb.engine.dispose()
+
+    def __enter__(self) -> "Gradebook":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def has_assignment(self, assignment: str) -> bool:
+        from nbgrader.api import MissingEntry
+
+        try:
+            return bool(self.gb.find_assignment(assignment).notebooks)
+        except MissingEntry:
+            return False
+        finally:
+            self.gb.db.rollback()
+
+    def notebooks(self, assignment: str) -> list[str]:
+        try:
+            return sorted(nb.name for nb in self.gb.find_assignment(assignment).notebooks)
+        finally:
+            self.gb.db.rollback()
+
+    def digests(self, assignment: str) -> dict[str, tuple[str, int]]:
+        """student -> (digest of what was last graded, how many times grades were written) for this assignment,
+        counting only students whose submission is in the gradebook."""
+        from nbgrader.api import Assignment, SubmittedAssignment
+        from sqlalchemy import select
+
+        s = self.gb.db
+        try:
+            have = {sub.student_id for sub in s.query(SubmittedAssignment).join(Assignment)
+                    .filter(Assignment.name == assignment)}
+            rows = s.execute(select(self.ledger).where(self.ledger.c.assignment == assignment)).all()
+            return {r.student: (r.digest, r.writes) for r in rows if r.student in have}
+        finally:
+            s.rollback()
+
+    def scores(self, assignment: str) -> list[tuple[str, float, float]]:
+        try:
+            return sorted((sub.student_id, float(sub.score), float(sub.max_score))
+                          for sub in self.gb.assignment_submissions(assignment))
+        finally:
+            self.gb.db.rollback()
+
+    def write(self, assignment: str, student: str, notebooks: dict[str, dict], digest: str,
+              timestamp: str | None = None) -> None:
+        """Write one submission's grades in one transaction (all of them, or none on any error): the student and
+        submission are made if new, every grade and comment of every notebook set, the ledger row updated."""
+        _retrying(lambda: self._write(assignment, student, notebooks, digest, timestamp),
+                  f"writing the grades of {student}/{assignment}")
+
+    def _write(self, assignment, student, notebooks, digest, timestamp) -> None:
+        import datetime
+
+        from nbgrader import utils
+        from nbgrader.api import (Assignment, Comment, Grade, Student, SubmittedAssignment, SubmittedNotebook)
+        from sqlalchemy import select
+
+        s = self.gb.db
+        try:
+            a = s.query(Assignment).filter(Assignment.name == assignment).one()
+            who = s.query(Student).filter(Student.id == student).one_or_none()
+            if who is None:
+                who = Student(id=student)
+                s.add(who)
+            sub = s.query(SubmittedAssignment).filter(SubmittedAssignment.assignment == a,
+                                                      SubmittedAssignment.student == who).one_or_none()
+            if sub is None:  # the structure nbgrader's add_submission makes, without its commit
+                with s.no_autoflush:
+                    sub = SubmittedAssignment(assignment=a, student=who)
+                    s.add(sub)
+                    for notebook in a.notebooks:
+                        snb = SubmittedNotebook(notebook=notebook, assignment=sub)
+                        s.add(snb)
+                        for cell in [*notebook.grade_cells, *notebook.task_cells]:
+                            s.add(Grade(cell=cell, notebook=snb))
+                        for cell in [*notebook.solution_cells, *notebook.task_cells]:
+                            s.add(Comment(cell=cell, notebook=snb))
+            if timestamp:
+                sub.timestamp = utils.parse_utc(timestamp)
+            s.flush()
+            if sorted(snb.notebook.name for snb in sub.notebooks) != sorted(nb.name for nb in a.notebooks):
+                raise ValueError(f"the gradebook's submission of {student}/{assignment} does not have the "
+                                 "assignment's notebooks")
+            for snb in sub.notebooks:
+                got = notebooks.get(snb.notebook.name)
+                if got is None:
+                    raise ValueError(f"the worker returned no grades for notebook {snb.notebook.name!r}")
+                if len(snb.grades) != len(snb.notebook.grade_cells) + len(snb.notebook.task_cells):
+                    raise ValueError(f"the gradebook's submission of {student}/{assignment} is missing grades")
+                for grade in snb.grades:
+                    name = grade.cell.name
+                    if name not in got["grades"]:
+                        raise ValueError(f"the worker returned no grade for cell {name!r} of {snb.notebook.name}")
+                    auto, _ = got["grades"][name]
+                    most = float(grade.cell.max_score)
+                    grade.auto_score = None if auto is None else min(max(float(auto), 0.0), most)
+                    grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+                for comment in snb.comments:
+                    comment.auto_comment = got["comments"].get(comment.cell.name)
+            now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+            row = s.execute(select(self.ledger).where(self.ledger.c.assignment == assignment,
+                                                      self.ledger.c.student == student)).first()
+            if row is None:
+                s.execute(self.ledger.insert().values(assignment=assignment, student=student, digest=digest,
+                                                      writes=1, graded_at=now))
+            else:
+                s.execute(self.ledger.update().where(self.ledger.c.assignment == assignment,
+                                                     self.ledger.c.student == student)
+                          .values(digest=digest, writes=row.writes + 1, graded_at=now))
+            s.commit()
+        except BaseException:
+            s.rollback()
+            raise
