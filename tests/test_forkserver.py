@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 
 import pytest
@@ -98,6 +99,7 @@ def own_server(monkeypatch):
     server = forkserver._Server()
     monkeypatch.setattr(forkserver, "_SERVER", server)
     monkeypatch.delenv("FXCOURSE_FORKSERVER", raising=False)
+    monkeypatch.delenv(forkserver.ADDRESS_ENV, raising=False)
     yield server
     server.stop()
 
@@ -185,3 +187,24 @@ def test_check_notebook_grades_through_the_fork_server(own_server, tmp_path):
     report = check_notebook(notebook, Course(ROOT), limits=LIMITS)
     assert report.score == report.max_score > 0
     assert forkserver.server_pid() is not None
+
+
+CHILD = """
+from autograder.grader import forkserver
+from autograder.grader.sandbox import Limits, run_worker
+outcome = run_worker([{"id": "x", "source": "x = 1", "answer": True, "defines": ["x"]}], [], limits=Limits(timeout=30.0))
+print(outcome.status, forkserver._SERVER.shared, forkserver._SERVER.proc is None)
+"""
+
+
+def test_the_processes_a_grading_run_starts_share_its_fork_server(own_server):
+    assert _cell_errors(run_worker([_cell("x = 1\n", "x")], [], limits=LIMITS)) == []
+    assert os.environ[forkserver.ADDRESS_ENV].startswith(own_server.address + " ")
+    child = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert child.stdout.split() == ["ok", "True", "True"], child.stderr[-2000:]
+    # another checkout or Python (here: a different code stamp) starts a server of its own
+    other = dict(os.environ, PYTHONPATH=str(ROOT))
+    other[forkserver.ADDRESS_ENV] = own_server.address + " /elsewhere/python:/elsewhere"
+    child = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=600, env=other)
+    assert child.stdout.split() == ["ok", "False", "False"], child.stderr[-2000:]

@@ -2,7 +2,7 @@
 
 Without it, every worker is a fresh `python -m autograder.grader.worker` that pays for Python, torch, IPython and
 the check library before it runs one line of the learner's code. The fork server pays for those imports once
-(`python -m autograder.grader.forkserver FD`, started by the grading process on first use) and then, for each
+(`python -m autograder.grader.forking FD`, started by the grading process on first use) and then, for each
 worker, forks a child with exactly the state it had after importing:
 
     grading process --request + fds (SOCK_SEQPACKET)--> fork server (root, imports done, single thread)
@@ -14,6 +14,10 @@ worker, forks a child with exactly the state it had after importing:
 The manager plays `unshare --fork --kill-child`: it waits for the worker, kills it when the grader says so (or
 goes away), and answers the worker's exit code and CPU seconds. The server does no tensor math and sets one
 intra-op thread, so no thread pool is running when it forks; it refuses to fork if a thread appeared.
+
+The processes a grading run starts (`fxcourse grade`'s nbgrader processes) share the run's server: its address
+is in FXCOURSE_FORKSERVER_ADDRESS (an abstract Unix socket, for processes of the same uid running the same
+checkout with the same Python); a process without one starts its own.
 
 Where the server cannot start or a fork fails, `spawn` returns None and the grader starts a fresh process as
 before; one line on stderr says so, once per grading process. FXCOURSE_FORKSERVER=0 turns it off quietly.
@@ -33,9 +37,9 @@ from pathlib import Path
 
 __all__ = ["Forked", "spawn", "prestart", "stop", "server_pid", "enabled"]
 
-_PR_SET_PDEATHSIG = 1
-_CLONE = {"mount": 0x00020000, "uts": 0x04000000, "ipc": 0x08000000, "pid": 0x20000000, "net": 0x40000000}
-_READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
+_READY_TIMEOUT = 300.0
+ADDRESS_ENV = "FXCOURSE_FORKSERVER_ADDRESS"
+_CODE = f"{sys.executable}:{Path(__file__).resolve().parents[2]}"  # which Python and which checkout  # seconds the server may take to import everything (a busy machine)
 _MSG = 1 << 16
 
 
@@ -55,16 +59,34 @@ class _Server:
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.ready = False
+        self.shared = False  # connected to the server of the process that started this one
         self.broken = ""   # why it cannot be used (then every worker is a fresh process)
         self.said = False
+        self.address = ""
+        self.home: Path | None = None
 
     def _argv(self, fd: int) -> list[str]:
-        return [sys.executable, "-s", "-m", "autograder.grader.forkserver", str(fd)]
+        return [sys.executable, "-s", "-m", "autograder.grader.forking", str(fd), self.address]
+
+    def _connect(self) -> bool:
+        """Use the fork server of the grading run this process belongs to (FXCOURSE_FORKSERVER_ADDRESS, set by
+        the process that started it), when it runs the same code."""
+        address, _, code = os.environ.get(ADDRESS_ENV, "").partition(" ")
+        if not address or code != _CODE or address == self.address:
+            return False
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            sock.connect("\0" + address)
+        except OSError:
+            sock.close()
+            return False
+        self.sock, self.ready, self.shared = sock, True, True
+        return True
 
     def start(self) -> None:
         """Start the server without waiting for its imports (they overlap with the grader's own work)."""
         with self.lock:
-            if self.proc is not None or self.broken:
+            if self.sock is not None or self.broken or self._connect():
                 return
             from autograder.grader.sandbox import _worker_env
 
@@ -73,10 +95,11 @@ class _Server:
             import tempfile
 
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            # The server's own home for what its imports may write; each worker gets its scratch folder's.
-            self.home = Path(tempfile.mkdtemp(prefix=f"fxcourse-forkserver-{os.getpid()}-"))
-            atexit.register(shutil.rmtree, self.home, True)
-            atexit.register(self.stop)
+            if self.home is None:  # the server's own home for what its imports may write
+                self.home = Path(tempfile.mkdtemp(prefix=f"fxcourse-forkserver-{os.getpid()}-"))
+                atexit.register(shutil.rmtree, self.home, True)
+                atexit.register(self.stop)
+            self.address = f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
             env = _worker_env(self.home)
             try:
                 self.proc = subprocess.Popen(self._argv(theirs.fileno()), pass_fds=[theirs.fileno()],
@@ -89,6 +112,7 @@ class _Server:
             finally:
                 theirs.close()
             self.sock = ours
+            os.environ[ADDRESS_ENV] = f"{self.address} {_CODE}"  # the processes this one starts share it
 
     def _wait_ready(self) -> None:
         if self.ready or self.broken:
@@ -111,7 +135,11 @@ class _Server:
         self._fail(answer.get("error") or self._exit_reason("did not get ready"))
 
     def _exit_reason(self, what: str) -> str:
-        if self.proc.poll() is None:
+        if self.proc is None:
+            return "went away"
+        try:
+            self.proc.wait(timeout=5)  # its socket closes just before it can be waited for
+        except subprocess.TimeoutExpired:
             return f"{what} within {_READY_TIMEOUT:g} s"
         err = b""
         try:
@@ -126,6 +154,8 @@ class _Server:
         self._close()
 
     def _close(self) -> None:
+        if self.address and os.environ.get(ADDRESS_ENV, "").startswith(self.address + " "):
+            del os.environ[ADDRESS_ENV]
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -136,7 +166,7 @@ class _Server:
             if self.proc.stderr is not None:
                 self.proc.stderr.close()
             self.proc = None
-        self.ready = False
+        self.ready = self.shared = False
 
     def say_once(self, why: str) -> None:
         if not self.said:
@@ -144,7 +174,7 @@ class _Server:
             print(f"fxcourse: the fork server {why}; each worker starts as a fresh process instead (slower)",
                   file=sys.stderr, flush=True)
 
-    def request(self, req: dict, out_fd: int) -> "Forked | None":
+    def request(self, req: dict, fds: list[int]) -> "Forked | None":
         self.start()
         with self.lock:
             if not self.broken:
@@ -154,20 +184,21 @@ class _Server:
                 return None
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
-                socket.send_fds(self.sock, [json.dumps(req).encode()], [theirs.fileno(), out_fd])
+                socket.send_fds(self.sock, [json.dumps(req).encode()], [theirs.fileno(), *fds])
             except OSError as exc:
                 ours.close()
-                self._fail(f"stopped ({self._exit_reason('stopped') if self.proc.poll() is not None else exc})")
+                gone = self.proc is None or self.proc.poll() is not None
+                self._fail(f"stopped ({self._exit_reason('stopped') if gone else exc})")
                 self.say_once(self.broken)
                 return None
             finally:
                 theirs.close()
-        first = _recv_json(ours, 60.0)
+        first = _recv_json(ours, _READY_TIMEOUT if self.shared else 60.0)  # a shared one may be importing
         if not first or "pid" not in first:
             ours.close()
             why = (first or {}).get("error") or "did not fork the worker"
             with self.lock:
-                if self.proc is not None and self.proc.poll() is not None:
+                if self.shared or (self.proc is not None and self.proc.poll() is not None):
                     self._fail(f"stopped ({self._exit_reason('stopped')})")
             self.say_once(f"could not fork a worker ({why})" if not self.broken else self.broken)
             return None
@@ -205,6 +236,12 @@ class Forked:
             return (None if timed_out else -signal.SIGKILL), 0.0
         return (None if timed_out else int(answer["code"])), float(answer.get("cpu", 0.0))
 
+    def result(self) -> int:
+        """The exit code, once it ended (-SIGKILL when the manager gave none)."""
+        answer = _recv_json(self.conn, None)
+        self.conn.close()
+        return int(answer["code"]) if answer and "code" in answer else -signal.SIGKILL
+
     def kill(self) -> None:
         try:
             self.conn.send(b"kill")
@@ -233,7 +270,49 @@ def spawn(*, job: str, cwd: str, env: dict[str, str], out_fd: int, jail: bool,
     None when the fork server is off or cannot be used (the caller then starts a fresh process)."""
     if not enabled():
         return None
-    return _SERVER.request({"job": job, "cwd": cwd, "env": env, "jail": jail, "cgroup": cgroup}, out_fd)
+    return _SERVER.request({"job": job, "cwd": cwd, "env": env, "jail": jail, "cgroup": cgroup}, [out_fd])
+
+
+class ForkedProcess:
+    """A forked judge process, with the part of subprocess.Popen's interface the grader uses."""
+
+    def __init__(self, forked: Forked, stdin: int, stdout: int) -> None:
+        self.forked, self.pid, self.returncode = forked, forked.pid, None
+        self.stdin, self.stdout = os.fdopen(stdin, "wb"), os.fdopen(stdout, "rb")
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self.forked.conn], [], [], 0)[0]:
+            self.returncode = self.forked.result()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            if timeout is not None and not select.select([self.forked.conn], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired("judge", timeout)
+            self.returncode = self.forked.result()
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            self.forked.kill()
+
+
+def spawn_judge(memory: int) -> ForkedProcess | None:
+    """Fork the judge (`autograder.grader.grading._judge_server(memory)`, reading requests on its stdin and
+    answering on its stdout), or None where the fork server cannot be used."""
+    if not enabled():
+        return None
+    (r_in, w_in), (r_out, w_out) = os.pipe(), os.pipe()
+    try:
+        forked = _SERVER.request({"judge": int(memory), "jail": False, "cgroup": None}, [r_in, w_out])
+    finally:
+        os.close(r_in)
+        os.close(w_out)
+    if forked is None:
+        os.close(w_in)
+        os.close(r_out)
+        return None
+    return ForkedProcess(forked, w_in, r_out)
 
 
 def stop() -> None:
@@ -244,202 +323,3 @@ def server_pid() -> int | None:
     """The fork server's pid while it runs (for measuring its memory)."""
     proc = _SERVER.proc
     return proc.pid if proc is not None and proc.poll() is None and _SERVER.ready else None
-
-
-# ------------------------------------------------------------------------------------ the server's side
-
-def _prepare() -> None:
-    """Everything a worker imports before the jail, once; no tensor math (no thread pool may be running)."""
-    import warnings
-    warnings.simplefilter("ignore")
-    import matplotlib
-    matplotlib.use("Agg")
-    import torch
-
-    torch.set_num_threads(1)
-    import importlib
-    import pkgutil
-
-    import torch.fx  # noqa: F401
-    import torch.nn.functional  # noqa: F401
-    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
-    from traitlets.config import Config  # noqa: F401
-
-    import autograder.checks
-    import autograder.grader.worker  # noqa: F401
-    import fxplayground  # noqa: F401
-    for mod in pkgutil.iter_modules(autograder.checks.__path__):
-        importlib.import_module(f"autograder.checks.{mod.name}")
-
-
-def _threads() -> int:
-    return len(os.listdir("/proc/self/task"))
-
-
-def _libc():
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _die_with_parent(parent: int) -> None:
-    """SIGKILL when the parent goes; exit now if it already went (in a new pid namespace the parent is
-    outside it: its pid reads 0)."""
-    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() not in (parent, 0):
-        os._exit(1)
-
-
-def _send(fd: int, answer: dict) -> None:
-    try:
-        os.write(fd, json.dumps(answer).encode())
-    except OSError:
-        pass
-
-
-def _worker(req: dict, out_fd: int, manager: int) -> None:
-    """The forked worker: its output to the grader's file, its own environment, then the worker's main."""
-    code = 1
-    try:
-        _die_with_parent(manager)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_fd, 1)
-        os.dup2(out_fd, 2)
-        os.closerange(3, 1 << 16)  # nothing of the server's (its socket above all) stays open
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL if sig != signal.SIGPIPE else signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        os.environ.clear()
-        os.environ.update(req["env"])
-        import random
-        import tempfile
-
-        tempfile.tempdir = None  # the scratch folder's TMPDIR, not one found before
-        random.seed()            # a fresh process's random state, not the server's
-        os.chdir(req["cwd"])
-        from autograder.grader import worker
-
-        sys.argv = [worker.__file__, req["job"]]
-        try:
-            code = worker.main(req["job"])
-        except worker.JailError as exc:
-            os.write(2, f"fxcourse-jail-error: {exc}\n".encode())
-            code = 97
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        import traceback
-
-        try:
-            traceback.print_exc()
-        except BaseException:
-            pass
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:
-            pass
-        os._exit(code or 0)
-
-
-def _manager(req: dict, conn: int, out_fd: int, server: int) -> None:
-    """Between the server and the worker: set up its session, cgroup and namespaces, then wait for it."""
-    try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        os.setsid()
-        _die_with_parent(server)
-        if req.get("cgroup"):
-            with open(req["cgroup"], "w") as f:
-                f.write(str(os.getpid()))
-        if req.get("jail"):
-            import ctypes
-
-            flags = 0
-            for flag in _CLONE.values():
-                flags |= flag
-            if _libc().unshare(flags) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"unshare: {os.strerror(err)}")
-            from autograder.grader.worker import MS_PRIVATE, MS_REC, mount
-
-            mount(None, "/", None, MS_REC | MS_PRIVATE)  # what unshare(1) does: no mount leaks back
-        me = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            os.close(conn)
-            _worker(req, out_fd, me)
-        os.close(out_fd)
-        _send(conn, {"pid": pid})
-        try:
-            waiters = [conn, os.pidfd_open(pid)]
-        except (AttributeError, OSError):
-            waiters = [conn]
-        pidfd = waiters[1] if len(waiters) == 2 else None
-        while True:
-            ready = select.select(waiters, [], [], None if pidfd is not None else 0.05)[0]
-            if conn in ready:
-                os.kill(pid, signal.SIGKILL)  # the grader said so, or went away: the namespace goes with it
-                waiters.remove(conn)
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-            if done:
-                break
-        _send(conn, {"code": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
-    except BaseException as exc:
-        _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})
-        os._exit(1)
-    os._exit(0)
-
-
-def serve(fd: int) -> int:
-    """The server's loop: import once, then one fork per request, until the grading process closes the socket."""
-    sock = socket.socket(fileno=fd)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the grader's to handle; the socket's end stops us
-    try:
-        _prepare()
-    except BaseException as exc:
-        sock.send(json.dumps({"error": f"could not import what workers need ({type(exc).__name__}: {exc})"[:400]})
-                  .encode())
-        return 1
-    threads = _threads()
-    sock.send(json.dumps({"ready": True, "pid": os.getpid(), "threads": threads}).encode())
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # managers are reaped by the kernel
-    me = os.getpid()
-    while True:
-        try:
-            msg, fds, _, _ = socket.recv_fds(sock, _MSG, 2)
-        except OSError:
-            return 1
-        if not msg:
-            return 0
-        if len(fds) != 2:
-            for extra in fds:
-                os.close(extra)
-            continue
-        conn, out_fd = fds
-        try:
-            req = json.loads(msg)
-            import torch
-
-            if _threads() > threads or torch.get_num_threads() != 1:
-                raise RuntimeError(f"the server has {_threads()} threads and torch {torch.get_num_threads()} "
-                                   f"intra-op threads (expected at most {threads} and 1): forking now is unsafe")
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-        except Exception as exc:
-            _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})
-            os.close(conn)
-            os.close(out_fd)
-            continue
-        if pid == 0:
-            sock.close()
-            _manager(req, conn, out_fd, me)
-        os.close(conn)
-        os.close(out_fd)
-
-
-if __name__ == "__main__":
-    sys.exit(serve(int(sys.argv[1])))

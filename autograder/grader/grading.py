@@ -28,8 +28,6 @@ from typing import Any
 
 from nbformat.notebooknode import NotebookNode
 
-from autograder.checks.framework import QUIZ_CHOICES, get_check, judge_evidence
-from autograder.coursedata.quizzes import judge as judge_quiz
 from autograder.grader.root import Course
 from autograder.grader.notebook import (NotebookError, answer_cells, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
                        read_notebook, restore)
@@ -40,6 +38,7 @@ __all__ = ["Call", "TestResult", "Report", "parse_test_cell", "identify_assignme
            "check_notebook", "clean_text", "MAX_MESSAGE"]
 
 MAX_MESSAGE = 2000  # characters of one test's message (and of its hint) as shown to anyone
+QUIZ_CHOICES = "ABCDE"  # autograder.checks.framework.QUIZ_CHOICES: the grading process never imports torch
 
 
 def clean_text(text: Any, limit: int = MAX_MESSAGE) -> str:
@@ -205,6 +204,8 @@ def _message_for_missing(var: str, outcome: WorkerOutcome) -> str | None:
 
 def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tuple[bool, str, str | None, int]:
     """(passed, message, hint, cases) of one test cell from its worker's outcome."""
+    from autograder.checks.framework import get_check, judge_evidence  # torch: in the judge only
+    from autograder.coursedata.quizzes import judge as judge_quiz
     if outcome.status != "ok":
         where = ""
         if outcome.last_step.startswith("case "):
@@ -274,9 +275,10 @@ class _Judge:
             env = dict(os.environ)
             pkg_parent = str(Path(__file__).resolve().parents[2])
             env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            self.proc = subprocess.Popen([sys.executable, "-s", "-m", "autograder.grader.grading", "--judge",
-                                          str(limits.memory)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, env=env)
+            # forked from the fork server (its imports are done), else a fresh process
+            self.proc = forkserver.spawn_judge(limits.memory) or subprocess.Popen(
+                [sys.executable, "-s", "-m", "autograder.grader.grading", "--judge", str(limits.memory)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
             self.loaded = None
 
     def _ask(self, header: dict, payload: bytes, limits: Limits) -> tuple[dict | None, str]:
@@ -457,7 +459,6 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
 
     if plans:
         forkserver.prestart()
-        _JUDGE.start(limits)  # its imports overlap with the fork server's
     pending, skipped = list(plans), []
     for _ in range(len(plans) + len(cells) + 1):
         if not pending:

@@ -1,0 +1,288 @@
+"""The fork server's own process: it imports once, then forks a manager and a worker (or the judge) per request.
+
+Started by `autograder.grader.forkserver` as `python -m autograder.grader.forking FD` (FD: its end of a
+SOCK_SEQPACKET socket pair). It never runs learner code; see autograder.grader.forkserver for the whole picture.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+
+_PR_SET_PDEATHSIG = 1
+_CLONE = {"mount": 0x00020000, "uts": 0x04000000, "ipc": 0x08000000, "pid": 0x20000000, "net": 0x40000000}
+_MSG = 1 << 16
+
+
+def _prepare() -> None:
+    """Everything a worker imports before the jail, once; no tensor math (no thread pool may be running)."""
+    import warnings
+    warnings.simplefilter("ignore")
+    import matplotlib
+    matplotlib.use("Agg")
+    import torch
+
+    torch.set_num_threads(1)
+    import importlib
+    import pkgutil
+
+    import torch.fx  # noqa: F401
+    import torch.nn.functional  # noqa: F401
+    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
+    from traitlets.config import Config  # noqa: F401
+
+    import autograder.checks
+    import autograder.checks.evidence  # noqa: F401  (the judge's)
+    import autograder.grader.grading  # noqa: F401  (the judge's loop; nbformat)
+    import autograder.grader.worker  # noqa: F401
+    import fxplayground  # noqa: F401
+    for mod in pkgutil.iter_modules(autograder.checks.__path__):
+        importlib.import_module(f"autograder.checks.{mod.name}")
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def _libc():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL when the parent goes; exit now if it already went (in a new pid namespace the parent is
+    outside it: its pid reads 0)."""
+    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() not in (parent, 0):
+        os._exit(1)
+
+
+def _send(fd: int, answer: dict) -> None:
+    try:
+        os.write(fd, json.dumps(answer).encode())
+    except OSError:
+        pass
+
+
+def _worker(req: dict, out_fd: int, manager: int) -> None:
+    """The forked worker: its output to the grader's file, its own environment, then the worker's main."""
+    code = 1
+    try:
+        _die_with_parent(manager)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        os.closerange(3, 1 << 16)  # nothing of the server's (its socket above all) stays open
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL if sig != signal.SIGPIPE else signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.environ.clear()
+        os.environ.update(req["env"])
+        import random
+        import tempfile
+
+        tempfile.tempdir = None  # the scratch folder's TMPDIR, not one found before
+        random.seed()            # a fresh process's random state, not the server's
+        os.chdir(req["cwd"])
+        from autograder.grader import worker
+
+        sys.argv = [worker.__file__, req["job"]]
+        try:
+            code = worker.main(req["job"])
+        except worker.JailError as exc:
+            os.write(2, f"fxcourse-jail-error: {exc}\n".encode())
+            code = 97
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code or 0)
+
+
+def _judge(memory: int, fds: list[int], manager: int) -> None:
+    """The forked judge: requests on stdin, answers on stdout (autograder.grader.grading._judge_server)."""
+    code = 1
+    try:
+        _die_with_parent(manager)
+        import io
+
+        os.dup2(fds[0], 0)
+        os.dup2(fds[1], 1)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        os.closerange(3, 1 << 16)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)))
+        from autograder.grader.grading import _judge_server
+
+        code = _judge_server(memory)
+    except BaseException:
+        pass
+    finally:
+        os._exit(code or 0)
+
+
+def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
+    """Between the server and the worker: set up its session, cgroup and namespaces, then wait for it."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        os.setsid()
+        _die_with_parent(server)
+        if req.get("cgroup"):
+            with open(req["cgroup"], "w") as f:
+                f.write(str(os.getpid()))
+        if req.get("jail"):
+            import ctypes
+
+            flags = 0
+            for flag in _CLONE.values():
+                flags |= flag
+            if _libc().unshare(flags) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, f"unshare: {os.strerror(err)}")
+            from autograder.grader.worker import MS_PRIVATE, MS_REC, mount
+
+            mount(None, "/", None, MS_REC | MS_PRIVATE)  # what unshare(1) does: no mount leaks back
+        me = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            os.close(conn)
+            if "judge" in req:
+                _judge(int(req["judge"]), fds, me)
+            _worker(req, fds[0], me)
+        for fd in fds:
+            os.close(fd)
+        _send(conn, {"pid": pid})
+        try:
+            waiters = [conn, os.pidfd_open(pid)]
+        except (AttributeError, OSError):
+            waiters = [conn]
+        pidfd = waiters[1] if len(waiters) == 2 else None
+        while True:
+            ready = select.select(waiters, [], [], None if pidfd is not None else 0.05)[0]
+            if conn in ready:
+                os.kill(pid, signal.SIGKILL)  # the grader said so, or went away: the namespace goes with it
+                waiters.remove(conn)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
+            if done:
+                break
+        _send(conn, {"code": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
+    except BaseException as exc:
+        _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})
+        os._exit(1)
+    os._exit(0)
+
+
+def _listen(address: str) -> socket.socket | None:
+    """The socket other grading processes of the same run connect to (an abstract name: gone with us)."""
+    if not address:
+        return None
+    try:
+        lsock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        lsock.bind("\0" + address)
+        lsock.listen(64)
+        return lsock
+    except OSError:
+        return None
+
+
+def _accept(lsock: socket.socket) -> socket.socket | None:
+    """A connection from a process of our own uid (the grading run's nbgrader processes), else none."""
+    try:
+        conn, _ = lsock.accept()
+    except OSError:
+        return None
+    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    if uid != os.getuid():
+        conn.close()
+        return None
+    return conn
+
+
+def serve(fd: int, address: str = "") -> int:
+    """The server's loop: import once, then one fork per request, until the process that started it closes its
+    socket. Other grading processes of the same run (fxcourse grade's nbgrader processes) connect at `address`."""
+    sock = socket.socket(fileno=fd)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the grader's to handle; the socket's end stops us
+    lsock = _listen(address)  # before the imports: who connects meanwhile waits in the backlog
+    try:
+        _prepare()
+    except BaseException as exc:
+        sock.send(json.dumps({"error": f"could not import what workers need ({type(exc).__name__}: {exc})"[:400]})
+                  .encode())
+        return 1
+    threads = _threads()
+    sock.send(json.dumps({"ready": True, "pid": os.getpid(), "threads": threads}).encode())
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # managers are reaped by the kernel
+    me = os.getpid()
+    clients: list[socket.socket] = []
+    while True:
+        ready = select.select([sock, *clients, *([lsock] if lsock else [])], [], [])[0]
+        for src in ready:
+            if src is lsock:
+                conn = _accept(lsock)
+                if conn is not None:
+                    clients.append(conn)
+                continue
+            try:
+                msg, fds, _, _ = socket.recv_fds(src, _MSG, 3)
+            except OSError:
+                msg, fds = b"", []
+            if not msg:
+                if src is sock:
+                    return 0
+                clients.remove(src)
+                src.close()
+                continue
+            _fork(msg, fds, threads, me, [sock, *clients, *([lsock] if lsock else [])])
+
+
+def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.socket]) -> None:
+    """One request: fork its manager, which closes every socket of the server's."""
+    if len(fds) < 2:
+        for extra in fds:
+            os.close(extra)
+        return
+    conn, rest = fds[0], fds[1:]
+    try:
+        req = json.loads(msg)
+        import torch
+
+        if _threads() > threads or torch.get_num_threads() != 1:
+            raise RuntimeError(f"the server has {_threads()} threads and torch {torch.get_num_threads()} "
+                               f"intra-op threads (expected at most {threads} and 1): forking now is unsafe")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+    except Exception as exc:
+        _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})
+        for fd in fds:
+            os.close(fd)
+        return
+    if pid == 0:
+        for s in ours:
+            s.close()
+        _manager(req, conn, rest, me)
+    for fd in fds:
+        os.close(fd)
+
+
+if __name__ == "__main__":
+    sys.exit(serve(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else ""))
