@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import A, _free_port, fxcourse, new_course
+from test_cluster import A, _free_port, fxcourse, hand_in, kind_of, new_course
 
 pytestmark = pytest.mark.kernel
 STUDENTS = ["alice_correct", "bob_wrong", "carol_empty", "dave_right"]
@@ -85,16 +85,30 @@ def _scores(url: str) -> dict[str, dict[str, float]]:
 
 
 @pytest.fixture(scope="module")
-def sqlite_scores(tmp_path_factory) -> dict[str, dict[str, float]]:
-    root = new_course(tmp_path_factory.mktemp("sqlite"), STUDENTS)
+def generated(tmp_path_factory) -> Path:
+    """ex01 generated once (`fxcourse generate`) for every course of this module, which copy it."""
+    return new_course(tmp_path_factory.mktemp("generated"), [])
+
+
+def course_of(generated: Path, root: Path, students: list[str]) -> Path:
+    """A course at `root` as test_cluster.new_course makes it, copied from the one generated for the module."""
+    shutil.copytree(generated, root)
+    for student in students:
+        hand_in(root, student, kind_of(student))
+    return root
+
+
+@pytest.fixture(scope="module")
+def sqlite_scores(generated, tmp_path_factory) -> dict[str, dict[str, float]]:
+    root = course_of(generated, tmp_path_factory.mktemp("sqlite") / "course", STUDENTS)
     r = fxcourse(root, "grade", A, "--jobs", "2")
     assert r.returncode == 0, r.stdout + r.stderr
     return _scores(f"sqlite:///{root / 'gradebook.db'}")
 
 
-def test_two_graders_at_once_on_postgresql_give_the_sqlite_scores(postgres, sqlite_scores, tmp_path):
-    first = new_course(tmp_path / "first", STUDENTS)
-    second = new_course(tmp_path / "second", STUDENTS)
+def test_two_graders_at_once_on_postgresql_give_the_sqlite_scores(postgres, sqlite_scores, generated, tmp_path):
+    first = course_of(generated, tmp_path / "first", STUDENTS)
+    second = course_of(generated, tmp_path / "second", STUDENTS)
     # The second course finds the gradebook in its nbgrader configuration, the first is told with --db.
     (second / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.db_url = {postgres!r}\n")
     r = fxcourse(first, "grade", A, "--db", postgres, "--student", STUDENTS[0])  # adds ex01 to the new gradebook
@@ -121,9 +135,9 @@ def test_two_graders_at_once_on_postgresql_give_the_sqlite_scores(postgres, sqli
     assert "counted 5 nodes, expected 2" in bob and "BEGIN HIDDEN TESTS" not in bob
 
 
-def test_formgrader_reads_the_postgresql_gradebook(postgres, sqlite_scores, tmp_path):
+def test_formgrader_reads_the_postgresql_gradebook(postgres, sqlite_scores, generated, tmp_path):
     """nbgrader's formgrader, in a Jupyter server on loopback, serves the scores from CourseDirectory.db_url."""
-    root = new_course(tmp_path, STUDENTS[:2])
+    root = course_of(generated, tmp_path / "course", STUDENTS[:2])
     (root / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.db_url = {postgres!r}\n"
                                              "c.CourseDirectory.course_id = 'fxcourse'\n")
     r = fxcourse(root, "grade", A)  # the gradebook from nbgrader_config.py; autograded/ in this course root
