@@ -106,13 +106,13 @@ def expect_type(value: Any, kind: type | tuple[type, ...], function: str, what: 
                           "return the value instead of printing it" if value is None else None)
 
 
-def first_difference(got: Sequence, expected: Sequence) -> str:
-    """Where two sequences first differ, said in words."""
+def first_difference(got: Sequence, expected: Sequence, item: str = "item", show: Callable = repr) -> str:
+    """Where two sequences first differ, in words: "<item> 3 is <show(got)>, expected <show(expected)>"."""
     for i, (g, e) in enumerate(zip(got, expected)):
         if g != e:
-            return f"item {i} is {g!r}, expected {e!r}"
+            return f"{item} {i} is {show(g)}, expected {show(e)}"
     if len(got) != len(expected):
-        return f"{len(got)} items, expected {len(expected)}"
+        return f"{len(got)} {item}s, expected {len(expected)}"
     return "no difference"
 
 

@@ -11,9 +11,7 @@ from fxplayground import Net, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case, Check, CheckFailed
 from autograder.checks.evidence import expect, expect_equal, expect_type
-from autograder.checks.randmodels import random_mlp
-
-OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
+from autograder.checks.randmodels import random_mlp, seeded_randn
 
 
 class ScaledSkip(nn.Module):
@@ -144,10 +142,6 @@ def _match_case(label, make, expected, atol=None):
     return Case(label, make, kwargs=kwargs, data={"expected": expected})
 
 
-def _x(*shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
-
-
 def _match_cases(hidden: bool) -> list[Case]:
     def tiny_pair(delta=0.0, seed=0, scale=1.0):
         torch.manual_seed(seed)
@@ -159,7 +153,7 @@ def _match_cases(hidden: bool) -> list[Case]:
         gm = fx.symbolic_trace(copy.deepcopy(model) if delta else model)
         if delta:
             _perturbed(gm, delta)
-        return model, gm, _x(5, 4, seed=seed)
+        return model, gm, seeded_randn(5, 4, seed=seed)
 
     if not hidden:
         return [_match_case("TinyNet and its trace", lambda: tiny_pair(), True),
@@ -168,7 +162,7 @@ def _match_cases(hidden: bool) -> list[Case]:
     def two_inputs():
         torch.manual_seed(3)
         m = ScaledSkip()
-        return m, fx.symbolic_trace(m), _x(4, 3, seed=1), _x(4, 3, seed=2)
+        return m, fx.symbolic_trace(m), seeded_randn(4, 3, seed=1), seeded_randn(4, 3, seed=2)
 
     def broadcast_trap():
         torch.manual_seed(4)
@@ -178,11 +172,11 @@ def _match_cases(hidden: bool) -> list[Case]:
         x = g.placeholder("x")
         out = g.call_module("fc2", (g.call_function(torch.relu, (g.call_module("fc1", (x,)),)),))
         g.output(g.call_method("mean", (out, 0)))
-        return m, fx.GraphModule(gm, g), _x(1, 4, seed=4)
+        return m, fx.GraphModule(gm, g), seeded_randn(1, 4, seed=4)
 
     def grad_mode():
         m = GradModeNet()
-        return m, fx.symbolic_trace(m), _x(3, 2, seed=5)
+        return m, fx.symbolic_trace(m), seeded_randn(3, 2, seed=5)
 
     return [
         _match_case("TinyNet off by 1e-7, atol=0 (exact)", lambda: tiny_pair(1e-7, seed=1), False),

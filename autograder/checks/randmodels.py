@@ -12,7 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 __all__ = ["RandomMLP", "RandomConvNet", "SpecMLP", "SpecConvNet", "random_mlp", "random_convnet", "example_input",
-           "randomize_batchnorm"]
+           "seeded_randn", "randomize_batchnorm"]
 
 
 _COMMON_STEPS = ("linear", "relu_fn", "relu_mod", "relu_method", "residual", "dropout", "dropout_mod", "chain")
@@ -198,6 +198,12 @@ def random_mlp(seed: int, **kwargs: object) -> RandomMLP:
 def random_convnet(seed: int, **kwargs: object) -> RandomConvNet:
     """A seeded RandomConvNet in eval mode."""
     return RandomConvNet(seed, **kwargs).eval()
+
+
+def seeded_randn(*shape: int, seed: int = 0) -> torch.Tensor:
+    """A standard normal tensor of `shape` drawn from its own generator seeded with `seed` (the global one
+    is left alone)."""
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def example_input(model: nn.Module, batch: int = 3, seed: int = 0) -> torch.Tensor:

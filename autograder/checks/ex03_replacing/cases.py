@@ -5,7 +5,6 @@ import operator
 
 import torch
 import torch.fx as fx
-import torch.nn as nn
 import torch.nn.functional as F
 
 from fxplayground import LinearChain, Net, ThreeReluNet, TinyNet

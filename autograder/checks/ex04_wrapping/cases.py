@@ -10,7 +10,7 @@ import torch.fx as fx
 import torch.nn as nn
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_mlp
+from autograder.checks.randmodels import random_mlp, seeded_randn
 from autograder.checks.ex04_wrapping.models import (
     _ClipNet, _GateCell, _Nested, _NormTower, _seed, _SeqModel, _SnakeNames, _SubBlockTower, _Tower, _TwoGates,
     _TwoInputFlags, _TwoInputs, Block, REF, RowNorm,
@@ -19,10 +19,6 @@ from autograder.checks.ex04_wrapping.models import (
 
 MixerNet: type = REF["MixerNet"]
 FlagNet: type = REF["FlagNet"]
-
-
-def _x(*shape: int, seed: int) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def _with_inputs(model: nn.Module, inputs: list[tuple[torch.Tensor, ...]]) -> nn.Module:
@@ -126,7 +122,7 @@ def _search_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]],
     n_in = GATED_KINDS[kind][1]
     d = {"GatedNet": 6, "GatedNet(4, 10, 2)": 4, "_TwoGates": 5, "_Nested": 6, "_TwoInputs": 4}[kind]
     for trial in range(50):
-        base = [_x(3, d, seed=1000 * seed + 10 * trial + i) for i in range(n_in)]
+        base = [seeded_randn(3, d, seed=1000 * seed + 10 * trial + i) for i in range(n_in)]
         if n_in == 1:
             pair = [(3.0 * base[0],), (-3.0 * base[0],)]
         else:
@@ -179,7 +175,7 @@ def _leaf_case(label: str, kind: str, seed: int, leaf_types: Any) -> Case:
         _seed(seed)
         model = _leaf_models()[kind](seed)
         d = model.width if kind == "random_mlp" else _IN_FEATURES[kind]
-        return _with_inputs(model, [(_x(4, d, seed=seed + 100),)]), leaf_types()
+        return _with_inputs(model, [(seeded_randn(4, d, seed=seed + 100),)]), leaf_types()
     return Case(label, make, data={"kind": kind, "seed": seed})
 
 
@@ -220,7 +216,7 @@ def _spec_case(label: str, kind: str, seed: int, flags: dict, hint: str | None =
     def make():
         _seed(seed)
         model = _SPEC_MODELS[kind](seed)
-        inputs = [tuple(_x(3, d, seed=seed + 10 * t + i) for i, d in enumerate(_SPEC_INPUTS[kind]))
+        inputs = [tuple(seeded_randn(3, d, seed=seed + 10 * t + i) for i, d in enumerate(_SPEC_INPUTS[kind]))
                   for t in range(2)]
         return (_with_inputs(model, inputs),)
     return Case(label, make, kwargs=lambda: dict(flags), data={"hint": hint})

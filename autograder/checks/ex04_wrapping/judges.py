@@ -8,7 +8,9 @@ import torch.fx as fx
 import torch.nn as nn
 
 from autograder.checks.framework import CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_close, expect_lint, qualified
+from autograder.checks.evidence import (
+    describe_graph, expect, expect_close, expect_lint, first_difference, qualified,
+)
 from autograder.checks.ex04_wrapping.models import REF
 from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ReferenceLeafTracer
 
@@ -42,10 +44,8 @@ def _sequence(graph: list[dict], gate_name: str | None = None) -> list[tuple[str
 
 
 def _first_diff(got: list, expected: list) -> str:
-    for i, (g, e) in enumerate(zip(got, expected)):
-        if g != e:
-            return f"node {i} is {g[0]} {g[1]!r}, expected {e[0]} {e[1]!r}"
-    return f"{len(got)} nodes, expected {len(expected)}"
+    """The first (op, target) pair of two node sequences that differs."""
+    return first_difference(got, expected, "node", lambda node: f"{node[0]} {node[1]!r}")
 
 
 WRAP_HINT = ("make gate a leaf function, recorded as one call_function node: call fx.wrap(\"gate\") at the top "

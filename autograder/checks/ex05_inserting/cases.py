@@ -11,15 +11,11 @@ from fxplayground import DropoutNet, LinearChain, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case
 from autograder.checks.evidence import flat_outputs
-from autograder.checks.randmodels import random_convnet, random_mlp
+from autograder.checks.randmodels import random_convnet, random_mlp, seeded_randn
 from autograder.checks.ex05_inserting.models import (
     DropoutZooNet, FunctionalDropNet, FunctionalLinearNet, OutputDropNet, ReshapeNet, ShapeZoo, SharedDropNet,
     SharedUse, SingleOut, TwoInputs,
 )
-
-
-def _x(*shape: int, seed: int = 0) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 def _traced(model: nn.Module, *inputs: torch.Tensor) -> fx.GraphModule:
@@ -63,7 +59,7 @@ def _insert_case(label: str, make_model, shape: tuple, node: str | None, fn, see
     """A case of insert_after; `pick` chooses the node by a rule when its name depends on the model."""
     def make():
         model = _seeded(make_model, seed)()
-        gm = _traced(model, *[_x(*s, seed=seed + i) for i, s in enumerate(_shapes(shape, model))])
+        gm = _traced(model, *[seeded_randn(*s, seed=seed + i) for i, s in enumerate(_shapes(shape, model))])
         name = node if pick is None else _pick(gm, pick)
         return gm, name, fn
     return Case(label, make, data={"pick": pick})
@@ -108,7 +104,7 @@ def _insert_cases(hidden: bool) -> list[Case]:
                      lambda: random_mlp(21), _width(3), None, torch.neg, pick="first call_module"),
         _insert_case("random model seed 22, after the node that feeds the output",
                      lambda: random_mlp(22), _width(3), None, double, pick="last before output"),
-        Case("TinyNet, an unknown node name 'fc9'", lambda: (_traced(TinyNet(), _x(2, 4)), "fc9", torch.tanh),
+        Case("TinyNet, an unknown node name 'fc9'", lambda: (_traced(TinyNet(), seeded_randn(2, 4)), "fc9", torch.tanh),
              data={"raises": "KeyError", "name": "fc9"}),
     ]
     return cases
@@ -119,7 +115,7 @@ def _drop_case(label: str, make_model, shape: tuple, *, train: bool, seed: int =
         torch.manual_seed(seed)
         model = make_model()
         model.train(train)
-        return (_traced(model, *[_x(*s, seed=seed + i) for i, s in enumerate(_shapes(shape, model))]),)
+        return (_traced(model, *[seeded_randn(*s, seed=seed + i) for i, s in enumerate(_shapes(shape, model))]),)
     return Case(label, make, data={"make": make_model, "train": train, "seed": seed, "shape": shape})
 
 
@@ -165,7 +161,8 @@ def _shape_case(label: str, make_model, shapes: tuple, seed: int = 0) -> Case:
     def make():
         torch.manual_seed(seed)
         model = make_model()
-        return (fx.symbolic_trace(model), *[_x(*s, seed=seed + i) for i, s in enumerate(_shapes(shapes, model))])
+        inputs = [seeded_randn(*s, seed=seed + i) for i, s in enumerate(_shapes(shapes, model))]
+        return (fx.symbolic_trace(model), *inputs)
     return Case(label, make)
 
 

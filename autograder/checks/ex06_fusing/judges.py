@@ -58,7 +58,8 @@ def _expect_output(got, expected: torch.Tensor, what: str, hint: str | None) -> 
                           "keep the dtype of the input layers (pass dtype=... when you build a module)")
     if not _close(got, expected):
         if expected.dtype == torch.float64 and torch.allclose(got.double(), expected.double(), rtol=RTOL, atol=ATOL):
-            raise CheckFailed(f"{what}: {worst_difference(got, expected)}, within float32's tolerance but not float64's",
+            raise CheckFailed(f"{what}: {worst_difference(got, expected)}, within float32's tolerance but not "
+                              "float64's",
                               "compute in the dtype of the inputs: a .float(), torch.zeros(n) or torch.tensor(...) "
                               "without dtype= turns float64 arithmetic into float32")
         raise CheckFailed(f"{what}: {worst_difference(got, expected)}", hint)

@@ -17,7 +17,7 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx, prepare_qa
 from fxplayground import ConvBNNet, DropoutNet, Net, QATNet
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import RandomMLP, random_mlp
+from autograder.checks.randmodels import RandomMLP, random_mlp, seeded_randn
 from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade, BufferNet, SigmoidHead, TiedNet
 
 
@@ -35,10 +35,6 @@ def _silent():
             yield
         finally:
             torch.set_num_threads(threads)
-
-
-def _x(*shape: int, seed: int = 0) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
 
 
 _PROTOTYPES: dict[str, Any] = {}
@@ -71,7 +67,7 @@ def _mlp_no_dropout(seed: int) -> RandomMLP:
 
 def _prep_case(label: str, build: Callable[[], nn.Module], shape: tuple, backend: str | None = None) -> Case:
     def make():
-        return build(), (_x(*shape, seed=7),)
+        return build(), (seeded_randn(*shape, seed=7),)
     kwargs = (lambda: {"backend": backend}) if backend else dict
     return Case(label, make, kwargs, data={"backend": backend or "x86"})
 
@@ -133,14 +129,14 @@ def _handmade() -> fx.GraphModule:
 def _ptq_prepared() -> fx.GraphModule:
     torch.manual_seed(6)
     with _silent():
-        return prepare_fx(QATNet().eval(), get_default_qconfig_mapping("x86"), (_x(2, 16),))
+        return prepare_fx(QATNet().eval(), get_default_qconfig_mapping("x86"), (seeded_randn(2, 16),))
 
 
 def _count_cases(hidden: bool) -> list[Case]:
     def prep(label, build, shape, seed=0):
         def make():
             return (_fresh(f"count {label}", lambda: _prepare_ref(
-                _seeded(build, seed) if isinstance(build, type) else build(), (_x(*shape),))),)
+                _seeded(build, seed) if isinstance(build, type) else build(), (seeded_randn(*shape),))),)
         return Case(label, make)
     if not hidden:
         return [Case("a hand-built graph where every usual mistake gives a different count", lambda: (_diagnostic(),)),
@@ -214,10 +210,10 @@ def _calibrated(key: str, build: Callable[[], nn.Module], shape: tuple, *, steps
                 seed: int = 0) -> Callable[[], tuple]:
     """A prepared model that has seen a few batches in train mode (its observers hold statistics)."""
     def calibrate():
-        prepared = _prepare_ref(build(), (_x(*shape, seed=seed),))
+        prepared = _prepare_ref(build(), (seeded_randn(*shape, seed=seed),))
         with torch.no_grad():
             for i in range(steps):
-                prepared(_x(*shape, seed=seed + 1 + i))
+                prepared(seeded_randn(*shape, seed=seed + 1 + i))
         return prepared
 
     def make():
@@ -226,7 +222,7 @@ def _calibrated(key: str, build: Callable[[], nn.Module], shape: tuple, *, steps
             prepared.eval()
         # Evidence runs the converted model on data the observers have seen: outside that range the int8 model
         # and the fake-quant model legitimately differ (x86 fake-quant emulates a reduced 0..127 range).
-        prepared.input_for_checks = _x(*shape, seed=seed + 1)
+        prepared.input_for_checks = seeded_randn(*shape, seed=seed + 1)
         return (prepared,)
     return make
 
@@ -260,6 +256,6 @@ def _size_cases(hidden: bool) -> list[Case]:
         Case("nn.ReLU(): an empty state_dict", lambda: (nn.ReLU(),)),
         Case("tied weights: one tensor under two names", lambda: (_seeded(TiedNet, 1),)),
         Case("a model prepared for QAT (fake-quant buffers)",
-             lambda: (_prepare_ref(_seeded(Net, 2), (_x(2, 8),)),)),
+             lambda: (_prepare_ref(_seeded(Net, 2), (seeded_randn(2, 8),)),)),
         Case("random model seed 12", lambda: (random_mlp(12),)),
     ]

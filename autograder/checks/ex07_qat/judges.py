@@ -294,8 +294,8 @@ def _ft_judge(case: Case, ev: dict) -> None:
                               "train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); "
                               "each step zero_grad, loss.backward(), optimizer.step()")
         hint = next((text for variant, text in VARIANT_HINTS.items()
-                     if (params := _variant_params(case, variant)) is not None and first_far_tensor(ev["params"], params) is None),
-                    None)
+                     if (params := _variant_params(case, variant)) is not None
+                     and first_far_tensor(ev["params"], params) is None), None)
         before, after = _reference("qat_finetune losses", case, _ft_losses)
         raise CheckFailed(
             f"after {steps} steps the parameters differ from plain SGD on cross-entropy: {mismatch} "

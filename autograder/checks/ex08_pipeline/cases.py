@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_convnet, random_mlp, randomize_batchnorm
+from autograder.checks.randmodels import random_convnet, random_mlp, randomize_batchnorm, seeded_randn
 from autograder.checks.ex08_pipeline.models import (
     _Log, _misplace_neg, BranchyLinearNet, DropBetweenNet, Knots, MisplaceNeg, ModuleFedNet, SharedChainNet,
     TrainBranchNet,
@@ -106,10 +106,6 @@ def _bypass_missing_modules(gm: fx.GraphModule) -> fx.GraphModule:
     return gm
 
 
-def _x(*shape: int, seed: int = 0) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
-
-
 _KNOTS: list[fx.Graph] = []
 
 
@@ -117,7 +113,7 @@ def _knots(seed: int = 0):
     if not _KNOTS:  # trace once; every case gets its own copy of the graph
         _KNOTS.append(fx.symbolic_trace(Knots()).graph)
     gm = fx.GraphModule(nn.Module(), copy.deepcopy(_KNOTS[0]))
-    log = _Log((_x(3, 5, seed=seed),))
+    log = _Log((seeded_randn(3, 5, seed=seed),))
     gm._fxcourse_log = log
     return gm, log
 
@@ -184,7 +180,7 @@ def _pipeline_cases(hidden: bool) -> list[Case]:
     def h_dangling():
         torch.manual_seed(7)
         gm = fx.symbolic_trace(DropoutNet().eval())
-        log = _Log((_x(4, 6, seed=7),))
+        log = _Log((seeded_randn(4, 6, seed=7),))
         gm._fxcourse_log = log
         return gm, [_probe(log, "delete_dropout_modules", _delete_dropout_modules),
                     _probe(log, "bypass_missing_modules", _bypass_missing_modules)]
@@ -264,7 +260,7 @@ def _seeded(cls, seed: int, *args, **kwargs) -> nn.Module:
 
 
 def _ex(shape: tuple[int, ...], seed: int) -> tuple[torch.Tensor]:
-    return (_x(*shape, seed=seed),)
+    return (seeded_randn(*shape, seed=seed),)
 
 
 def _opt_case(label: str, make_model, shape: tuple[int, ...], seed: int, hint: str | None = None,

@@ -7,7 +7,7 @@ from collections import Counter
 import torch
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_close, expect_lint
+from autograder.checks.evidence import describe_graph, expect, expect_close, expect_lint, first_difference
 from autograder.checks.ex08_pipeline.cases import _reference_pipeline
 from autograder.checks.ex08_pipeline.evidence import _trial_inputs
 
@@ -70,12 +70,11 @@ def _pipeline_judge(case: Case, ev) -> None:
     got_nodes = [(n["op"], n["target"]) for n in ev["graph"]]
     exp_nodes = [(n["op"], n["target"]) for n in describe_graph(expected_gm)]
     if got_nodes != exp_nodes:
-        i = next((i for i, (g, e) in enumerate(zip(got_nodes, exp_nodes)) if g != e), min(len(got_nodes),
-                                                                                        len(exp_nodes)))
-        g = got_nodes[i] if i < len(got_nodes) else "nothing"
-        e = exp_nodes[i] if i < len(exp_nodes) else "nothing"
-        raise CheckFailed(f"the returned graph is not the one the last pass produced: node {i} is {g}, "
-                          f"expected {e}", "return the GraphModule that the last pass returned (gm = p(gm))")
+        pad = max(len(got_nodes), len(exp_nodes))
+        where = first_difference(got_nodes + ["nothing"] * (pad - len(got_nodes)),
+                                 exp_nodes + ["nothing"] * (pad - len(exp_nodes)), "node", str)
+        raise CheckFailed(f"the returned graph is not the one the last pass produced: {where}",
+                          "return the GraphModule that the last pass returned (gm = p(gm))")
     expect_lint(ev)
     expect(not ev["stale_code"], "the returned GraphModule's gm.code is out of date with its graph",
            "call gm.recompile() after every pass")
