@@ -30,7 +30,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _learner_commands(sub: argparse._SubParsersAction) -> None:
+def _lab_and_check(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("lab", help="open the course in JupyterLab (or run every lesson headless)")
     s.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
     s.add_argument("--headless", action="store_true", help="run every lesson top to bottom, no server")
@@ -44,6 +44,8 @@ def _learner_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--visible-only", action="store_true", help="only the tests a learner can see")
     s.set_defaults(func=check.check)
 
+
+def _learner_loop(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("progress", help="which exercises and quiz questions pass (grades every working copy)",
                        description="Grade each exercises/exNN_topic/exNN_topic.ipynb with the real grader (a jailed "
                                    "worker per notebook, about 5-10 s each) and show what passes.")
@@ -135,8 +137,9 @@ def _instructor_commands(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fxcourse", description="The torch.fx course: lessons, exercises, grading.")
     sub = p.add_subparsers(dest="command", required=True)
-    _learner_commands(sub)
+    _lab_and_check(sub)  # in the order `fxcourse --help` lists them
     _instructor_commands(sub)
+    _learner_loop(sub)
     for s in sub.choices.values():
         s.add_argument("--course", help="course root (default: found from the notebook or the current folder)")
     return p
