@@ -19,7 +19,8 @@ from autograder.checks.framework import CheckFailed
 __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
     "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
-    "max_difference", "first_far_tensor", "lint_error", "expect_lint", "stale_code", "EvidenceLimits", "EvidenceError",
+    "max_difference", "first_far_tensor", "lint_error", "expect_lint", "expect_fresh", "stale_code",
+    "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
 ]
 
@@ -195,6 +196,12 @@ def stale_code(gm: fx.GraphModule) -> bool:
         return gm.code != gm.graph.python_code(root_module="self").src
     except Exception:
         return True
+
+
+def expect_fresh(stale: bool, hint: str | None = None) -> None:
+    """Fail when gm.code is stale (from stale_code): the graph was changed and recompile() not called."""
+    expect(not stale, "gm.code is out of date: the graph was changed after gm.code was generated",
+           hint or "call gm.recompile() after changing the graph, so gm.code and forward are regenerated")
 
 
 def expect_lint(ev: dict, hint: str | None = None) -> None:

@@ -9,15 +9,14 @@ import torch.nn as nn
 
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import (
-    describe_graph, expect, expect_close, expect_lint, first_difference, qualified,
+    describe_graph, expect, expect_close, expect_fresh, expect_lint, first_difference, qualified,
 )
 from autograder.checks.ex04_wrapping.models import REF
 from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ReferenceLeafTracer
 
 
 def _lint_ok(ev: dict) -> None:
-    expect(not ev["stale"], "gm.code is out of date: the graph was changed after the code was generated",
-           "call gm.recompile() after changing gm.graph, so gm.code and forward are regenerated")
+    expect_fresh(ev["stale"], "call gm.recompile() after changing gm.graph, so gm.code and forward are regenerated")
     expect_lint(ev, "call gm.graph.lint() and gm.recompile() after editing the graph")
 
 

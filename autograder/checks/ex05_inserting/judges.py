@@ -9,7 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_close, expect_lint, qualified
+from autograder.checks.evidence import describe_graph, expect, expect_close, expect_fresh, expect_lint, qualified
 from autograder.checks.ex05_inserting.cases import (
     _reference_outputs, reference_insert_after, reference_linear_flops, reference_shapes,
 )
@@ -209,7 +209,7 @@ def _drop_judge(case: Case, ev) -> None:
     lost = [t for t in other_targets if t not in ev["modules"]]
     expect(not lost, f"submodule(s) {', '.join(repr(t) for t in lost)} were deleted but the graph still calls them",
            "delete only the dropout submodules (delete_all_unused_submodules does that)")
-    expect(not ev["stale"], "gm.code is out of date: it is not the code of the changed graph", RECOMPILE_HINT)
+    expect_fresh(ev["stale"], RECOMPILE_HINT)
     torch.manual_seed(case.data["seed"])
     eager = case.data["make"]().eval()
     _judge_numbers(ev, _reference_outputs(eager, inputs), RECOMPILE_HINT)

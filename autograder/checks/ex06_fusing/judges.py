@@ -11,7 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import expect, expect_lint, worst_difference
+from autograder.checks.evidence import expect, expect_fresh, expect_lint, worst_difference
 from autograder.checks.randmodels import randomize_batchnorm
 from autograder.checks.ex06_fusing.evidence import (
     _HYPER, _input_kind, _module_of, _other_nodes, _probe, _state, BN_FORMULA, LINEAR_FORMULA,
@@ -96,8 +96,7 @@ def _shared_changed(gm: fx.GraphModule, ev: dict, kind: type, what: str) -> None
 def _common_graph_checks(ev: dict, gm: fx.GraphModule, kinds: tuple[type, ...], function: str) -> None:
     expect_lint(ev, "insert new nodes with graph.inserting_after(...) and erase a node only after "
                     "replace_all_uses_with; finish with gm.graph.lint() and gm.recompile()")
-    expect(not ev["stale"], "gm.code does not match gm.graph: the generated forward is stale",
-           "call gm.recompile() after changing the graph")
+    expect_fresh(ev["stale"], "call gm.recompile() after changing the graph")
     before, after = _other_nodes(gm, kinds), Counter(ev["others"])
     if before != after:
         lost, gained = before - after, after - before

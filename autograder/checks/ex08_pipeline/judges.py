@@ -7,7 +7,7 @@ from collections import Counter
 import torch
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_close, expect_lint, first_difference
+from autograder.checks.evidence import describe_graph, expect, expect_close, expect_fresh, expect_lint, first_difference
 from autograder.checks.ex08_pipeline.cases import _reference_pipeline
 from autograder.checks.ex08_pipeline.evidence import _trial_inputs
 
@@ -76,8 +76,7 @@ def _pipeline_judge(case: Case, ev) -> None:
         raise CheckFailed(f"the returned graph is not the one the last pass produced: {where}",
                           "return the GraphModule that the last pass returned (gm = p(gm))")
     expect_lint(ev)
-    expect(not ev["stale_code"], "the returned GraphModule's gm.code is out of date with its graph",
-           "call gm.recompile() after every pass")
+    expect_fresh(ev["stale_code"], "call gm.recompile() after every pass")
     with torch.no_grad():
         expected_out = expected_gm(*log.inputs)
     expect_close(ev["outputs"][0], expected_out, "output of the returned GraphModule")
