@@ -47,10 +47,13 @@ def _fresh_hints():
 
 # --------------------------------------------------------------------------------------- which exercise
 
-def test_function_index_reads_the_same_checks_the_graders_import():
+def test_function_index_is_the_exercise_list_and_each_check_module_agrees():
     import importlib
 
+    from autograder.coursedata.exercises import EXERCISES
+
     index = inline.function_index()
+    assert list(index) == [e.id for e in EXERCISES]
     assert index["ex01_tracing"] == ("node_summary", "count_nodes", "outputs_match")
     for assignment, functions in index.items():
         assert functions == tuple(importlib.import_module(f"autograder.checks.{assignment}").CHECKS)
