@@ -117,6 +117,13 @@ def _raises_judge(case: Case, ev, why: str, hint: str) -> None:
     raise CheckFailed(f"returned a result instead of raising {want}, but {why}", hint)
 
 
+def _expect_unmodified(ev: dict, inputs: dict[str, nn.Module], what: str, hint: str) -> None:
+    """Each input module's state after the call (ev[name]) must equal its state in a fresh copy of the case."""
+    for name, mod in inputs.items():
+        change = _changed(_state(mod), ev[name])
+        expect(change is None, f"the input {what} `{name}` was modified: {change}", hint)
+
+
 def _pair_judge(case: Case, ev: dict) -> None:
     first, second = case.make()
     if "raises" in case.data:
@@ -125,11 +132,9 @@ def _pair_judge(case: Case, ev: dict) -> None:
                       "check first.out_features == second.in_features and raise ValueError(...) naming both widths")
         return
     x, = _probe(first)
-    for name, mod in (("first", first), ("second", second)):
-        change = _changed(_state(mod), ev[name])
-        expect(change is None, f"the input layer `{name}` was modified: {change}",
-               "do not change the input modules in place: build a new nn.Linear "
-               "(copy.copy shares the parameters; copy.deepcopy or a fresh nn.Linear does not)")
+    _expect_unmodified(ev, {"first": first, "second": second}, "layer",
+                       "do not change the input modules in place: build a new nn.Linear "
+                       "(copy.copy shares the parameters; copy.deepcopy or a fresh nn.Linear does not)")
     expected_shape = [second.out_features, first.in_features]
     expect(ev["shape"] == expected_shape,
            f"the fused weight has shape {tuple(ev['shape'])}, expected (out, in) = {tuple(expected_shape)}",
@@ -263,11 +268,9 @@ def _fold_judge(case: Case, ev: dict) -> None:
                       "check bn.running_mean is None (track_running_stats=False) first and raise ValueError")
         return
     x, = _probe(conv)
-    for name, mod in (("conv", conv), ("bn", bn)):
-        change = _changed(_state(mod), ev[name])
-        expect(change is None, f"the input module `{name}` was modified: {change}",
-               "do not change the inputs in place: fold into a copy (copy.deepcopy(conv)) and leave conv and bn "
-               "as they were")
+    _expect_unmodified(ev, {"conv": conv, "bn": bn}, "module",
+                       "do not change the inputs in place: fold into a copy (copy.deepcopy(conv)) and leave conv "
+                       "and bn as they were")
     for k in _HYPER:
         want = getattr(conv, k)
         want = list(want) if isinstance(want, tuple) else want
