@@ -26,6 +26,9 @@ EXEMPT = {
     ("ex07_qat", "to_int8"): "one call of convert_fx, the API the task asks for",
     ("ex07_qat", "state_dict_bytes"): "torch.save of a state_dict: no graph involved",
     ("ex08_pipeline", "run_pipeline"): "calls passes and compares gm.code: the passes are the graph code",
+    ("ex11_pt2e", "prepare_pt2e_qat"): "export and prepare_qat_pt2e, the APIs the task asks for",
+    ("ex11_pt2e", "pt2e_finetune"): "a training loop on a GraphModule: no graph is read or changed",
+    ("ex11_pt2e", "to_qdq"): "move_exported_model_to_eval and convert_pt2e, the APIs the task asks for",
 }
 
 

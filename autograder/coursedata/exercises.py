@@ -33,6 +33,8 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex07_qat", "07_qat",
              ("prepare_for_qat", "fake_quant_count", "qat_finetune", "to_int8", "state_dict_bytes")),
     Exercise("ex08_pipeline", "08_pipeline", ("run_pipeline", "optimize_for_inference")),
+    Exercise("ex11_pt2e", "11_pt2e_qat",
+             ("prepare_pt2e_qat", "pt2e_fake_quant_count", "pt2e_finetune", "to_qdq", "qdq_counts"), part=2),
 )
 
 

@@ -336,4 +336,49 @@ HINTS: dict[str, dict[str, list[str]]] = {
                 "`gm`.",
             ],
         },
+    "ex11_pt2e": {
+        "prepare_pt2e_qat": [
+            "Three steps, as in lesson 11: `torch.export.export(model, example_inputs).module()`, a quantizer, and "
+            "`prepare_qat_pt2e(exported, quantizer)` from `torchao.quantization.pt2e.quantize_pt2e`.",
+            "Export in train mode: `model.train()` first, since export freezes the mode it sees (a hidden model "
+            "with dropout arrives in eval mode). The quantizer is `X86InductorQuantizer()` with "
+            "`set_global(get_default_x86_inductor_quantization_config(is_qat=True))`.",
+            "Without `is_qat=True` you get observers, not fake-quants; with `reduce_range` or `is_dynamic` other "
+            "ranges. Build the quantizer, export `model.train()`, take `.module()`, return what "
+            "`prepare_qat_pt2e` returns.",
+        ],
+        "pt2e_fake_quant_count": [
+            "Count nodes of `prepared.graph`, not modules: only `call_module` nodes qualify, and "
+            "`prepared.get_submodule(node.target)` gives each one's module.",
+            "Test `isinstance(module, FakeQuantizeBase)` with torchao's class, "
+            "`torchao.quantization.pt2e.FakeQuantizeBase`: lesson 07's `torch.ao.quantization` class is a "
+            "different one. Never match by name or class name; observers and `_guards_fn` do not count.",
+            "A fake-quant called from two nodes counts twice, so no set of targets. Sum 1 over the `call_module` "
+            "nodes whose module is a `FakeQuantizeBase`, and return an int.",
+        ],
+        "pt2e_finetune": [
+            "An ordinary training loop on `prepared`: `torch.optim.SGD(prepared.parameters(), lr=lr)`, "
+            "cross-entropy, `backward()` and `step()`. No `prepared.train()`: an exported model raises on it.",
+            "Do exactly `steps` steps; step `i` uses `batches[i % len(batches)]`. Cycle when steps exceeds the "
+            "list, use only the first batches when it is smaller, do nothing for 0.",
+            "In `for i in range(steps)`: zero the gradients, `F.cross_entropy(prepared(x), y)` (mean), "
+            "`backward()`, `step()`, with one forward pass per step. Train in place and return `prepared` itself.",
+        ],
+        "to_qdq": [
+            "Two calls from `torchao.quantization.pt2e`: `move_exported_model_to_eval(prepared)`, then "
+            "`convert_pt2e(prepared)`, whose return value is your answer.",
+            "`prepared.eval()` raises on an exported model, and skipping the move keeps dropout training in the "
+            "converted graph. Use `convert_pt2e` with its defaults (it folds the weights' quantize nodes).",
+            "Do not run the prepared model before converting: every run moves the scales. Move to eval, convert, "
+            "return the converted GraphModule.",
+        ],
+        "qdq_counts": [
+            "Look at `str(node.target)` of the `call_function` nodes: Q/DQ nodes read "
+            "`quantized_decomposed.quantize_per_tensor.default`, `quantized_decomposed.dequantize_per_channel.default`, ...",
+            "Count every overload (`.default` and `.tensor`) and both per-tensor and per-channel ops. "
+            "'quantize' is a substring of 'dequantize', and the eager `torch.quantize_per_tensor` is no Q/DQ node.",
+            "Count the targets starting with `quantized_decomposed.quantize_per_` and those starting with "
+            "`quantized_decomposed.dequantize_per_`; return the two ints as a tuple, quantize first.",
+        ],
+    },
 }

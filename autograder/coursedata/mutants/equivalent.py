@@ -149,4 +149,10 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "optimize_for_inference: constant 1e-05 -> 0.0001 in "
         "`torch.testing.assert_close(gm(*example_inputs), frozen(*example_inputs), rtol=1e-4, atol=1`": SELF_CHECK,
     },
+    "ex11_pt2e": {
+        "prepare_pt2e_qat: drop-kwarg drop dynamic_shapes= in "
+        "`exported = export(model.train(), example_inputs, dynamic_shapes=dynamic).module()`":
+            "a static batch is allowed (the statement says so): the checks run the prepared model on the example "
+            "inputs, where a static and a dynamic export compute the same",
+    },
 }
