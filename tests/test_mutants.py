@@ -40,7 +40,7 @@ def test_a_mutant_whose_text_no_longer_occurs_once_fails_loudly_naming_itself_th
 
 def test_a_mutant_without_edits_is_refused():
     with pytest.raises(MutantError, match="no edits"):
-        Mutant("count_nodes", "nothing", hint="x").cell(SOLUTION)
+        Mutant("count_nodes", "nothing", hint="x", edits=()).cell(SOLUTION)
 
 
 @pytest.mark.parametrize("assignment", [e.id for e in EXERCISES])

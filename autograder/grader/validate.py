@@ -27,13 +27,14 @@ def solution_cells(nb) -> dict[str, str]:
     return {grade_id(c): c.source for c in answer_cells(nb)}
 
 
-def mutant_cell(nb, mutant: Mutant) -> str:
-    """The wrong answer cell: the solution notebook's cell of `mutant.function` with the mutant's edits applied."""
+def mutant_cell(nb, answer: Mutant | Alternative) -> str:
+    """The answer cell of a mutant (or alternative): the solution notebook's cell of its function with its edits
+    applied (an alternative may instead be a whole cell)."""
     solution = solution_cells(nb)
-    if mutant.function not in solution:
-        raise KeyError(f"mutant {mutant.function!r} ({mutant.why}): the solution has no answer cell "
-                       f"{mutant.function!r}; it has {', '.join(solution)}")
-    return mutant.cell(solution[mutant.function])
+    if answer.function not in solution:
+        raise KeyError(f"{answer.function!r} ({answer.why}): the solution has no answer cell "
+                       f"{answer.function!r}; it has {', '.join(solution)}")
+    return answer.cell(solution[answer.function])
 
 
 def misdiagnosis(assignment: str, function: str, text: str) -> str | None:
@@ -68,7 +69,7 @@ def judge_mutant(assignment: str, nb, mutant: Mutant) -> Outcome:
 
 def judge_alternative(assignment: str, nb, alternative: Alternative) -> Outcome:
     """Run one alternative against every case of its function: ok when it passes them all."""
-    ns = answer_namespace(nb, {alternative.function: alternative.source})
+    ns = answer_namespace(nb, {alternative.function: mutant_cell(nb, alternative)})
     passed, text = run_answer(assignment, alternative.function, ns)
     return Outcome(alternative.function, alternative.why, "alternative", passed, "passed" if passed else text)
 

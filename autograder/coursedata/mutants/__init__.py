@@ -8,7 +8,7 @@ against the solution notebook; CI requires 100%.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from autograder.checks.framework import get_check
 
@@ -60,11 +60,20 @@ class Mutant:
 
 @dataclass(frozen=True)
 class Alternative:
-    """A correct answer written differently from the solution."""
+    """A correct answer written differently from the solution: a whole answer cell (`source`), or, where it
+    differs from the solution in a part of a long cell only, that part as `edits` of the solution."""
 
     function: str
     why: str
-    source: str
+    source: str = ""
+    _: KW_ONLY
+    edits: tuple[tuple[str, str], ...] = ()
+
+    def cell(self, solution: str) -> str:
+        """The right answer cell: `source`, or the solution's answer cell with the edits applied."""
+        if self.source:
+            return self.source
+        return apply_edits(solution, self.edits, f"alternative {self.function!r} ({self.why})")
 
 
 def load(assignment: str) -> tuple[list[Mutant], list[Alternative]]:

@@ -1,86 +1,79 @@
 """Mutants and alternatives of ex01_tracing."""
 from autograder.coursedata.mutants import Alternative, Mutant
 
+# the solution's comparison, which the one-line wrong answers below replace
+_COMPARE = ("        expected = model(*inputs)\n"
+            "        got = gm(*inputs)\n"
+            "    if expected.shape != got.shape:\n"
+            "        return False\n"
+            "    if atol == 0:\n"
+            "        return torch.equal(expected, got)\n"
+            "    return torch.allclose(expected, got, rtol=0.0, atol=atol)")
+
 MUTANTS = [
-    Mutant("node_summary", "skips placeholder and output nodes", '''
-def node_summary(gm):
-    return [(n.op, n.name) for n in gm.graph.nodes if n.op not in ("placeholder", "output")]
-''', hint="placeholder and output nodes count too"),
-    Mutant("node_summary", "pairs in the wrong order", '''
-def node_summary(gm):
-    return [(n.name, n.op) for n in gm.graph.nodes]
-''', hint="put node.op first"),
-    Mutant("node_summary", "only call_module nodes", '''
-def node_summary(gm):
-    return [(n.op, n.name) for n in gm.graph.nodes if n.op == "call_module"]
-''', hint="every node counts"),
-    Mutant("node_summary", "sorted by name instead of graph order", '''
-def node_summary(gm):
-    return sorted((n.op, n.name) for n in gm.graph.nodes)
-''', hint="graph order"),
-    Mutant("node_summary", "lists instead of tuples", '''
-def node_summary(gm):
-    return [[n.op, n.name] for n in gm.graph.nodes]
-''', hint="with parentheses"),
-    Mutant("node_summary", "prints instead of returning", '''
-def node_summary(gm):
-    for n in gm.graph.nodes:
-        print(n.op, n.name)
-''', hint="return the value instead of printing it"),
-    Mutant("count_nodes", "ignores op", '''
-def count_nodes(gm, op=None):
-    return len(gm.graph.nodes)
-''', hint="count only nodes whose node.op equals it"),
-    Mutant("count_nodes", "forgets placeholders and output when op is None", '''
-def count_nodes(gm, op=None):
-    return sum(1 for n in gm.graph.nodes if (op is None and n.op not in ("placeholder", "output")) or n.op == op)
-''', hint="placeholder and output are nodes too"),
-    Mutant("count_nodes", "op=None counts nothing", '''
-def count_nodes(gm, op=None):
-    return sum(1 for n in gm.graph.nodes if n.op == op)
-''', hint="op=None means: count every node"),
-    Mutant("count_nodes", "counts modules of the GraphModule instead of nodes", '''
-def count_nodes(gm, op=None):
-    return len(list(gm.modules())) if op is None else sum(1 for n in gm.graph.nodes if n.op == op)
-''', hint="counted"),
-    Mutant("count_nodes", "returns a list", '''
-def count_nodes(gm, op=None):
-    return [n for n in gm.graph.nodes if op is None or n.op == op]
-''', hint="expected an int"),
-    Mutant("outputs_match", "allclose with default tolerances even when atol == 0", '''
-def outputs_match(model, gm, *inputs, atol=0.0):
-    with torch.no_grad():
-        return torch.allclose(model(*inputs), gm(*inputs), atol=atol)
-''', hint="use torch.equal"),
-    Mutant("outputs_match", "forgets torch.no_grad()", '''
-def outputs_match(model, gm, *inputs, atol=0.0):
-    a, b = model(*inputs), gm(*inputs)
-    if a.shape != b.shape:
-        return False
-    return torch.equal(a, b) if atol == 0 else torch.allclose(a, b, rtol=0, atol=atol)
-''', hint="torch.no_grad()"),
-    Mutant("outputs_match", "ignores shapes, so broadcasting hides a mismatch", '''
-def outputs_match(model, gm, *inputs, atol=0.0):
-    with torch.no_grad():
-        a, b = model(*inputs), gm(*inputs)
-    return bool(((a - b).abs() <= atol).all())
-''', hint="compare shapes too"),
-    Mutant("outputs_match", "returns a tensor of booleans", '''
-def outputs_match(model, gm, *inputs, atol=0.0):
-    with torch.no_grad():
-        return (model(*inputs) - gm(*inputs)).abs().max() <= atol
-''', hint="expected a Python bool"),
-    Mutant("outputs_match", "always exact, ignores atol", '''
-def outputs_match(model, gm, *inputs, atol=0.0):
-    with torch.no_grad():
-        return torch.equal(model(*inputs), gm(*inputs))
-''', hint="torch.allclose"),
-    Mutant("outputs_match", "passes only the first input", '''
-def outputs_match(model, gm, *inputs, atol=0.0):
-    with torch.no_grad():
-        a, b = model(inputs[0]), gm(inputs[0])
-    return a.shape == b.shape and (torch.equal(a, b) if atol == 0 else torch.allclose(a, b, rtol=0, atol=atol))
-''', hint="raised TypeError"),
+    Mutant("node_summary", "skips placeholder and output nodes", hint="placeholder and output nodes count too", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         '    return [(n.op, n.name) for n in gm.graph.nodes if n.op not in ("placeholder", "output")]'),)),
+    Mutant("node_summary", "pairs in the wrong order", hint="put node.op first", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         "    return [(n.name, n.op) for n in gm.graph.nodes]"),)),
+    Mutant("node_summary", "only call_module nodes", hint="every node counts", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         '    return [(n.op, n.name) for n in gm.graph.nodes if n.op == "call_module"]'),)),
+    Mutant("node_summary", "sorted by name instead of graph order", hint="graph order", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         "    return sorted((n.op, n.name) for n in gm.graph.nodes)"),)),
+    Mutant("node_summary", "lists instead of tuples", hint="with parentheses", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         "    return [[n.op, n.name] for n in gm.graph.nodes]"),)),
+    Mutant("node_summary", "prints instead of returning", hint="return the value instead of printing it", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         "    for n in gm.graph.nodes:\n"
+         "        print(n.op, n.name)"),)),
+    Mutant("count_nodes", "ignores op", hint="count only nodes whose node.op equals it", edits=(
+        ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
+         "    return len(gm.graph.nodes)"),)),
+    Mutant("count_nodes", "forgets placeholders and output when op is None",
+           hint="placeholder and output are nodes too", edits=(
+        ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
+         '    return sum(1 for n in gm.graph.nodes if (op is None and n.op not in ("placeholder", "output")) or n.op == op)'),)),
+    Mutant("count_nodes", "op=None counts nothing", hint="op=None means: count every node", edits=(
+        ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
+         "    return sum(1 for n in gm.graph.nodes if n.op == op)"),)),
+    Mutant("count_nodes", "counts modules of the GraphModule instead of nodes", hint="counted", edits=(
+        ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
+         "    return len(list(gm.modules())) if op is None else sum(1 for n in gm.graph.nodes if n.op == op)"),)),
+    Mutant("count_nodes", "returns a list", hint="expected an int", edits=(
+        ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
+         "    return [n for n in gm.graph.nodes if op is None or n.op == op]"),)),
+    Mutant("outputs_match", "allclose with default tolerances even when atol == 0", hint="use torch.equal", edits=(
+        (_COMPARE,
+         "        return torch.allclose(model(*inputs), gm(*inputs), atol=atol)"),)),
+    Mutant("outputs_match", "forgets torch.no_grad()", hint="torch.no_grad()", edits=(
+        ("    with torch.no_grad():\n"
+         "        expected = model(*inputs)\n"
+         "        got = gm(*inputs)",
+         "    a, b = model(*inputs), gm(*inputs)"),
+        ("    if expected.shape != got.shape:",
+         "    if a.shape != b.shape:"),
+        ("    if atol == 0:\n"
+         "        return torch.equal(expected, got)\n"
+         "    return torch.allclose(expected, got, rtol=0.0, atol=atol)",
+         "    return torch.equal(a, b) if atol == 0 else torch.allclose(a, b, rtol=0, atol=atol)"),)),
+    Mutant("outputs_match", "ignores shapes, so broadcasting hides a mismatch", hint="compare shapes too", edits=(
+        (_COMPARE,
+         "        a, b = model(*inputs), gm(*inputs)\n"
+         "    return bool(((a - b).abs() <= atol).all())"),)),
+    Mutant("outputs_match", "returns a tensor of booleans", hint="expected a Python bool", edits=(
+        (_COMPARE,
+         "        return (model(*inputs) - gm(*inputs)).abs().max() <= atol"),)),
+    Mutant("outputs_match", "always exact, ignores atol", hint="torch.allclose", edits=(
+        (_COMPARE,
+         "        return torch.equal(model(*inputs), gm(*inputs))"),)),
+    Mutant("outputs_match", "passes only the first input", hint="raised TypeError", edits=(
+        (_COMPARE,
+         "        a, b = model(inputs[0]), gm(inputs[0])\n"
+         "    return a.shape == b.shape and (torch.equal(a, b) if atol == 0 else torch.allclose(a, b, rtol=0, atol=atol))"),)),
 ]
 
 ALTERNATIVES = [

@@ -1,235 +1,248 @@
 """Mutants and alternatives of ex02_nodes."""
 from autograder.coursedata.mutants import Alternative, Mutant
 
+# Lines of the solution's answer cells that several mutants below replace (each occurs there once).
+_CONSUMERS_LINES = ("    nodes = list(gm.graph.nodes)\n"
+                    "    by_name = {node.name: node for node in nodes}\n"
+                    "    if node_name not in by_name:\n"
+                    '        raise KeyError(f"no node named {node_name!r} in this graph")\n'
+                    "    users = by_name[node_name].users")
+_OP_HISTOGRAM_LINES = ("    counts: dict[str, int] = {}\n"
+                       "    for node in gm.graph.nodes:\n"
+                       "        counts[node.op] = counts.get(node.op, 0) + 1\n"
+                       "    return counts")
+_GRAPH_DEPTH_LINES = ("    depth: dict[fx.Node, int] = {}          # edges from some placeholder, for nodes a placeholder reaches\n"
+                      "    for node in gm.graph.nodes:              # topological order: inputs are done before their users\n"
+                      '        if node.op == "placeholder":\n'
+                      "            depth[node] = 0\n"
+                      "            continue\n"
+                      "        reached = [depth[a] + 1 for a in node.all_input_nodes if a in depth]\n"
+                      "        if reached:\n"
+                      "            depth[node] = max(reached)\n"
+                      '    output = next(node for node in gm.graph.nodes if node.op == "output")\n'
+                      "    return depth[output]")
+_GRAPH_DEPTH_LINES_2 = ("    depth: dict[fx.Node, int] = {}          # edges from some placeholder, for nodes a placeholder reaches\n"
+                        "    for node in gm.graph.nodes:              # topological order: inputs are done before their users\n"
+                        '        if node.op == "placeholder":\n'
+                        "            depth[node] = 0\n"
+                        "            continue")
+
+# the solution's body of consumers, which the wrong answers below replace whole
+_CONSUMERS_BODY = ("    nodes = list(gm.graph.nodes)\n"
+                   "    by_name = {node.name: node for node in nodes}\n"
+                   "    if node_name not in by_name:\n"
+                   '        raise KeyError(f"no node named {node_name!r} in this graph")\n'
+                   "    users = by_name[node_name].users\n"
+                   "    return [node.name for node in nodes if node in users]")
+
 MUTANTS = [
     # ------------------------------------------------------------------------------ op_histogram
-    Mutant("op_histogram", "lists all six opcodes, with zeros for the absent ones", '''
-def op_histogram(gm):
-    counts = {op: 0 for op in ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")}
-    for n in gm.graph.nodes:
-        counts[n.op] += 1
-    return counts
-''', hint="only the opcodes that occur"),
-    Mutant("op_histogram", "counts only the operations, not placeholder and output", '''
-def op_histogram(gm):
-    counts = {}
-    for n in gm.graph.nodes:
-        if n.op not in ("placeholder", "output"):
-            counts[n.op] = counts.get(n.op, 0) + 1
-    return counts
-''', hint="placeholder and output nodes count too"),
-    Mutant("op_histogram", "a hand-written list of opcodes that forgets get_attr", '''
-def op_histogram(gm):
-    counts = {}
-    for op in ("placeholder", "call_function", "call_method", "call_module", "output"):
-        k = sum(1 for n in gm.graph.nodes if n.op == op)
-        if k:
-            counts[op] = k
-    return counts
-''', hint="get_attr nodes too"),
-    Mutant("op_histogram", "keys by target instead of opcode", '''
-def op_histogram(gm):
-    counts = {}
-    for n in gm.graph.nodes:
-        key = n.target if isinstance(n.target, str) else n.target.__name__
-        counts[key] = counts.get(key, 0) + 1
-    return counts
-''', hint="key the dict by node.op"),
-    Mutant("op_histogram", "counts submodules for call_module", '''
-def op_histogram(gm):
-    counts = {}
-    for n in gm.graph.nodes:
-        if n.op != "call_module":
-            counts[n.op] = counts.get(n.op, 0) + 1
-    subs = [m for name, m in gm.named_modules() if name]
-    if subs:
-        counts["call_module"] = len(subs)
-    return counts
-''', hint="a module called twice is two nodes"),
-    Mutant("op_histogram", "returns the sorted items, a list", '''
-def op_histogram(gm):
-    import collections
-    return sorted(collections.Counter(n.op for n in gm.graph.nodes).items())
-''', hint="expected a dict"),
-    Mutant("op_histogram", "prints the histogram", '''
-def op_histogram(gm):
-    import collections
-    print(collections.Counter(n.op for n in gm.graph.nodes))
-''', hint="expected a dict"),
+    Mutant("op_histogram", "lists all six opcodes, with zeros for the absent ones",
+           hint="only the opcodes that occur", edits=(
+        ("    counts: dict[str, int] = {}",
+         '    counts = {op: 0 for op in ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")}'),)),
+    Mutant("op_histogram", "counts only the operations, not placeholder and output",
+           hint="placeholder and output nodes count too", edits=(
+        ("    for node in gm.graph.nodes:",
+         "    for n in gm.graph.nodes:\n"
+         '        if n.op not in ("placeholder", "output"):'),
+        ("        counts[node.op] = counts.get(node.op, 0) + 1",
+         "            counts[n.op] = counts.get(n.op, 0) + 1"),)),
+    Mutant("op_histogram", "a hand-written list of opcodes that forgets get_attr", hint="get_attr nodes too", edits=(
+        ("    counts: dict[str, int] = {}\n"
+         "    for node in gm.graph.nodes:\n"
+         "        counts[node.op] = counts.get(node.op, 0) + 1",
+         "    counts = {}\n"
+         '    for op in ("placeholder", "call_function", "call_method", "call_module", "output"):\n'
+         "        k = sum(1 for n in gm.graph.nodes if n.op == op)\n"
+         "        if k:\n"
+         "            counts[op] = k"),)),
+    Mutant("op_histogram", "keys by target instead of opcode", hint="key the dict by node.op", edits=(
+        ("    for node in gm.graph.nodes:",
+         "    for n in gm.graph.nodes:\n"
+         "        key = n.target if isinstance(n.target, str) else n.target.__name__"),
+        ("        counts[node.op] = counts.get(node.op, 0) + 1",
+         "        counts[key] = counts.get(key, 0) + 1"),)),
+    Mutant("op_histogram", "counts submodules for call_module", hint="a module called twice is two nodes", edits=(
+        ("    for node in gm.graph.nodes:",
+         "    for n in gm.graph.nodes:\n"
+         '        if n.op != "call_module":'),
+        ("        counts[node.op] = counts.get(node.op, 0) + 1",
+         "            counts[n.op] = counts.get(n.op, 0) + 1\n"
+         "    subs = [m for name, m in gm.named_modules() if name]\n"
+         "    if subs:\n"
+         '        counts["call_module"] = len(subs)'),)),
+    Mutant("op_histogram", "returns the sorted items, a list", hint="expected a dict", edits=(
+        (_OP_HISTOGRAM_LINES,
+         "    import collections\n"
+         "    return sorted(collections.Counter(n.op for n in gm.graph.nodes).items())"),)),
+    Mutant("op_histogram", "prints the histogram", hint="expected a dict", edits=(
+        (_OP_HISTOGRAM_LINES,
+         "    import collections\n"
+         "    print(collections.Counter(n.op for n in gm.graph.nodes))"),)),
     # ---------------------------------------------------------------------------- called_modules
-    Mutant("called_modules", "node.name instead of node.target", '''
-def called_modules(gm):
-    return [n.name for n in gm.graph.nodes if n.op == "call_module"]
-''', hint="node.target"),
-    Mutant("called_modules", "removes repeats with a dict", '''
-def called_modules(gm):
-    return list(dict.fromkeys(n.target for n in gm.graph.nodes if n.op == "call_module"))
-''', hint="keep repeats"),
-    Mutant("called_modules", "lists the leaf submodules of gm", '''
-def called_modules(gm):
-    return [name for name, m in gm.named_modules() if name and not list(m.children())]
-''', hint="not the submodules of gm"),
-    Mutant("called_modules", "lists every submodule of gm, containers included", '''
-def called_modules(gm):
-    return [name for name, _ in gm.named_modules() if name]
-''', hint="not the submodules of gm"),
-    Mutant("called_modules", "lists the direct children of gm", '''
-def called_modules(gm):
-    return [name for name, _ in gm.named_children()]
-''', hint="not the submodules of gm"),
-    Mutant("called_modules", "sorted names", '''
-def called_modules(gm):
-    return sorted(n.target for n in gm.graph.nodes if n.op == "call_module")
-''', hint="keep graph order"),
-    Mutant("called_modules", "the module objects", '''
-def called_modules(gm):
-    return [gm.get_submodule(n.target) for n in gm.graph.nodes if n.op == "call_module"]
-''', hint="not the module object"),
-    Mutant("called_modules", "the last part of the name", '''
-def called_modules(gm):
-    return [n.target.split(".")[-1] for n in gm.graph.nodes if n.op == "call_module"]
-''', hint="full qualified name"),
-    Mutant("called_modules", "every call_* node", '''
-def called_modules(gm):
-    return [n.target if isinstance(n.target, str) else n.target.__name__
-            for n in gm.graph.nodes if n.op.startswith("call_")]
-''', hint="only call_module nodes"),
+    Mutant("called_modules", "node.name instead of node.target", hint="node.target", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         '    return [n.name for n in gm.graph.nodes if n.op == "call_module"]'),)),
+    Mutant("called_modules", "removes repeats with a dict", hint="keep repeats", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         '    return list(dict.fromkeys(n.target for n in gm.graph.nodes if n.op == "call_module"))'),)),
+    Mutant("called_modules", "lists the leaf submodules of gm", hint="not the submodules of gm", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         "    return [name for name, m in gm.named_modules() if name and not list(m.children())]"),)),
+    Mutant("called_modules", "lists every submodule of gm, containers included",
+           hint="not the submodules of gm", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         "    return [name for name, _ in gm.named_modules() if name]"),)),
+    Mutant("called_modules", "lists the direct children of gm", hint="not the submodules of gm", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         "    return [name for name, _ in gm.named_children()]"),)),
+    Mutant("called_modules", "sorted names", hint="keep graph order", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         '    return sorted(n.target for n in gm.graph.nodes if n.op == "call_module")'),)),
+    Mutant("called_modules", "the module objects", hint="not the module object", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         '    return [gm.get_submodule(n.target) for n in gm.graph.nodes if n.op == "call_module"]'),)),
+    Mutant("called_modules", "the last part of the name", hint="full qualified name", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         '    return [n.target.split(".")[-1] for n in gm.graph.nodes if n.op == "call_module"]'),)),
+    Mutant("called_modules", "every call_* node", hint="only call_module nodes", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         "    return [n.target if isinstance(n.target, str) else n.target.__name__\n"
+         '            for n in gm.graph.nodes if n.op.startswith("call_")]'),)),
     # --------------------------------------------------------------------------------- consumers
-    Mutant("consumers", "node.users as it is (creation order, not graph order)", '''
-def consumers(gm, node_name):
-    for n in gm.graph.nodes:
-        if n.name == node_name:
-            return [u.name for u in n.users]
-    raise KeyError(node_name)
-''', hint="graph order"),
-    Mutant("consumers", "scans args, one entry per use", '''
-def consumers(gm, node_name):
-    if node_name not in {n.name for n in gm.graph.nodes}:
-        raise KeyError(node_name)
-    return [n.name for n in gm.graph.nodes for a in n.args if isinstance(a, fx.Node) and a.name == node_name]
-''', hint="each consumer once"),
-    Mutant("consumers", "looks only at top-level positional args", '''
-def consumers(gm, node_name):
-    if node_name not in {n.name for n in gm.graph.nodes}:
-        raise KeyError(node_name)
-    return [n.name for n in gm.graph.nodes
-            if any(isinstance(a, fx.Node) and a.name == node_name for a in n.args)]
-''', hint="keyword arguments"),
-    Mutant("consumers", "leaves the output node out", '''
-def consumers(gm, node_name):
-    node = {n.name: n for n in gm.graph.nodes}[node_name]
-    return [n.name for n in gm.graph.nodes if n in node.users and n.op != "output"]
-''', hint="the output node is a user too"),
-    Mutant("consumers", "returns [] for an unknown name", '''
-def consumers(gm, node_name):
-    return [n.name for n in gm.graph.nodes if any(a.name == node_name for a in n.all_input_nodes)]
-''', hint="raise KeyError"),
-    Mutant("consumers", "next() without a default: StopIteration for an unknown name", '''
-def consumers(gm, node_name):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    return [n.name for n in gm.graph.nodes if n in node.users]
-''', hint="expected KeyError"),
-    Mutant("consumers", "a KeyError that does not say which node", '''
-def consumers(gm, node_name):
-    found = [n for n in gm.graph.nodes if n.name == node_name]
-    if not found:
-        raise KeyError("no such node")
-    return [n.name for n in gm.graph.nodes if n in found[0].users]
-''', hint="name the node in the message"),
-    Mutant("consumers", "looks the node up by target", '''
-def consumers(gm, node_name):
-    found = [n for n in gm.graph.nodes if str(n.target) == node_name]
-    if not found:
-        raise KeyError(node_name)
-    return [n.name for n in gm.graph.nodes if n in found[0].users]
-''', hint="look nodes up by node.name"),
-    Mutant("consumers", "the inputs of the node instead of its users", '''
-def consumers(gm, node_name):
-    node = {n.name: n for n in gm.graph.nodes}[node_name]
-    return [a.name for a in node.all_input_nodes]
-''', hint="not the nodes it reads"),
-    Mutant("consumers", "Node objects instead of names", '''
-def consumers(gm, node_name):
-    node = {n.name: n for n in gm.graph.nodes}[node_name]
-    return [n for n in gm.graph.nodes if n in node.users]
-''', hint="user.name"),
+    Mutant("consumers", "node.users as it is (creation order, not graph order)", hint="graph order", edits=(
+        (_CONSUMERS_BODY,
+         "    for n in gm.graph.nodes:\n"
+         "        if n.name == node_name:\n"
+         "            return [u.name for u in n.users]\n"
+         "    raise KeyError(node_name)"),)),
+    Mutant("consumers", "scans args, one entry per use", hint="each consumer once", edits=(
+        (_CONSUMERS_BODY,
+         "    if node_name not in {n.name for n in gm.graph.nodes}:\n"
+         "        raise KeyError(node_name)\n"
+         "    return [n.name for n in gm.graph.nodes for a in n.args if isinstance(a, fx.Node) and a.name == node_name]"),)),
+    Mutant("consumers", "looks only at top-level positional args", hint="keyword arguments", edits=(
+        (_CONSUMERS_BODY,
+         "    if node_name not in {n.name for n in gm.graph.nodes}:\n"
+         "        raise KeyError(node_name)\n"
+         "    return [n.name for n in gm.graph.nodes\n"
+         "            if any(isinstance(a, fx.Node) and a.name == node_name for a in n.args)]"),)),
+    Mutant("consumers", "leaves the output node out", hint="the output node is a user too", edits=(
+        (_CONSUMERS_BODY,
+         "    node = {n.name: n for n in gm.graph.nodes}[node_name]\n"
+         '    return [n.name for n in gm.graph.nodes if n in node.users and n.op != "output"]'),)),
+    Mutant("consumers", "returns [] for an unknown name", hint="raise KeyError", edits=(
+        (_CONSUMERS_BODY,
+         "    return [n.name for n in gm.graph.nodes if any(a.name == node_name for a in n.all_input_nodes)]"),)),
+    Mutant("consumers", "next() without a default: StopIteration for an unknown name", hint="expected KeyError", edits=(
+        (_CONSUMERS_LINES,
+         "    node = next(n for n in gm.graph.nodes if n.name == node_name)"),
+        ("    return [node.name for node in nodes if node in users]",
+         "    return [n.name for n in gm.graph.nodes if n in node.users]"),)),
+    Mutant("consumers", "a KeyError that does not say which node", hint="name the node in the message", edits=(
+        (_CONSUMERS_LINES,
+         "    found = [n for n in gm.graph.nodes if n.name == node_name]\n"
+         "    if not found:\n"
+         '        raise KeyError("no such node")'),
+        ("    return [node.name for node in nodes if node in users]",
+         "    return [n.name for n in gm.graph.nodes if n in found[0].users]"),)),
+    Mutant("consumers", "looks the node up by target", hint="look nodes up by node.name", edits=(
+        (_CONSUMERS_LINES,
+         "    found = [n for n in gm.graph.nodes if str(n.target) == node_name]\n"
+         "    if not found:\n"
+         "        raise KeyError(node_name)"),
+        ("    return [node.name for node in nodes if node in users]",
+         "    return [n.name for n in gm.graph.nodes if n in found[0].users]"),)),
+    Mutant("consumers", "the inputs of the node instead of its users", hint="not the nodes it reads", edits=(
+        (_CONSUMERS_BODY,
+         "    node = {n.name: n for n in gm.graph.nodes}[node_name]\n"
+         "    return [a.name for a in node.all_input_nodes]"),)),
+    Mutant("consumers", "Node objects instead of names", hint="user.name", edits=(
+        (_CONSUMERS_LINES,
+         "    node = {n.name: n for n in gm.graph.nodes}[node_name]"),
+        ("    return [node.name for node in nodes if node in users]",
+         "    return [n for n in gm.graph.nodes if n in node.users]"),)),
     # ------------------------------------------------------------------------------- graph_depth
-    Mutant("graph_depth", "breadth-first search: the shortest path", '''
-def graph_depth(gm):
-    frontier = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    seen, steps = set(frontier), 0
-    while frontier:
-        if any(n.op == "output" for n in frontier):
-            return steps
-        frontier = [u for n in frontier for u in n.users if u not in seen]
-        seen.update(frontier)
-        steps += 1
-    return steps
-''', hint="longest path, not the shortest"),
-    Mutant("graph_depth", "every node without inputs starts a path (the layout of draw_graph)", '''
-def graph_depth(gm):
-    depth = {}
-    for n in gm.graph.nodes:
-        depth[n] = max((depth[a] + 1 for a in n.all_input_nodes), default=0)
-    return depth[list(gm.graph.nodes)[-1]]
-''', hint="paths start at placeholders only"),
-    Mutant("graph_depth", "starts at the first placeholder only", '''
-def graph_depth(gm):
-    start = next(iter(gm.graph.nodes))
-    depth = {start: 0}
-    for n in gm.graph.nodes:
-        d = [depth[a] + 1 for a in n.all_input_nodes if a in depth]
-        if d:
-            depth[n] = max(d)
-    return depth[list(gm.graph.nodes)[-1]]
-''', hint="every placeholder is a start"),
-    Mutant("graph_depth", "the longest path anywhere, not to the output", '''
-def graph_depth(gm):
-    depth = {}
-    for n in gm.graph.nodes:
-        if n.op == "placeholder":
-            depth[n] = 0
-        d = [depth[a] + 1 for a in n.all_input_nodes if a in depth]
-        if d:
-            depth[n] = max(d)
-    return max(depth.values())
-''', hint="must end at the output node"),
-    Mutant("graph_depth", "walks back from the output along args[0]", '''
-def graph_depth(gm):
-    node = list(gm.graph.nodes)[-1]
-    steps = 0
-    while node.op != "placeholder":
-        node = node.args[0]
-        steps += 1
-    return steps
-''', hint="not only args[0]"),
-    Mutant("graph_depth", "counts nodes on the path instead of edges", '''
-def graph_depth(gm):
-    depth = {}
-    for n in gm.graph.nodes:
-        if n.op == "placeholder":
-            depth[n] = 1
-        d = [depth[a] + 1 for a in n.all_input_nodes if a in depth]
-        if d:
-            depth[n] = max(d)
-    return depth[list(gm.graph.nodes)[-1]]
-''', hint="count edges, not nodes"),
-    Mutant("graph_depth", "stops at the last computation, before the output", '''
-def graph_depth(gm):
-    depth = {}
-    for n in gm.graph.nodes:
-        if n.op == "placeholder":
-            depth[n] = 0
-        d = [depth[a] + 1 for a in n.all_input_nodes if a in depth]
-        if d:
-            depth[n] = max(d)
-    out = list(gm.graph.nodes)[-1]
-    return max(depth[a] for a in out.all_input_nodes)
-''', hint="the edge into the output node counts"),
-    Mutant("graph_depth", "number of nodes minus one", '''
-def graph_depth(gm):
-    return len(gm.graph.nodes) - 1
-''', hint="the number of nodes is not the depth"),
+    Mutant("graph_depth", "breadth-first search: the shortest path", hint="longest path, not the shortest", edits=(
+        (_GRAPH_DEPTH_LINES,
+         '    frontier = [n for n in gm.graph.nodes if n.op == "placeholder"]\n'
+         "    seen, steps = set(frontier), 0\n"
+         "    while frontier:\n"
+         '        if any(n.op == "output" for n in frontier):\n'
+         "            return steps\n"
+         "        frontier = [u for n in frontier for u in n.users if u not in seen]\n"
+         "        seen.update(frontier)\n"
+         "        steps += 1\n"
+         "    return steps"),)),
+    Mutant("graph_depth", "every node without inputs starts a path (the layout of draw_graph)",
+           hint="paths start at placeholders only", edits=(
+        (_GRAPH_DEPTH_LINES_2,
+         "    depth = {}\n"
+         "    for n in gm.graph.nodes:"),
+        ("        reached = [depth[a] + 1 for a in node.all_input_nodes if a in depth]",
+         "        depth[n] = max((depth[a] + 1 for a in n.all_input_nodes), default=0)"),
+        ("        if reached:\n"
+         "            depth[node] = max(reached)\n"
+         '    output = next(node for node in gm.graph.nodes if node.op == "output")\n'
+         "    return depth[output]",
+         "    return depth[list(gm.graph.nodes)[-1]]"),)),
+    Mutant("graph_depth", "starts at the first placeholder only", hint="every placeholder is a start", edits=(
+        (_GRAPH_DEPTH_LINES_2,
+         "    start = next(iter(gm.graph.nodes))\n"
+         "    depth = {start: 0}\n"
+         "    for n in gm.graph.nodes:"),
+        ("        reached = [depth[a] + 1 for a in node.all_input_nodes if a in depth]",
+         "        d = [depth[a] + 1 for a in n.all_input_nodes if a in depth]"),
+        ("        if reached:",
+         "        if d:"),
+        ("            depth[node] = max(reached)",
+         "            depth[n] = max(d)"),)),
+    Mutant("graph_depth", "the longest path anywhere, not to the output", hint="must end at the output node", edits=(
+        ('    output = next(node for node in gm.graph.nodes if node.op == "output")\n'
+         "    return depth[output]",
+         "    return max(depth.values())"),)),
+    Mutant("graph_depth", "walks back from the output along args[0]", hint="not only args[0]", edits=(
+        ("    depth: dict[fx.Node, int] = {}          # edges from some placeholder, for nodes a placeholder reaches\n"
+         "    for node in gm.graph.nodes:              # topological order: inputs are done before their users",
+         "    node = list(gm.graph.nodes)[-1]\n"
+         "    steps = 0"),
+        ('        if node.op == "placeholder":',
+         '    while node.op != "placeholder":'),
+        ("            depth[node] = 0\n"
+         "            continue\n"
+         "        reached = [depth[a] + 1 for a in node.all_input_nodes if a in depth]\n"
+         "        if reached:\n"
+         "            depth[node] = max(reached)\n"
+         '    output = next(node for node in gm.graph.nodes if node.op == "output")\n'
+         "    return depth[output]",
+         "        node = node.args[0]\n"
+         "        steps += 1\n"
+         "    return steps"),)),
+    Mutant("graph_depth", "counts nodes on the path instead of edges", hint="count edges, not nodes", edits=(
+        ("    depth: dict[fx.Node, int] = {}          # edges from some placeholder, for nodes a placeholder reaches\n"
+         "    for node in gm.graph.nodes:              # topological order: inputs are done before their users",
+         "    depth = {}\n"
+         "    for n in gm.graph.nodes:"),
+        ('        if node.op == "placeholder":',
+         '        if n.op == "placeholder":'),
+        ("            depth[node] = 0",
+         "            depth[n] = 1"),
+        ("        reached = [depth[a] + 1 for a in node.all_input_nodes if a in depth]",
+         "        d = [depth[a] + 1 for a in n.all_input_nodes if a in depth]"),
+        ("        if reached:",
+         "        if d:"),
+        ("            depth[node] = max(reached)",
+         "            depth[n] = max(d)"),)),
+    Mutant("graph_depth", "stops at the last computation, before the output",
+           hint="the edge into the output node counts", edits=(
+        ('    output = next(node for node in gm.graph.nodes if node.op == "output")\n'
+         "    return depth[output]",
+         "    out = list(gm.graph.nodes)[-1]\n"
+         "    return max(depth[a] for a in out.all_input_nodes)"),)),
+    Mutant("graph_depth", "number of nodes minus one", hint="the number of nodes is not the depth", edits=(
+        (_GRAPH_DEPTH_LINES,
+         "    return len(gm.graph.nodes) - 1"),)),
 ]
 
 ALTERNATIVES = [

@@ -4,447 +4,462 @@ The notebook's setup cell imports operator, torch, fx, nn, F, subgraph_rewriter 
 """
 from autograder.coursedata.mutants import Alternative, Mutant
 
+# Lines of the solution's answer cells that several mutants below replace (each occurs there once).
+_LINEAR_TO_MATMUL_LINES = ("        if not isinstance(linear, nn.Linear):\n"
+                           "            continue\n"
+                           '        x = node.args[0] if node.args else node.kwargs["input"]\n')
+_RELU_TO_CLAMP_LINES = ('            x = node.args[0] if node.args else node.kwargs["input"]\n'
+                        "            node.target = torch.clamp\n"
+                        "            node.args = (x,)\n"
+                        '            node.kwargs = {"min": 0, "max": max_value}\n'
+                        "    gm.graph.lint()")
+_RELU_TO_GELU_LINES = ("        if not is_relu(node):\n"
+                       "            continue\n"
+                       '        x = node.args[0] if node.args else node.kwargs["input"]\n'
+                       "        with graph.inserting_after(node):\n"
+                       "            gelu = graph.call_function(F.gelu, (x,))\n"
+                       "        node.replace_all_uses_with(gelu)\n"
+                       "        graph.erase_node(node)\n"
+                       "    gm.delete_all_unused_submodules()\n"
+                       "    graph.lint()")
+_LINEAR_TO_MATMUL_LINES_2 = ('        if node.op != "call_module":\n'
+                             "            continue\n"
+                             "        linear = gm.get_submodule(node.target)\n"
+                             "        if not isinstance(linear, nn.Linear):\n"
+                             "            continue\n"
+                             '        x = node.args[0] if node.args else node.kwargs["input"]')
+
 MUTANTS = [
     # ------------------------------------------------------------------------------ swap_function
-    Mutant("swap_function", "matches by __name__, so F.relu is swapped along with torch.relu", '''
-def swap_function(gm, old, new):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and getattr(node.target, "__name__", None) == old.__name__:
-            node.target = new
-    gm.recompile()
-    return gm
-''', hint="compare targets by identity"),
-    Mutant("swap_function", "forgets gm.recompile()", '''
-def swap_function(gm, old, new):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is old:
-            node.target = new
-    return gm
-''', hint="gm.recompile()"),
-    Mutant("swap_function", "stops after the first match", '''
-def swap_function(gm, old, new):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is old:
-            node.target = new
-            break
-    gm.recompile()
-    return gm
-''', hint="not only the first one"),
-    Mutant("swap_function", "wraps new in a lambda", '''
-def swap_function(gm, old, new):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is old:
-            node.target = lambda *args, **kwargs: new(*args, **kwargs)
-    gm.recompile()
-    return gm
-''', hint="lambda"),
-    Mutant("swap_function", "changes the graph in place but returns nothing", '''
-def swap_function(gm, old, new):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is old:
-            node.target = new
-    gm.recompile()
-''', hint="return gm"),
-    Mutant("swap_function", "inserts the new call but never rewires the users", '''
-def swap_function(gm, old, new):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_function" and node.target is old:
-            with graph.inserting_after(node):
-                graph.call_function(new, node.args, node.kwargs)
-    gm.recompile()
-    return gm
-''', hint="replace_all_uses_with"),
-    Mutant("swap_function", "matches the node name instead of the target", '''
-def swap_function(gm, old, new):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.name.startswith(old.__name__):
-            node.target = new
-    gm.recompile()
-    return gm
-''', hint="compare targets by identity"),
+    Mutant("swap_function", "matches by __name__, so F.relu is swapped along with torch.relu",
+           hint="compare targets by identity", edits=(
+        ('        if node.op == "call_function" and node.target is old:',
+         '        if node.op == "call_function" and getattr(node.target, "__name__", None) == old.__name__:'),)),
+    Mutant("swap_function", "forgets gm.recompile()", hint="gm.recompile()", edits=(
+        ("    gm.graph.lint()\n"
+         "    gm.recompile()\n",
+         ""),)),
+    Mutant("swap_function", "stops after the first match", hint="not only the first one", edits=(
+        ("    gm.graph.lint()",
+         "            break"),)),
+    Mutant("swap_function", "wraps new in a lambda", hint="lambda", edits=(
+        ("            node.target = new\n"
+         "    gm.graph.lint()",
+         "            node.target = lambda *args, **kwargs: new(*args, **kwargs)"),)),
+    Mutant("swap_function", "changes the graph in place but returns nothing", hint="return gm", edits=(
+        ("    return gm\n",
+         ""),)),
+    Mutant("swap_function", "inserts the new call but never rewires the users", hint="replace_all_uses_with", edits=(
+        ('    """Make every call_function node that targets `old` target `new`; return gm."""',
+         '    """Make every call_function node that targets `old` target `new`; return gm."""\n'
+         "    graph = gm.graph"),
+        ("            node.target = new\n"
+         "    gm.graph.lint()",
+         "            with graph.inserting_after(node):\n"
+         "                graph.call_function(new, node.args, node.kwargs)"),)),
+    Mutant("swap_function", "matches the node name instead of the target", hint="compare targets by identity", edits=(
+        ('        if node.op == "call_function" and node.target is old:',
+         '        if node.op == "call_function" and node.name.startswith(old.__name__):'),)),
 
     # ------------------------------------------------------------------------------ relu_to_clamp
-    Mutant("relu_to_clamp", "the popular lambda target (wrong snippet 1)", '''
-def relu_to_clamp(gm, max_value):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is torch.relu:
-            node.target = lambda z: torch.clamp(z, 0, max_value)
-    gm.recompile()
-    return gm
-''', hint="lambda"),
-    Mutant("relu_to_clamp", "forgets gm.recompile()", '''
-def relu_to_clamp(gm, max_value):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is torch.relu:
-            node.target = torch.clamp
-            node.kwargs = {"min": 0, "max": max_value}
-    return gm
-''', hint="recompile"),
-    Mutant("relu_to_clamp", "only an upper bound", '''
-def relu_to_clamp(gm, max_value):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is torch.relu:
-            node.target = torch.clamp
-            node.kwargs = {"max": max_value}
-    gm.recompile()
-    return gm
-''', hint="min=0"),
-    Mutant("relu_to_clamp", "converts F.relu too", '''
-def relu_to_clamp(gm, max_value):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target in (torch.relu, F.relu):
-            node.target = torch.clamp
-            node.args = (node.args[0],)
-            node.kwargs = {"min": 0, "max": max_value}
-    gm.recompile()
-    return gm
-''', hint="only torch.relu"),
-    Mutant("relu_to_clamp", "adds a clamp after the relu instead of replacing it", '''
-def relu_to_clamp(gm, max_value):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_function" and node.target is torch.relu:
-            with graph.inserting_after(node):
-                clamp = graph.call_function(torch.clamp, (node,), {"min": 0, "max": max_value})
-            node.replace_all_uses_with(clamp, delete_user_cb=lambda user: user is not clamp)
-    gm.recompile()
-    return gm
-''', hint="replace the relu node itself"),
-    Mutant("relu_to_clamp", "hard-codes ReLU6", '''
-def relu_to_clamp(gm, max_value):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is torch.relu:
-            node.target = torch.clamp
-            node.args = (node.args[0], 0, 6.0)
-    gm.recompile()
-    return gm
-''', hint="max=max_value"),
-    Mutant("relu_to_clamp", "F.hardtanh computes the same numbers but is not torch.clamp", '''
-def relu_to_clamp(gm, max_value):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is torch.relu:
-            node.target = F.hardtanh
-            node.args = (node.args[0], 0.0, float(max_value))
-    gm.recompile()
-    return gm
-''', hint="use torch.clamp itself"),
-    Mutant("relu_to_clamp", "bounds in the wrong order", '''
-def relu_to_clamp(gm, max_value):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is torch.relu:
-            node.target = torch.clamp
-            node.args = (node.args[0], max_value, 0)
-    gm.recompile()
-    return gm
-''', hint="max=max_value"),
+    Mutant("relu_to_clamp", "the popular lambda target (wrong snippet 1)", hint="lambda", edits=(
+        (_RELU_TO_CLAMP_LINES,
+         "            node.target = lambda z: torch.clamp(z, 0, max_value)"),)),
+    Mutant("relu_to_clamp", "forgets gm.recompile()", hint="recompile", edits=(
+        ("    gm.graph.lint()\n"
+         "    gm.recompile()\n",
+         ""),)),
+    Mutant("relu_to_clamp", "only an upper bound", hint="min=0", edits=(
+        ('            node.kwargs = {"min": 0, "max": max_value}',
+         '            node.kwargs = {"max": max_value}'),)),
+    Mutant("relu_to_clamp", "converts F.relu too", hint="only torch.relu", edits=(
+        ('        if node.op == "call_function" and node.target is torch.relu:',
+         '        if node.op == "call_function" and node.target in (torch.relu, F.relu):'),)),
+    Mutant("relu_to_clamp", "adds a clamp after the relu instead of replacing it",
+           hint="replace the relu node itself", edits=(
+        ('    """Replace every torch.relu(x) by torch.clamp(x, min=0, max=max_value); return gm."""',
+         '    """Replace every torch.relu(x) by torch.clamp(x, min=0, max=max_value); return gm."""\n'
+         "    graph = gm.graph"),
+        (_RELU_TO_CLAMP_LINES,
+         "            with graph.inserting_after(node):\n"
+         '                clamp = graph.call_function(torch.clamp, (node,), {"min": 0, "max": max_value})\n'
+         "            node.replace_all_uses_with(clamp, delete_user_cb=lambda user: user is not clamp)"),)),
+    Mutant("relu_to_clamp", "hard-codes ReLU6", hint="max=max_value", edits=(
+        ("            node.args = (x,)\n"
+         '            node.kwargs = {"min": 0, "max": max_value}\n'
+         "    gm.graph.lint()",
+         "            node.args = (node.args[0], 0, 6.0)"),)),
+    Mutant("relu_to_clamp", "F.hardtanh computes the same numbers but is not torch.clamp",
+           hint="use torch.clamp itself", edits=(
+        ("            node.target = torch.clamp",
+         "            node.target = F.hardtanh"),)),
+    Mutant("relu_to_clamp", "bounds in the wrong order", hint="max=max_value", edits=(
+        ("            node.args = (x,)\n"
+         '            node.kwargs = {"min": 0, "max": max_value}\n'
+         "    gm.graph.lint()",
+         "            node.args = (node.args[0], max_value, 0)"),)),
 
     # ------------------------------------------------------------------------------- relu_to_gelu
-    Mutant("relu_to_gelu", "handles the call_function form only", '''
-def relu_to_gelu(gm):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_):
-            node.target = F.gelu
-            node.kwargs = {}
-    gm.recompile()
-    return gm
-''', hint="nn.ReLU is a call_module node"),
-    Mutant("relu_to_gelu", "handles functions and modules, forgets x.relu()", '''
-def relu_to_gelu(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (
-            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))
-        if is_relu:
-            with graph.inserting_after(node):
-                new = graph.call_function(F.gelu, (node.args[0],))
-            node.replace_all_uses_with(new)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="call_method node"),
-    Mutant("relu_to_gelu", "matches torch.relu but not F.relu", '''
-def relu_to_gelu(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        is_relu = (node.op == "call_function" and node.target is torch.relu) or (
-            node.op == "call_method" and node.target in ("relu", "relu_")) or (
-            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))
-        if is_relu:
-            with graph.inserting_after(node):
-                new = graph.call_function(F.gelu, (node.args[0],))
-            node.replace_all_uses_with(new)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="match both"),
-    Mutant("relu_to_gelu", "keeps F.relu's kwargs (inplace=False) on F.gelu", '''
-def relu_to_gelu(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_):
-            node.target = F.gelu
-        elif node.op == "call_method" and node.target in ("relu", "relu_"):
-            with graph.inserting_after(node):
-                new = graph.call_function(F.gelu, (node.args[0],))
-            node.replace_all_uses_with(new)
-            graph.erase_node(node)
-        elif node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU):
-            gm.add_submodule(node.target, nn.GELU())
-    gm.recompile()
-    return gm
-''', hint="no `inplace` argument"),
-    Mutant("relu_to_gelu", "the tanh approximation", '''
-def relu_to_gelu(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (
-            node.op == "call_method" and node.target in ("relu", "relu_")) or (
-            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))
-        if is_relu:
-            with graph.inserting_after(node):
-                new = graph.call_function(F.gelu, (node.args[0],), {"approximate": "tanh"})
-            node.replace_all_uses_with(new)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="exact GELU"),
-    Mutant("relu_to_gelu", "forgets gm.recompile()", '''
-def relu_to_gelu(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (
-            node.op == "call_method" and node.target in ("relu", "relu_")) or (
-            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))
-        if is_relu:
-            with graph.inserting_after(node):
-                new = graph.call_function(F.gelu, (node.args[0],))
-            node.replace_all_uses_with(new)
-            graph.erase_node(node)
-    return gm
-''', hint="recompile"),
-    Mutant("relu_to_gelu", "puts a function on a call_module node", '''
-def relu_to_gelu(gm):
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_):
-            node.target = F.gelu
-            node.kwargs = {}
-        elif node.op in ("call_module", "call_method") and (
-                node.target in ("relu", "relu_") or isinstance(gm.get_submodule(node.target), nn.ReLU)):
-            node.target = F.gelu
-    gm.recompile()
-    return gm
-''', hint="str for call_module"),
-    Mutant("relu_to_gelu", "lambda targets", '''
-def relu_to_gelu(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (
-            node.op == "call_method" and node.target in ("relu", "relu_")) or (
-            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))
-        if is_relu:
-            with graph.inserting_after(node):
-                new = graph.call_function(lambda z: F.gelu(z), (node.args[0],))
-            node.replace_all_uses_with(new)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="lambda"),
-    Mutant("relu_to_gelu", "turns every nn.ReLU into GELU in place, which changes the original model too", '''
-def relu_to_gelu(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU):
-            module = gm.get_submodule(node.target)
-            module.__class__ = nn.GELU
-            module.approximate = "none"
-        elif (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (
-                node.op == "call_method" and node.target in ("relu", "relu_")):
-            with graph.inserting_after(node):
-                new = graph.call_function(F.gelu, (node.args[0],))
-            node.replace_all_uses_with(new)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="the original model changed"),
+    Mutant("relu_to_gelu", "handles the call_function form only", hint="nn.ReLU is a call_module node", edits=(
+        (_RELU_TO_GELU_LINES,
+         '        if node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_):\n'
+         "            node.target = F.gelu\n"
+         "            node.kwargs = {}"),)),
+    Mutant("relu_to_gelu", "handles functions and modules, forgets x.relu()", hint="call_method node", edits=(
+        ("    for node in list(graph.nodes):",
+         "    for node in list(graph.nodes):\n"
+         '        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
+         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
+        ("        if not is_relu(node):",
+         "        if is_relu:"),
+        ("            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
+         ""),
+        ("        with graph.inserting_after(node):",
+         "            with graph.inserting_after(node):"),
+        ("            gelu = graph.call_function(F.gelu, (x,))",
+         "                new = graph.call_function(F.gelu, (node.args[0],))"),
+        ("        node.replace_all_uses_with(gelu)",
+         "            node.replace_all_uses_with(new)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("relu_to_gelu", "matches torch.relu but not F.relu", hint="match both", edits=(
+        ("    for node in list(graph.nodes):",
+         "    for node in list(graph.nodes):\n"
+         '        is_relu = (node.op == "call_function" and node.target is torch.relu) or (\n'
+         '            node.op == "call_method" and node.target in ("relu", "relu_")) or (\n'
+         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
+        ("        if not is_relu(node):",
+         "        if is_relu:"),
+        ("            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
+         ""),
+        ("        with graph.inserting_after(node):",
+         "            with graph.inserting_after(node):"),
+        ("            gelu = graph.call_function(F.gelu, (x,))",
+         "                new = graph.call_function(F.gelu, (node.args[0],))"),
+        ("        node.replace_all_uses_with(gelu)",
+         "            node.replace_all_uses_with(new)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("relu_to_gelu", "keeps F.relu's kwargs (inplace=False) on F.gelu", hint="no `inplace` argument", edits=(
+        ("        if not is_relu(node):\n"
+         "            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]',
+         '        if node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_):\n'
+         "            node.target = F.gelu\n"
+         '        elif node.op == "call_method" and node.target in ("relu", "relu_"):'),
+        ("        with graph.inserting_after(node):",
+         "            with graph.inserting_after(node):"),
+        ("            gelu = graph.call_function(F.gelu, (x,))",
+         "                new = graph.call_function(F.gelu, (node.args[0],))"),
+        ("        node.replace_all_uses_with(gelu)",
+         "            node.replace_all_uses_with(new)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),
+        ("    gm.delete_all_unused_submodules()\n"
+         "    graph.lint()",
+         '        elif node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU):\n'
+         "            gm.add_submodule(node.target, nn.GELU())"),)),
+    Mutant("relu_to_gelu", "the tanh approximation", hint="exact GELU", edits=(
+        ("    for node in list(graph.nodes):",
+         "    for node in list(graph.nodes):\n"
+         '        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
+         '            node.op == "call_method" and node.target in ("relu", "relu_")) or (\n'
+         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
+        ("        if not is_relu(node):",
+         "        if is_relu:"),
+        ("            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
+         ""),
+        ("        with graph.inserting_after(node):",
+         "            with graph.inserting_after(node):"),
+        ("            gelu = graph.call_function(F.gelu, (x,))",
+         '                new = graph.call_function(F.gelu, (node.args[0],), {"approximate": "tanh"})'),
+        ("        node.replace_all_uses_with(gelu)",
+         "            node.replace_all_uses_with(new)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("relu_to_gelu", "forgets gm.recompile()", hint="recompile", edits=(
+        ("    for node in list(graph.nodes):",
+         "    for node in list(graph.nodes):\n"
+         '        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
+         '            node.op == "call_method" and node.target in ("relu", "relu_")) or (\n'
+         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
+        ("        if not is_relu(node):",
+         "        if is_relu:"),
+        ("            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
+         ""),
+        ("        with graph.inserting_after(node):",
+         "            with graph.inserting_after(node):"),
+        ("            gelu = graph.call_function(F.gelu, (x,))",
+         "                new = graph.call_function(F.gelu, (node.args[0],))"),
+        ("        node.replace_all_uses_with(gelu)",
+         "            node.replace_all_uses_with(new)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),
+        ("    gm.delete_all_unused_submodules()\n"
+         "    graph.lint()\n"
+         "    gm.recompile()\n",
+         ""),)),
+    Mutant("relu_to_gelu", "puts a function on a call_module node", hint="str for call_module", edits=(
+        (_RELU_TO_GELU_LINES,
+         '        if node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_):\n'
+         "            node.target = F.gelu\n"
+         "            node.kwargs = {}\n"
+         '        elif node.op in ("call_module", "call_method") and (\n'
+         '                node.target in ("relu", "relu_") or isinstance(gm.get_submodule(node.target), nn.ReLU)):\n'
+         "            node.target = F.gelu"),)),
+    Mutant("relu_to_gelu", "lambda targets", hint="lambda", edits=(
+        ("    for node in list(graph.nodes):",
+         "    for node in list(graph.nodes):\n"
+         '        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
+         '            node.op == "call_method" and node.target in ("relu", "relu_")) or (\n'
+         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
+        ("        if not is_relu(node):",
+         "        if is_relu:"),
+        ("            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
+         ""),
+        ("        with graph.inserting_after(node):",
+         "            with graph.inserting_after(node):"),
+        ("            gelu = graph.call_function(F.gelu, (x,))",
+         "                new = graph.call_function(lambda z: F.gelu(z), (node.args[0],))"),
+        ("        node.replace_all_uses_with(gelu)",
+         "            node.replace_all_uses_with(new)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("relu_to_gelu", "turns every nn.ReLU into GELU in place, which changes the original model too",
+           hint="the original model changed", edits=(
+        ("        if not is_relu(node):\n"
+         "            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]',
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU):\n'
+         "            module = gm.get_submodule(node.target)\n"
+         "            module.__class__ = nn.GELU\n"
+         '            module.approximate = "none"\n'
+         '        elif (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
+         '                node.op == "call_method" and node.target in ("relu", "relu_")):'),
+        ("        with graph.inserting_after(node):",
+         "            with graph.inserting_after(node):"),
+        ("            gelu = graph.call_function(F.gelu, (x,))",
+         "                new = graph.call_function(F.gelu, (node.args[0],))"),
+        ("        node.replace_all_uses_with(gelu)",
+         "            node.replace_all_uses_with(new)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
 
     # --------------------------------------------------------------------------- linear_to_matmul
-    Mutant("linear_to_matmul", "clones the parameters into buffers", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            linear = gm.get_submodule(node.target)
-            flat = node.target.replace(".", "_")
-            gm.register_buffer(f"{flat}_w", linear.weight.detach().clone())
-            with graph.inserting_before(node):
-                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{flat}_w"),))))
-                if linear.bias is not None:
-                    gm.register_buffer(f"{flat}_b", linear.bias.detach().clone())
-                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{flat}_b")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="parameters must stay shared"),
-    Mutant("linear_to_matmul", "wraps the weight's data in a new nn.Parameter", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            linear = gm.get_submodule(node.target)
-            flat = node.target.replace(".", "_")
-            gm.register_parameter(f"{flat}_w", nn.Parameter(linear.weight.data))
-            with graph.inserting_before(node):
-                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{flat}_w"),))))
-                if linear.bias is not None:
-                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="parameters must stay shared"),
-    Mutant("linear_to_matmul", "forgets to transpose W", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            linear = gm.get_submodule(node.target)
-            with graph.inserting_before(node):
-                out = graph.call_function(torch.matmul, (node.args[0], graph.get_attr(f"{node.target}.weight")))
-                if linear.bias is not None:
-                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="x @ W.T + b"),
-    Mutant("linear_to_matmul", "always adds the bias", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            with graph.inserting_before(node):
-                w = graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))
-                out = graph.call_function(torch.add, (graph.call_function(torch.matmul, (node.args[0], w)),
-                                                      graph.get_attr(f"{node.target}.bias")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="leave the add out"),
-    Mutant("linear_to_matmul", "forgets gm.recompile()", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            linear = gm.get_submodule(node.target)
-            with graph.inserting_before(node):
-                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))
-                if linear.bias is not None:
-                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    return gm
-''', hint="recompile"),
-    Mutant("linear_to_matmul", "F.linear with get_attr parameters", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            linear = gm.get_submodule(node.target)
-            with graph.inserting_before(node):
-                w = graph.get_attr(f"{node.target}.weight")
-                b = graph.get_attr(f"{node.target}.bias") if linear.bias is not None else None
-                out = graph.call_function(F.linear, (node.args[0], w, b))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="F.linear"),
-    Mutant("linear_to_matmul", "getattr(gm, target) misses nested layers such as 'layers.0'", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(getattr(gm, node.target, None), nn.Linear):
-            linear = getattr(gm, node.target)
-            with graph.inserting_before(node):
-                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))
-                if linear.bias is not None:
-                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="get_submodule"),
-    Mutant("linear_to_matmul", "one replacement per module, so a Linear called twice keeps a call", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    sites = {}
-    for node in graph.nodes:
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            sites[node.target] = node
-    for target, node in sites.items():
-        linear = gm.get_submodule(target)
-        with graph.inserting_before(node):
-            out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{target}.weight"),))))
-            if linear.bias is not None:
-                out = graph.call_function(torch.add, (out, graph.get_attr(f"{target}.bias")))
-        node.replace_all_uses_with(out)
-        graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="more than one node"),
-    Mutant("linear_to_matmul", "transposes the weight in place to save a node, which breaks the original model", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    done = set()
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            linear = gm.get_submodule(node.target)
-            if node.target not in done:
-                linear.weight.data = linear.weight.data.t().contiguous()
-                done.add(node.target)
-            with graph.inserting_before(node):
-                out = graph.call_function(torch.matmul, (node.args[0], graph.get_attr(f"{node.target}.weight")))
-                if linear.bias is not None:
-                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="the original model changed"),
-    Mutant("linear_to_matmul", "deletes the Linear submodule whose parameters the get_attr nodes read", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            linear = gm.get_submodule(node.target)
-            with graph.inserting_before(node):
-                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))
-                if linear.bias is not None:
-                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-            gm.delete_submodule(node.target)
-    gm.recompile()
-    return gm
-''', hint="keep every submodule"),
-    Mutant("linear_to_matmul", "torch.mm, which only takes 2-d inputs", '''
-def linear_to_matmul(gm):
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):
-            linear = gm.get_submodule(node.target)
-            with graph.inserting_before(node):
-                out = graph.call_function(torch.mm, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))
-                if linear.bias is not None:
-                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))
-            node.replace_all_uses_with(out)
-            graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="torch.matmul"),
+    Mutant("linear_to_matmul", "clones the parameters into buffers", hint="parameters must stay shared", edits=(
+        ('        if node.op != "call_module":\n'
+         "            continue",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
+        ("        linear = gm.get_submodule(node.target)",
+         "            linear = gm.get_submodule(node.target)"),
+        ("        if not isinstance(linear, nn.Linear):\n"
+         "            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]',
+         '            flat = node.target.replace(".", "_")\n'
+         '            gm.register_buffer(f"{flat}_w", linear.weight.detach().clone())'),
+        ("        with graph.inserting_before(node):",
+         "            with graph.inserting_before(node):"),
+        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
+         ""),
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
+         '                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{flat}_w"),))))'),
+        ("            if linear.bias is not None:",
+         "                if linear.bias is not None:\n"
+         '                    gm.register_buffer(f"{flat}_b", linear.bias.detach().clone())'),
+        ("        node.replace_all_uses_with(out)",
+         "            node.replace_all_uses_with(out)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("linear_to_matmul", "wraps the weight's data in a new nn.Parameter",
+           hint="parameters must stay shared", edits=(
+        ('        if node.op != "call_module":\n'
+         "            continue",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
+        ("        linear = gm.get_submodule(node.target)",
+         "            linear = gm.get_submodule(node.target)"),
+        ("        if not isinstance(linear, nn.Linear):\n"
+         "            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]',
+         '            flat = node.target.replace(".", "_")\n'
+         '            gm.register_parameter(f"{flat}_w", nn.Parameter(linear.weight.data))'),
+        ("        with graph.inserting_before(node):",
+         "            with graph.inserting_before(node):"),
+        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
+         ""),
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
+         '                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{flat}_w"),))))'),
+        ("            if linear.bias is not None:",
+         "                if linear.bias is not None:"),
+        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
+        ("        node.replace_all_uses_with(out)",
+         "            node.replace_all_uses_with(out)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("linear_to_matmul", "forgets to transpose W", hint="x @ W.T + b", edits=(
+        ('        if node.op != "call_module":\n'
+         "            continue",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
+        ("        linear = gm.get_submodule(node.target)",
+         "            linear = gm.get_submodule(node.target)"),
+        (_LINEAR_TO_MATMUL_LINES,
+         ""),
+        ("        with graph.inserting_before(node):",
+         "            with graph.inserting_before(node):"),
+        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
+         ""),
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
+         '                out = graph.call_function(torch.matmul, (node.args[0], graph.get_attr(f"{node.target}.weight")))'),
+        ("            if linear.bias is not None:",
+         "                if linear.bias is not None:"),
+        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
+        ("        node.replace_all_uses_with(out)",
+         "            node.replace_all_uses_with(out)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("linear_to_matmul", "always adds the bias", hint="leave the add out", edits=(
+        (_LINEAR_TO_MATMUL_LINES_2,
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
+        ("        with graph.inserting_before(node):",
+         "            with graph.inserting_before(node):"),
+        ('            weight = graph.get_attr(f"{node.target}.weight")\n'
+         '            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))\n'
+         "            if linear.bias is not None:\n",
+         ""),
+        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                w = graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))\n'
+         "                out = graph.call_function(torch.add, (graph.call_function(torch.matmul, (node.args[0], w)),\n"
+         '                                                      graph.get_attr(f"{node.target}.bias")))'),
+        ("        node.replace_all_uses_with(out)",
+         "            node.replace_all_uses_with(out)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),
+        ("    graph.lint()\n",
+         ""),)),
+    Mutant("linear_to_matmul", "forgets gm.recompile()", hint="recompile", edits=(
+        ("    graph.lint()\n"
+         "    gm.recompile()\n",
+         ""),)),
+    Mutant("linear_to_matmul", "F.linear with get_attr parameters", hint="F.linear", edits=(
+        ('            weight = graph.get_attr(f"{node.target}.weight")',
+         '                w = graph.get_attr(f"{node.target}.weight")'),
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))\n'
+         "            if linear.bias is not None:\n"
+         '                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                b = graph.get_attr(f"{node.target}.bias") if linear.bias is not None else None\n'
+         "                out = graph.call_function(F.linear, (node.args[0], w, b))"),)),
+    Mutant("linear_to_matmul", "getattr(gm, target) misses nested layers such as 'layers.0'",
+           hint="get_submodule", edits=(
+        (_LINEAR_TO_MATMUL_LINES_2,
+         '        if node.op == "call_module" and isinstance(getattr(gm, node.target, None), nn.Linear):\n'
+         "            linear = getattr(gm, node.target)"),
+        ("        with graph.inserting_before(node):",
+         "            with graph.inserting_before(node):"),
+        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
+         ""),
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
+         '                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))'),
+        ("            if linear.bias is not None:",
+         "                if linear.bias is not None:"),
+        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
+        ("        node.replace_all_uses_with(out)",
+         "            node.replace_all_uses_with(out)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("linear_to_matmul", "one replacement per module, so a Linear called twice keeps a call",
+           hint="more than one node", edits=(
+        ("    graph = gm.graph",
+         "    graph = gm.graph\n"
+         "    sites = {}"),
+        ('        if node.op != "call_module":\n'
+         "            continue",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):\n'
+         "            sites[node.target] = node\n"
+         "    for target, node in sites.items():"),)),
+    Mutant("linear_to_matmul", "transposes the weight in place to save a node, which breaks the original model",
+           hint="the original model changed", edits=(
+        ("    graph = gm.graph",
+         "    graph = gm.graph\n"
+         "    done = set()"),
+        ('        if node.op != "call_module":\n'
+         "            continue",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
+        ("        linear = gm.get_submodule(node.target)",
+         "            linear = gm.get_submodule(node.target)"),
+        ("        if not isinstance(linear, nn.Linear):\n"
+         "            continue\n"
+         '        x = node.args[0] if node.args else node.kwargs["input"]',
+         "            if node.target not in done:\n"
+         "                linear.weight.data = linear.weight.data.t().contiguous()\n"
+         "                done.add(node.target)"),
+        ("        with graph.inserting_before(node):",
+         "            with graph.inserting_before(node):"),
+        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
+         ""),
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
+         '                out = graph.call_function(torch.matmul, (node.args[0], graph.get_attr(f"{node.target}.weight")))'),
+        ("            if linear.bias is not None:",
+         "                if linear.bias is not None:"),
+        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
+        ("        node.replace_all_uses_with(out)",
+         "            node.replace_all_uses_with(out)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
+    Mutant("linear_to_matmul", "deletes the Linear submodule whose parameters the get_attr nodes read",
+           hint="keep every submodule", edits=(
+        ('        if node.op != "call_module":\n'
+         "            continue",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
+        ("        linear = gm.get_submodule(node.target)",
+         "            linear = gm.get_submodule(node.target)"),
+        (_LINEAR_TO_MATMUL_LINES,
+         ""),
+        ("        with graph.inserting_before(node):",
+         "            with graph.inserting_before(node):"),
+        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
+         ""),
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
+         '                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))'),
+        ("            if linear.bias is not None:",
+         "                if linear.bias is not None:"),
+        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
+        ("        node.replace_all_uses_with(out)",
+         "            node.replace_all_uses_with(out)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),
+        ("    graph.lint()",
+         "            gm.delete_submodule(node.target)"),)),
+    Mutant("linear_to_matmul", "torch.mm, which only takes 2-d inputs", hint="torch.matmul", edits=(
+        ('        if node.op != "call_module":\n'
+         "            continue",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
+        ("        linear = gm.get_submodule(node.target)",
+         "            linear = gm.get_submodule(node.target)"),
+        (_LINEAR_TO_MATMUL_LINES,
+         ""),
+        ("        with graph.inserting_before(node):",
+         "            with graph.inserting_before(node):"),
+        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
+         ""),
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
+         '                out = graph.call_function(torch.mm, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))'),
+        ("            if linear.bias is not None:",
+         "                if linear.bias is not None:"),
+        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
+        ("        node.replace_all_uses_with(out)",
+         "            node.replace_all_uses_with(out)"),
+        ("        graph.erase_node(node)",
+         "            graph.erase_node(node)"),)),
 ]
 
 ALTERNATIVES = [

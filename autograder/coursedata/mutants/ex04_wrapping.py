@@ -6,183 +6,222 @@ would make every symbolic_trace in the pytest process raise KeyError.
 """
 from autograder.coursedata.mutants import Alternative, Mutant
 
-_GUARD_FIX = '''
-    for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            name = node.target.rsplit("_", 1)[0]
-            if node.target != name and name in fixed:
-                node.args = (fixed[name],)
-    gm.recompile()
-    return gm
-'''
+# Lines of the solution's answer cells that several mutants below replace (each occurs there once).
+_TRACE_WITH_LEAVES_LINES = ("    class LeafTracer(fx.Tracer):\n"
+                            "        def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:\n"
+                            "            return isinstance(m, leaves) or super().is_leaf_module(m, module_qualified_name)\n"
+                            "\n")
+
+# the solution's tracing in trace_gated, which most of its mutants replace
+_GATED_TRACE = ("    tracer = fx.Tracer(autowrap_functions=(gate,))\n"
+                "    graph = tracer.trace(model)\n"
+                "    return fx.GraphModule(tracer.root, graph, type(model).__name__)")
 
 MUTANTS = [
     # ----------------------------------------------------------------------------------- trace_gated
-    Mutant("trace_gated", "plain symbolic_trace: gate's data-dependent if raises", '''
-def trace_gated(model):
-    return fx.symbolic_trace(model)
-''', hint="torch.fx.wrap"),
-    Mutant("trace_gated", "fx.wrap called inside the function", '''
-def trace_gated(model):
-    fx.wrap("gate")
-    return fx.symbolic_trace(model)
-''', hint="NotImplementedError"),
-    Mutant("trace_gated", "autowrap_modules (for modules such as math) instead of autowrap_functions", '''
-def trace_gated(model):
-    tracer = fx.Tracer(autowrap_modules=(gate,))
-    return fx.GraphModule(model, tracer.trace(model))
-''', hint="torch.fx.wrap"),
-    Mutant("trace_gated", "a Tracer whose to_bool says True: the relu branch is frozen and gate traced through", '''
-class Optimist(fx.Tracer):
-    def to_bool(self, obj):
-        return True
-
-def trace_gated(model):
-    return fx.GraphModule(model, Optimist().trace(model))
-''', hint="traced through"),
-    Mutant("trace_gated", "returns the Tracer's Graph", '''
-def trace_gated(model):
-    return fx.Tracer(autowrap_functions=(gate,)).trace(model)
-''', hint="fx.GraphModule(model, graph)"),
-    Mutant("trace_gated", "traces a new GatedNet instead of the model it is given", '''
-fx.wrap("gate")
-
-def trace_gated(model):
-    return fx.symbolic_trace(GatedNet())
-''', hint="not a new instance"),
-    Mutant("trace_gated", "builds GatedNet's graph by hand", '''
-def trace_gated(model):
-    g = fx.Graph()
-    x = g.placeholder("x")
-    h = g.call_function(gate, (g.call_module("fc1", (x,)),))
-    g.output(g.call_module("fc2", (h,)))
-    return fx.GraphModule(model, g)
-''', hint="its own node"),
-    Mutant("trace_gated", "redefines gate without the branch (torch.where): traced through, no gate node", '''
-def gate(x):
-    return torch.where(x.sum() > 0, torch.relu(x), 0.5 * torch.tanh(x))
-
-def trace_gated(model):
-    return fx.symbolic_trace(model)
-''', hint="traced through"),
-    Mutant("trace_gated", "wraps the model class instead of the helper", '''
-fx.wrap("GatedNet")
-
-def trace_gated(model):
-    return fx.symbolic_trace(model)
-''', hint="torch.fx.wrap"),
+    Mutant("trace_gated", "plain symbolic_trace: gate's data-dependent if raises", hint="torch.fx.wrap", edits=(
+        (_GATED_TRACE,
+         "    return fx.symbolic_trace(model)"),)),
+    Mutant("trace_gated", "fx.wrap called inside the function", hint="NotImplementedError", edits=(
+        (_GATED_TRACE,
+         '    fx.wrap("gate")\n'
+         "    return fx.symbolic_trace(model)"),)),
+    Mutant("trace_gated", "autowrap_modules (for modules such as math) instead of autowrap_functions",
+           hint="torch.fx.wrap", edits=(
+        ("    tracer = fx.Tracer(autowrap_functions=(gate,))",
+         "    tracer = fx.Tracer(autowrap_modules=(gate,))"),)),
+    Mutant("trace_gated", "a Tracer whose to_bool says True: the relu branch is frozen and gate traced through",
+           hint="traced through", edits=(
+        ("def trace_gated(model: nn.Module) -> fx.GraphModule:",
+         "class Optimist(fx.Tracer):\n"
+         "    def to_bool(self, obj):\n"
+         "        return True\n"
+         "\n"
+         "def trace_gated(model: nn.Module) -> fx.GraphModule:"),
+        (_GATED_TRACE,
+         "    return fx.GraphModule(model, Optimist().trace(model))"),)),
+    Mutant("trace_gated", "returns the Tracer's Graph", hint="fx.GraphModule(model, graph)", edits=(
+        ("    tracer = fx.Tracer(autowrap_functions=(gate,))",
+         "    return fx.Tracer(autowrap_functions=(gate,)).trace(model)"),
+        ("    graph = tracer.trace(model)\n"
+         "    return fx.GraphModule(tracer.root, graph, type(model).__name__)\n",
+         ""),)),
+    Mutant("trace_gated", "traces a new GatedNet instead of the model it is given", hint="not a new instance", edits=(
+        ("def trace_gated(model: nn.Module) -> fx.GraphModule:",
+         'fx.wrap("gate")\n'
+         "\n"
+         "def trace_gated(model: nn.Module) -> fx.GraphModule:"),
+        (_GATED_TRACE,
+         "    return fx.symbolic_trace(GatedNet())"),)),
+    Mutant("trace_gated", "builds GatedNet's graph by hand", hint="its own node", edits=(
+        (_GATED_TRACE,
+         "    g = fx.Graph()\n"
+         '    x = g.placeholder("x")\n'
+         '    h = g.call_function(gate, (g.call_module("fc1", (x,)),))\n'
+         '    g.output(g.call_module("fc2", (h,)))\n'
+         "    return fx.GraphModule(model, g)"),)),
+    Mutant("trace_gated", "redefines gate without the branch (torch.where): traced through, no gate node",
+           hint="traced through", edits=(
+        ("def trace_gated(model: nn.Module) -> fx.GraphModule:",
+         "def gate(x):\n"
+         "    return torch.where(x.sum() > 0, torch.relu(x), 0.5 * torch.tanh(x))\n"
+         "\n"
+         "def trace_gated(model: nn.Module) -> fx.GraphModule:"),
+        (_GATED_TRACE,
+         "    return fx.symbolic_trace(model)"),)),
+    Mutant("trace_gated", "wraps the model class instead of the helper", hint="torch.fx.wrap", edits=(
+        ("def trace_gated(model: nn.Module) -> fx.GraphModule:",
+         'fx.wrap("GatedNet")\n'
+         "\n"
+         "def trace_gated(model: nn.Module) -> fx.GraphModule:"),
+        (_GATED_TRACE,
+         "    return fx.symbolic_trace(model)"),)),
 
     # ----------------------------------------------------------------------------- trace_with_leaves
-    Mutant("trace_with_leaves", "ignores leaf_types: RowNorm's loop over rows cannot be traced", '''
-def trace_with_leaves(model, leaf_types):
-    return fx.symbolic_trace(model)
-''', hint="cannot be iterated"),
-    Mutant("trace_with_leaves", "drops the default rule, so nn.Linear is traced through", '''
-def trace_with_leaves(model, leaf_types):
-    leaves = tuple(leaf_types)
-
-    class T(fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return isinstance(m, leaves)
-
-    tracer = T()
-    return fx.GraphModule(model, tracer.trace(model))
-''', hint="super().is_leaf_module"),
-    Mutant("trace_with_leaves", "exact type match, so subclasses are traced through", '''
-def trace_with_leaves(model, leaf_types):
-    class T(fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return type(m) in tuple(leaf_types) or super().is_leaf_module(m, qualname)
-
-    tracer = T()
-    return fx.GraphModule(model, tracer.trace(model))
-''', hint="isinstance(m, tuple(leaf_types))"),
-    Mutant("trace_with_leaves", "leaves chosen by name among the direct children only", '''
-def trace_with_leaves(model, leaf_types):
-    names = {name for name, m in model.named_children() if isinstance(m, tuple(leaf_types))}
-
-    class T(fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return qualname in names or super().is_leaf_module(m, qualname)
-
-    tracer = T()
-    return fx.GraphModule(model, tracer.trace(model))
-''', hint="nested ones too"),
-    Mutant("trace_with_leaves", "passes leaf_types to isinstance as it comes (a list fails)", '''
-def trace_with_leaves(model, leaf_types):
-    class T(fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return isinstance(m, leaf_types) or super().is_leaf_module(m, qualname)
-
-    tracer = T()
-    return fx.GraphModule(model, tracer.trace(model))
-''', hint="isinstance() arg 2"),
-    Mutant("trace_with_leaves", "every module is a leaf", '''
-def trace_with_leaves(model, leaf_types):
-    class T(fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return True
-
-    tracer = T()
-    return fx.GraphModule(model, tracer.trace(model))
-''', hint="not an instance of leaf_types"),
-    Mutant("trace_with_leaves", "returns the Tracer's Graph", '''
-def trace_with_leaves(model, leaf_types):
-    leaves = tuple(leaf_types)
-
-    class T(fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return isinstance(m, leaves) or super().is_leaf_module(m, qualname)
-
-    return T().trace(model)
-''', hint="fx.GraphModule(model, graph)"),
+    Mutant("trace_with_leaves", "ignores leaf_types: RowNorm's loop over rows cannot be traced",
+           hint="cannot be iterated", edits=(
+        ("    leaves = tuple(leaf_types)\n"
+         "\n"
+         "    class LeafTracer(fx.Tracer):\n"
+         "        def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:\n"
+         "            return isinstance(m, leaves) or super().is_leaf_module(m, module_qualified_name)\n"
+         "\n"
+         "    tracer = LeafTracer()\n"
+         "    graph = tracer.trace(model)\n"
+         "    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
+         "    return fx.symbolic_trace(model)"),)),
+    Mutant("trace_with_leaves", "drops the default rule, so nn.Linear is traced through",
+           hint="super().is_leaf_module", edits=(
+        ("        def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:\n"
+         "            return isinstance(m, leaves) or super().is_leaf_module(m, module_qualified_name)",
+         "        def is_leaf_module(self, m, qualname):\n"
+         "            return isinstance(m, leaves)"),)),
+    Mutant("trace_with_leaves", "exact type match, so subclasses are traced through",
+           hint="isinstance(m, tuple(leaf_types))", edits=(
+        ("    leaves = tuple(leaf_types)",
+         "    class T(fx.Tracer):\n"
+         "        def is_leaf_module(self, m, qualname):\n"
+         "            return type(m) in tuple(leaf_types) or super().is_leaf_module(m, qualname)"),
+        (_TRACE_WITH_LEAVES_LINES,
+         ""),
+        ("    tracer = LeafTracer()",
+         "    tracer = T()"),
+        ("    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
+         "    return fx.GraphModule(model, tracer.trace(model))"),)),
+    Mutant("trace_with_leaves", "leaves chosen by name among the direct children only", hint="nested ones too", edits=(
+        ("    leaves = tuple(leaf_types)",
+         "    names = {name for name, m in model.named_children() if isinstance(m, tuple(leaf_types))}"),
+        ("    class LeafTracer(fx.Tracer):",
+         "    class T(fx.Tracer):"),
+        ("        def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:",
+         "        def is_leaf_module(self, m, qualname):"),
+        ("            return isinstance(m, leaves) or super().is_leaf_module(m, module_qualified_name)",
+         "            return qualname in names or super().is_leaf_module(m, qualname)"),
+        ("    tracer = LeafTracer()",
+         "    tracer = T()"),
+        ("    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
+         "    return fx.GraphModule(model, tracer.trace(model))"),)),
+    Mutant("trace_with_leaves", "passes leaf_types to isinstance as it comes (a list fails)",
+           hint="isinstance() arg 2", edits=(
+        ("    leaves = tuple(leaf_types)",
+         "    class T(fx.Tracer):\n"
+         "        def is_leaf_module(self, m, qualname):\n"
+         "            return isinstance(m, leaf_types) or super().is_leaf_module(m, qualname)"),
+        (_TRACE_WITH_LEAVES_LINES,
+         ""),
+        ("    tracer = LeafTracer()",
+         "    tracer = T()"),
+        ("    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
+         "    return fx.GraphModule(model, tracer.trace(model))"),)),
+    Mutant("trace_with_leaves", "every module is a leaf", hint="not an instance of leaf_types", edits=(
+        ("    leaves = tuple(leaf_types)",
+         "    class T(fx.Tracer):\n"
+         "        def is_leaf_module(self, m, qualname):\n"
+         "            return True"),
+        (_TRACE_WITH_LEAVES_LINES,
+         ""),
+        ("    tracer = LeafTracer()",
+         "    tracer = T()"),
+        ("    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
+         "    return fx.GraphModule(model, tracer.trace(model))"),)),
+    Mutant("trace_with_leaves", "returns the Tracer's Graph", hint="fx.GraphModule(model, graph)", edits=(
+        ("    class LeafTracer(fx.Tracer):",
+         "    class T(fx.Tracer):"),
+        ("    tracer = LeafTracer()\n"
+         "    graph = tracer.trace(model)\n"
+         "    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
+         "    return T().trace(model)"),)),
 
     # ----------------------------------------------------------------------------- trace_specialized
-    Mutant("trace_specialized", "concrete_args alone: the guard placeholders keep their original defaults", '''
-def trace_specialized(model, **flags):
-    return fx.symbolic_trace(model, concrete_args=flags)
-''', hint="guard"),
-    Mutant("trace_specialized", "no concrete_args at all", '''
-def trace_specialized(model, **flags):
-    return fx.symbolic_trace(model)
-''', hint="concrete_args"),
-    Mutant("trace_specialized", "maps the flag values onto the parameters by position", '''
-import copy
-import inspect
-
-def trace_specialized(model, **flags):
-    params = list(inspect.signature(model.forward).parameters)
-    fixed = dict(zip(params[1:], flags.values()))   # x first, then the flags
-    gm = fx.symbolic_trace(model, concrete_args=fixed)
-''' + _GUARD_FIX, hint="by name, not by position"),
-    Mutant("trace_specialized", "fixes only the bool flags", '''
-def trace_specialized(model, **flags):
-    fixed = {k: v for k, v in flags.items() if isinstance(v, bool)}
-    gm = fx.symbolic_trace(model, concrete_args=fixed)
-''' + _GUARD_FIX, hint="cannot be interpreted as an integer"),
-    Mutant("trace_specialized", "erases the guards, then every unused placeholder, tensor inputs included", '''
-def trace_specialized(model, **flags):
-    gm = fx.symbolic_trace(model, concrete_args=flags)
-    for node in list(gm.graph.nodes):
-        if node.op == "call_function" and getattr(node.target, "__name__", "") in ("_assert", "_assert_is_none"):
-            gm.graph.erase_node(node)
-    gm.graph.eliminate_dead_code()
-    for node in list(gm.graph.nodes):
-        if node.op == "placeholder" and not node.users:
-            gm.graph.erase_node(node)
-    gm.recompile()
-    return gm
-''', hint="keep every tensor input"),
-    Mutant("trace_specialized", "sets the defaults but forgets gm.recompile()", '''
-def trace_specialized(model, **flags):
-    gm = fx.symbolic_trace(model, concrete_args=flags)
-    for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            name = node.target.rsplit("_", 1)[0]
-            if node.target != name and name in flags:
-                node.args = (flags[name],)
-    return gm
-''', hint="call gm.recompile() after changing gm.graph"),
+    Mutant("trace_specialized", "concrete_args alone: the guard placeholders keep their original defaults",
+           hint="guard", edits=(
+        ("    gm = fx.symbolic_trace(model, concrete_args=flags)",
+         "    return fx.symbolic_trace(model, concrete_args=flags)"),
+        ('    # concrete_args keeps each flag as a guard: a placeholder "<flag>_1" whose default is the flag\'s\n'
+         "    # ORIGINAL default, checked by torch._assert. Make the fixed value its default, so gm(x) passes.\n"
+         "    for node in gm.graph.nodes:\n"
+         '        if node.op == "placeholder":\n'
+         '            name = node.target.rsplit("_", 1)[0]\n'
+         "            if node.target != name and name in flags:\n"
+         "                node.args = (flags[name],)\n"
+         "    gm.graph.lint()\n"
+         "    gm.recompile()\n"
+         "    return gm\n",
+         ""),)),
+    Mutant("trace_specialized", "no concrete_args at all", hint="concrete_args", edits=(
+        ("    gm = fx.symbolic_trace(model, concrete_args=flags)\n"
+         '    # concrete_args keeps each flag as a guard: a placeholder "<flag>_1" whose default is the flag\'s\n'
+         "    # ORIGINAL default, checked by torch._assert. Make the fixed value its default, so gm(x) passes.\n"
+         "    for node in gm.graph.nodes:\n"
+         '        if node.op == "placeholder":\n'
+         '            name = node.target.rsplit("_", 1)[0]\n'
+         "            if node.target != name and name in flags:\n"
+         "                node.args = (flags[name],)\n"
+         "    gm.graph.lint()\n"
+         "    gm.recompile()\n"
+         "    return gm",
+         "    return fx.symbolic_trace(model)"),)),
+    Mutant("trace_specialized", "maps the flag values onto the parameters by position",
+           hint="by name, not by position", edits=(
+        ("def trace_specialized(model: nn.Module, **flags) -> fx.GraphModule:",
+         "import copy\n"
+         "import inspect\n"
+         "\n"
+         "def trace_specialized(model: nn.Module, **flags) -> fx.GraphModule:"),
+        ('    """Trace `model` with its Python-valued arguments fixed to `flags`; call the result with tensors only."""',
+         '    """Trace `model` with its Python-valued arguments fixed to `flags`; call the result with tensors only."""\n'
+         "    params = list(inspect.signature(model.forward).parameters)\n"
+         "    fixed = dict(zip(params[1:], flags.values()))   # x first, then the flags"),
+        ("    gm = fx.symbolic_trace(model, concrete_args=flags)",
+         "    gm = fx.symbolic_trace(model, concrete_args=fixed)"),
+        ("                node.args = (flags[name],)",
+         "                node.args = (fixed[name],)"),)),
+    Mutant("trace_specialized", "fixes only the bool flags", hint="cannot be interpreted as an integer", edits=(
+        ('    """Trace `model` with its Python-valued arguments fixed to `flags`; call the result with tensors only."""',
+         '    """Trace `model` with its Python-valued arguments fixed to `flags`; call the result with tensors only."""\n'
+         "    fixed = {k: v for k, v in flags.items() if isinstance(v, bool)}"),
+        ("    gm = fx.symbolic_trace(model, concrete_args=flags)",
+         "    gm = fx.symbolic_trace(model, concrete_args=fixed)"),)),
+    Mutant("trace_specialized", "erases the guards, then every unused placeholder, tensor inputs included",
+           hint="keep every tensor input", edits=(
+        ("    for node in gm.graph.nodes:",
+         "    for node in gm.graph.nodes:\n"
+         '        if node.op == "call_function" and getattr(node.target, "__name__", "") in ("_assert", "_assert_is_none"):\n'
+         "            gm.graph.erase_node(node)\n"
+         "    gm.graph.eliminate_dead_code()\n"
+         "    for node in list(gm.graph.nodes):"),
+        ('        if node.op == "placeholder":',
+         '        if node.op == "placeholder" and not node.users:'),
+        ('            name = node.target.rsplit("_", 1)[0]\n'
+         "            if node.target != name and name in flags:\n"
+         "                node.args = (flags[name],)\n"
+         "    gm.graph.lint()",
+         "            gm.graph.erase_node(node)"),)),
+    Mutant("trace_specialized", "sets the defaults but forgets gm.recompile()",
+           hint="call gm.recompile() after changing gm.graph", edits=(
+        ("    gm.graph.lint()\n"
+         "    gm.recompile()\n",
+         ""),)),
 ]
 
 ALTERNATIVES = [

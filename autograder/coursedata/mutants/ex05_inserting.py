@@ -1,7 +1,19 @@
 """Mutants and alternatives of ex05_inserting."""
-from autograder.checks.ex05_inserting import EXPECTED_ERRORS
-
 from autograder.coursedata.mutants import Alternative, Mutant
+
+# Lines of the solution's answer cells that several mutants below replace (each occurs there once).
+_RECORD_SHAPES_LINES = ("    shapes = {}\n"
+                        "\n"
+                        "    class Recorder(fx.Interpreter):\n"
+                        "        def run_node(self, n):\n"
+                        "            value = super().run_node(n)\n"
+                        '            if n.op != "output" and isinstance(value, torch.Tensor):\n'
+                        "                shapes[n.name] = tuple(value.shape)\n"
+                        "            return value\n"
+                        "\n"
+                        "    with torch.no_grad():\n"
+                        "        Recorder(gm).run(*inputs)\n"
+                        "    return shapes")
 
 _DROP_HEAD = '''
 DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
@@ -11,363 +23,337 @@ DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_d
 
 MUTANTS = [
     # ------------------------------------------------------------------------------------ insert_after
-    Mutant("insert_after", "the self-use trap: replace_all_uses_with without delete_user_cb", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    node.replace_all_uses_with(new)
-    gm.recompile()
-    return gm
-''', hint="delete_user_cb"),
-    Mutant("insert_after", "the self-use trap, caught by its own graph.lint()", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    node.replace_all_uses_with(new)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="used before it has been defined"),
-    Mutant("insert_after", "wrong snippet 4: an empty inserting_after block", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    with gm.graph.inserting_after(node):
-        pass
-    gm.recompile()
-    return gm
-''', hint="only sets where new nodes go"),
-    Mutant("insert_after", "creates the node but never rewires the users", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    with gm.graph.inserting_after(node):
-        gm.graph.call_function(fn, (node,))
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="replace_all_uses_with"),
-    Mutant("insert_after", "rewires only the first user", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    first = next(iter(node.users))
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    first.replace_input_with(node, new)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="every former user"),
-    Mutant("insert_after", "rewires top-level positional args only (misses lists and kwargs)", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    users = list(node.users)
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    for user in users:
-        user.args = tuple(new if a is node else a for a in user.args)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="uses inside lists"),
-    Mutant("insert_after", "inserting_before instead of inserting_after", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    with gm.graph.inserting_before(node):
-        new = gm.graph.call_function(fn, (node,))
-    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
-    gm.recompile()
-    return gm
-''', hint="not inserting_before"),
-    Mutant("insert_after", "forgets gm.recompile()", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
-    gm.graph.lint()
-    return gm
-''', hint="gm.recompile()"),
-    Mutant("insert_after", "finds the node by target instead of name", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if str(n.target) == node_name)
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="raised StopIteration"),
-    Mutant("insert_after", "a call_method node instead of a call_function", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_method(fn.__name__, (node,))
-    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="graph.call_function(fn, (node,))"),
+    Mutant("insert_after", "the self-use trap: replace_all_uses_with without delete_user_cb",
+           hint="delete_user_cb", edits=(
+        ("    # without delete_user_cb the new node would be rewired to read itself\n"
+         "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)\n"
+         "    gm.graph.lint()",
+         "    node.replace_all_uses_with(new)"),)),
+    Mutant("insert_after", "the self-use trap, caught by its own graph.lint()",
+           hint="used before it has been defined", edits=(
+        ("    # without delete_user_cb the new node would be rewired to read itself\n"
+         "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)",
+         "    node.replace_all_uses_with(new)"),)),
+    Mutant("insert_after", "wrong snippet 4: an empty inserting_after block",
+           hint="only sets where new nodes go", edits=(
+        ("        new = gm.graph.call_function(fn, (node,))\n"
+         "    # without delete_user_cb the new node would be rewired to read itself\n"
+         "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)\n"
+         "    gm.graph.lint()",
+         "        pass"),)),
+    Mutant("insert_after", "creates the node but never rewires the users", hint="replace_all_uses_with", edits=(
+        ("    # without delete_user_cb the new node would be rewired to read itself\n"
+         "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)\n",
+         ""),)),
+    Mutant("insert_after", "rewires only the first user", hint="every former user", edits=(
+        ("    if node is None:\n"
+         "        raise KeyError(node_name)",
+         "    first = next(iter(node.users))"),
+        ("    # without delete_user_cb the new node would be rewired to read itself\n"
+         "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)",
+         "    first.replace_input_with(node, new)"),)),
+    Mutant("insert_after", "rewires top-level positional args only (misses lists and kwargs)",
+           hint="uses inside lists", edits=(
+        ("    if node is None:\n"
+         "        raise KeyError(node_name)",
+         "    users = list(node.users)"),
+        ("    # without delete_user_cb the new node would be rewired to read itself\n"
+         "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)",
+         "    for user in users:\n"
+         "        user.args = tuple(new if a is node else a for a in user.args)"),)),
+    Mutant("insert_after", "inserting_before instead of inserting_after", hint="not inserting_before", edits=(
+        ("    with gm.graph.inserting_after(node):",
+         "    with gm.graph.inserting_before(node):"),
+        ("    gm.graph.lint()\n",
+         ""),)),
+    Mutant("insert_after", "forgets gm.recompile()", hint="gm.recompile()", edits=(
+        ("    gm.recompile()\n",
+         ""),)),
+    Mutant("insert_after", "finds the node by target instead of name", hint="raised StopIteration", edits=(
+        ("    node = next((n for n in gm.graph.nodes if n.name == node_name), None)",
+         "    node = next(n for n in gm.graph.nodes if str(n.target) == node_name)"),)),
+    Mutant("insert_after", "a call_method node instead of a call_function",
+           hint="graph.call_function(fn, (node,))", edits=(
+        ("        new = gm.graph.call_function(fn, (node,))",
+         "        new = gm.graph.call_method(fn.__name__, (node,))"),)),
     # ---------------------------------------------------------------------------------- remove_dropout
-    Mutant("remove_dropout", "forgets functional dropout", _DROP_HEAD + '''
-def remove_dropout(gm):
-    for node in list(gm.graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES):
-            node.replace_all_uses_with(node.args[0])
-            gm.graph.erase_node(node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="functional dropout counts too"),
-    Mutant("remove_dropout", "only exactly nn.Dropout and F.dropout", '''
-def remove_dropout(gm):
-    for node in list(gm.graph.nodes):
-        if (node.op == "call_module" and type(gm.get_submodule(node.target)) is nn.Dropout) or (
-                node.op == "call_function" and node.target in (F.dropout, torch.dropout)):
-            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])
-            gm.graph.erase_node(node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="isinstance"),
-    Mutant("remove_dropout", "erases the node without rewiring its users", _DROP_HEAD + '''
-def remove_dropout(gm):
-    for node in list(gm.graph.nodes):
-        if (node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)) or (
-                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):
-            gm.graph.erase_node(node)
-    gm.delete_all_unused_submodules()
-    gm.recompile()
-    return gm
-''', hint="replace_all_uses_with(new) first"),
-    Mutant("remove_dropout", "keeps the dropout submodules registered", _DROP_HEAD + '''
-def remove_dropout(gm):
-    for node in list(gm.graph.nodes):
-        if (node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)) or (
-                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):
-            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])
-            gm.graph.erase_node(node)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="delete_all_unused_submodules"),
-    Mutant("remove_dropout", "forgets gm.recompile()", _DROP_HEAD + '''
-def remove_dropout(gm):
-    for node in list(gm.graph.nodes):
-        if (node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)) or (
-                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):
-            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])
-            gm.graph.erase_node(node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    return gm
-''', hint="gm.recompile()"),
-    Mutant("remove_dropout", "takes node.args[0] even when the input is a keyword", _DROP_HEAD + '''
-def remove_dropout(gm):
-    for node in list(gm.graph.nodes):
-        if (node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)) or (
-                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):
-            node.replace_all_uses_with(node.args[0])
-            gm.graph.erase_node(node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="passed by keyword"),
-    Mutant("remove_dropout", "matches modules by name ('drop' in the target)", _DROP_HEAD + '''
-def remove_dropout(gm):
-    for node in list(gm.graph.nodes):
-        if (node.op == "call_module" and "drop" in node.target) or (
-                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):
-            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])
-            gm.graph.erase_node(node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="not by name"),
-    Mutant("remove_dropout", "swaps each dropout module for nn.Identity", _DROP_HEAD + '''
-def remove_dropout(gm):
-    for node in list(gm.graph.nodes):
-        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES):
-            gm.delete_submodule(node.target)
-            gm.add_submodule(node.target, nn.Identity())
-        elif node.op == "call_function" and node.target in DROPOUT_FUNCTIONS:
-            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])
-            gm.graph.erase_node(node)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="not replaced"),
-    Mutant("remove_dropout", "only switches to eval mode", '''
-def remove_dropout(gm):
-    return gm.eval()
-''', hint="still calls"),
+    Mutant("remove_dropout", "forgets functional dropout", hint="functional dropout counts too", edits=(
+        ('        if node.op == "call_module":\n',
+         ""),
+        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES):'),
+        ("        else:\n"
+         '            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS\n'
+         "        if not is_dropout:\n"
+         "            continue\n"
+         '        dropped = node.args[0] if node.args else node.kwargs["input"]\n',
+         ""),
+        ("        node.replace_all_uses_with(dropped)",
+         "            node.replace_all_uses_with(node.args[0])"),
+        ("        gm.graph.erase_node(node)",
+         "            gm.graph.erase_node(node)"),)),
+    Mutant("remove_dropout", "only exactly nn.Dropout and F.dropout", hint="isinstance", edits=(
+        ('        if node.op == "call_module":\n'
+         "            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)\n"
+         "        else:\n"
+         '            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS\n'
+         "        if not is_dropout:\n"
+         "            continue",
+         '        if (node.op == "call_module" and type(gm.get_submodule(node.target)) is nn.Dropout) or (\n'
+         '                node.op == "call_function" and node.target in (F.dropout, torch.dropout)):'),
+        ('        dropped = node.args[0] if node.args else node.kwargs["input"]',
+         '            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])'),
+        ("        node.replace_all_uses_with(dropped)\n",
+         ""),
+        ("        gm.graph.erase_node(node)",
+         "            gm.graph.erase_node(node)"),)),
+    Mutant("remove_dropout", "erases the node without rewiring its users",
+           hint="replace_all_uses_with(new) first", edits=(
+        ('        if node.op == "call_module":\n',
+         ""),
+        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
+         '        if (node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)) or ('),
+        ("        else:\n",
+         ""),
+        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
+         '                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):'),
+        ("        if not is_dropout:\n"
+         "            continue\n"
+         '        dropped = node.args[0] if node.args else node.kwargs["input"]\n'
+         "        node.replace_all_uses_with(dropped)\n",
+         ""),
+        ("        gm.graph.erase_node(node)",
+         "            gm.graph.erase_node(node)"),)),
+    Mutant("remove_dropout", "keeps the dropout submodules registered", hint="delete_all_unused_submodules", edits=(
+        ("    gm.delete_all_unused_submodules()\n",
+         ""),)),
+    Mutant("remove_dropout", "forgets gm.recompile()", hint="gm.recompile()", edits=(
+        ("    gm.recompile()\n",
+         ""),)),
+    Mutant("remove_dropout", "takes node.args[0] even when the input is a keyword", hint="passed by keyword", edits=(
+        ('        if node.op == "call_module":\n',
+         ""),
+        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
+         '        if (node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)) or ('),
+        ("        else:\n",
+         ""),
+        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
+         '                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):'),
+        ("        if not is_dropout:\n"
+         "            continue\n"
+         '        dropped = node.args[0] if node.args else node.kwargs["input"]\n',
+         ""),
+        ("        node.replace_all_uses_with(dropped)",
+         "            node.replace_all_uses_with(node.args[0])"),
+        ("        gm.graph.erase_node(node)",
+         "            gm.graph.erase_node(node)"),)),
+    Mutant("remove_dropout", "matches modules by name ('drop' in the target)", hint="not by name", edits=(
+        ('        if node.op == "call_module":\n'
+         "            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)\n"
+         "        else:",
+         '        if (node.op == "call_module" and "drop" in node.target) or ('),
+        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
+         '                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):'),
+        ("        if not is_dropout:\n"
+         "            continue\n",
+         ""),
+        ('        dropped = node.args[0] if node.args else node.kwargs["input"]',
+         '            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])'),
+        ("        node.replace_all_uses_with(dropped)\n",
+         ""),
+        ("        gm.graph.erase_node(node)",
+         "            gm.graph.erase_node(node)"),)),
+    Mutant("remove_dropout", "swaps each dropout module for nn.Identity", hint="not replaced", edits=(
+        ('        if node.op == "call_module":\n',
+         ""),
+        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES):'),
+        ("        else:",
+         "            gm.delete_submodule(node.target)\n"
+         "            gm.add_submodule(node.target, nn.Identity())"),
+        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
+         '        elif node.op == "call_function" and node.target in DROPOUT_FUNCTIONS:'),
+        ("        if not is_dropout:\n"
+         "            continue\n",
+         ""),
+        ('        dropped = node.args[0] if node.args else node.kwargs["input"]',
+         '            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])'),
+        ("        node.replace_all_uses_with(dropped)\n",
+         ""),
+        ("        gm.graph.erase_node(node)",
+         "            gm.graph.erase_node(node)"),)),
+    Mutant("remove_dropout", "only switches to eval mode", hint="still calls", edits=(
+        ("    for node in list(gm.graph.nodes):\n"
+         '        if node.op == "call_module":\n'
+         "            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)\n"
+         "        else:\n"
+         '            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS\n'
+         "        if not is_dropout:\n"
+         "            continue\n"
+         '        dropped = node.args[0] if node.args else node.kwargs["input"]\n'
+         "        node.replace_all_uses_with(dropped)\n"
+         "        gm.graph.erase_node(node)\n"
+         "    gm.delete_all_unused_submodules()\n"
+         "    gm.graph.lint()\n"
+         "    gm.recompile()\n",
+         ""),)),
     # ----------------------------------------------------------------------------------- record_shapes
-    Mutant("record_shapes", "skips placeholders", '''
-def record_shapes(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes
-            if n.op not in ("placeholder", "output")
-            and isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}
-''', hint="placeholders are tensor-valued nodes too"),
-    Mutant("record_shapes", "keeps the output node (ShapeProp gives it a tensor_meta too)", '''
-def record_shapes(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes
-            if isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}
-''', hint="output node"),
-    Mutant("record_shapes", "reads .shape from every tensor_meta (a tuple for chunk)", '''
-def record_shapes(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes
-            if n.op != "output" and "tensor_meta" in n.meta}
-''', hint="a tuple of tensors"),
-    Mutant("record_shapes", "records every value with a shape-like fallback", '''
-def record_shapes(gm, *inputs):
-    out = {}
-
-    class R(fx.Interpreter):
-        def run_node(self, n):
-            v = super().run_node(n)
-            if n.op != "output":
-                out[n.name] = tuple(getattr(v, "shape", ()))
-            return v
-
-    R(gm).run(*inputs)
-    return out
-''', hint="isinstance(value, torch.Tensor)"),
-    Mutant("record_shapes", "only call_module nodes", '''
-def record_shapes(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes if n.op == "call_module"}
-''', hint="whatever its op"),
-    Mutant("record_shapes", "keys by target", '''
-def record_shapes(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    return {str(n.target): tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes
-            if n.op != "output" and isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}
-''', hint="node.name"),
-    Mutant("record_shapes", "lists instead of tuples", '''
-def record_shapes(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    return {n.name: list(n.meta["tensor_meta"].shape) for n in gm.graph.nodes
-            if n.op != "output" and isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}
-''', hint="tuple(tensor.shape)"),
+    Mutant("record_shapes", "skips placeholders", hint="placeholders are tensor-valued nodes too", edits=(
+        (_RECORD_SHAPES_LINES,
+         "    ShapeProp(gm).propagate(*inputs)\n"
+         '    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes\n'
+         '            if n.op not in ("placeholder", "output")\n'
+         '            and isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}'),)),
+    Mutant("record_shapes", "keeps the output node (ShapeProp gives it a tensor_meta too)", hint="output node", edits=(
+        (_RECORD_SHAPES_LINES,
+         "    ShapeProp(gm).propagate(*inputs)\n"
+         '    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes\n'
+         '            if isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}'),)),
+    Mutant("record_shapes", "reads .shape from every tensor_meta (a tuple for chunk)",
+           hint="a tuple of tensors", edits=(
+        (_RECORD_SHAPES_LINES,
+         "    ShapeProp(gm).propagate(*inputs)\n"
+         '    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes\n'
+         '            if n.op != "output" and "tensor_meta" in n.meta}'),)),
+    Mutant("record_shapes", "records every value with a shape-like fallback",
+           hint="isinstance(value, torch.Tensor)", edits=(
+        ("    shapes = {}",
+         "    out = {}"),
+        ("    class Recorder(fx.Interpreter):",
+         "    class R(fx.Interpreter):"),
+        ("            value = super().run_node(n)",
+         "            v = super().run_node(n)"),
+        ('            if n.op != "output" and isinstance(value, torch.Tensor):\n'
+         "                shapes[n.name] = tuple(value.shape)",
+         '            if n.op != "output":\n'
+         '                out[n.name] = tuple(getattr(v, "shape", ()))'),
+        ("            return value",
+         "            return v"),
+        ("    with torch.no_grad():\n",
+         ""),
+        ("        Recorder(gm).run(*inputs)",
+         "    R(gm).run(*inputs)"),
+        ("    return shapes",
+         "    return out"),)),
+    Mutant("record_shapes", "only call_module nodes", hint="whatever its op", edits=(
+        (_RECORD_SHAPES_LINES,
+         "    ShapeProp(gm).propagate(*inputs)\n"
+         '    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes if n.op == "call_module"}'),)),
+    Mutant("record_shapes", "keys by target", hint="node.name", edits=(
+        (_RECORD_SHAPES_LINES,
+         "    ShapeProp(gm).propagate(*inputs)\n"
+         '    return {str(n.target): tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes\n'
+         '            if n.op != "output" and isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}'),)),
+    Mutant("record_shapes", "lists instead of tuples", hint="tuple(tensor.shape)", edits=(
+        (_RECORD_SHAPES_LINES,
+         "    ShapeProp(gm).propagate(*inputs)\n"
+         '    return {n.name: list(n.meta["tensor_meta"].shape) for n in gm.graph.nodes\n'
+         '            if n.op != "output" and isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}'),)),
     # ------------------------------------------------------------------------------------ linear_flops
-    Mutant("linear_flops", "forgets the factor 2", '''
-def linear_flops(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    total = 0
-    for n in gm.graph.nodes:
-        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
-            m = gm.get_submodule(n.target)
-            total += math.prod(n.args[0].meta["tensor_meta"].shape[:-1]) * m.in_features * m.out_features
-    return total
-''', hint="2 FLOPs"),
-    Mutant("linear_flops", "rows = the first dimension only", '''
-def linear_flops(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    total = 0
-    for n in gm.graph.nodes:
-        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
-            m = gm.get_submodule(n.target)
-            total += 2 * n.args[0].meta["tensor_meta"].shape[0] * m.in_features * m.out_features
-    return total
-''', hint="ALL leading dimensions"),
-    Mutant("linear_flops", "counts modules, not calls", '''
-def linear_flops(gm, *inputs):
-    rows = math.prod(inputs[0].shape[:-1])
-    return sum(2 * rows * m.in_features * m.out_features for m in gm.modules() if isinstance(m, nn.Linear))
-''', hint="counts twice"),
-    Mutant("linear_flops", "rows from the model's input, not the Linear's", '''
-def linear_flops(gm, *inputs):
-    rows = math.prod(inputs[0].shape[:-1])
-    total = 0
-    for n in gm.graph.nodes:
-        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
-            m = gm.get_submodule(n.target)
-            total += 2 * rows * m.in_features * m.out_features
-    return total
-''', hint="not the shape of the model's input"),
-    Mutant("linear_flops", "counts F.linear calls too", '''
-def linear_flops(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    total = 0
-    for n in gm.graph.nodes:
-        rows = None
-        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
-            m = gm.get_submodule(n.target)
-            i, o = m.in_features, m.out_features
-        elif n.op == "call_function" and n.target is F.linear:
-            o, i = n.args[1].meta["tensor_meta"].shape
-        else:
-            continue
-        total += 2 * math.prod(n.args[0].meta["tensor_meta"].shape[:-1]) * i * o
-    return total
-''', hint="F.linear call does not"),
-    Mutant("linear_flops", "matches Linears by name ('fc' in the target)", '''
-def linear_flops(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    total = 0
-    for n in gm.graph.nodes:
-        if n.op == "call_module" and "fc" in n.target:
-            m = gm.get_submodule(n.target)
-            total += 2 * math.prod(n.args[0].meta["tensor_meta"].shape[:-1]) * m.in_features * m.out_features
-    return total
-''', hint="counted"),
-    Mutant("linear_flops", "returns a float", '''
-def linear_flops(gm, *inputs):
-    ShapeProp(gm).propagate(*inputs)
-    total = 0.0
-    for n in gm.graph.nodes:
-        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
-            m = gm.get_submodule(n.target)
-            total += 2 * n.args[0].meta["tensor_meta"].shape[:-1].numel() * m.in_features * m.out_features
-    return total
-''', hint="expected an int"),
+    Mutant("linear_flops", "forgets the factor 2", hint="2 FLOPs", edits=(
+        ("    for node in gm.graph.nodes:",
+         "    for n in gm.graph.nodes:"),
+        ('        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):',
+         '        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):'),
+        ("            linear = gm.get_submodule(node.target)",
+         "            m = gm.get_submodule(n.target)"),
+        ('            shape = node.args[0].meta["tensor_meta"].shape\n',
+         ""),
+        ("            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features",
+         '            total += math.prod(n.args[0].meta["tensor_meta"].shape[:-1]) * m.in_features * m.out_features'),)),
+    Mutant("linear_flops", "rows = the first dimension only", hint="ALL leading dimensions", edits=(
+        ("    for node in gm.graph.nodes:",
+         "    for n in gm.graph.nodes:"),
+        ('        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):',
+         '        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):'),
+        ("            linear = gm.get_submodule(node.target)",
+         "            m = gm.get_submodule(n.target)"),
+        ('            shape = node.args[0].meta["tensor_meta"].shape\n'
+         "            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features",
+         '            total += 2 * n.args[0].meta["tensor_meta"].shape[0] * m.in_features * m.out_features'),)),
+    Mutant("linear_flops", "counts modules, not calls", hint="counts twice", edits=(
+        ("    ShapeProp(gm).propagate(*inputs)\n"
+         "    total = 0\n"
+         "    for node in gm.graph.nodes:\n"
+         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):\n'
+         "            linear = gm.get_submodule(node.target)\n"
+         '            shape = node.args[0].meta["tensor_meta"].shape\n'
+         "            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features\n"
+         "    return total",
+         "    rows = math.prod(inputs[0].shape[:-1])\n"
+         "    return sum(2 * rows * m.in_features * m.out_features for m in gm.modules() if isinstance(m, nn.Linear))"),)),
+    Mutant("linear_flops", "rows from the model's input, not the Linear's",
+           hint="not the shape of the model's input", edits=(
+        ("    ShapeProp(gm).propagate(*inputs)",
+         "    rows = math.prod(inputs[0].shape[:-1])"),
+        ("    for node in gm.graph.nodes:",
+         "    for n in gm.graph.nodes:"),
+        ('        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):',
+         '        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):'),
+        ("            linear = gm.get_submodule(node.target)",
+         "            m = gm.get_submodule(n.target)"),
+        ('            shape = node.args[0].meta["tensor_meta"].shape\n',
+         ""),
+        ("            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features",
+         "            total += 2 * rows * m.in_features * m.out_features"),)),
+    Mutant("linear_flops", "counts F.linear calls too", hint="F.linear call does not", edits=(
+        ("    for node in gm.graph.nodes:",
+         "    for n in gm.graph.nodes:\n"
+         "        rows = None"),
+        ('        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):',
+         '        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):'),
+        ("            linear = gm.get_submodule(node.target)",
+         "            m = gm.get_submodule(n.target)\n"
+         "            i, o = m.in_features, m.out_features\n"
+         '        elif n.op == "call_function" and n.target is F.linear:'),
+        ('            shape = node.args[0].meta["tensor_meta"].shape',
+         '            o, i = n.args[1].meta["tensor_meta"].shape'),
+        ("            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features",
+         "        else:\n"
+         "            continue\n"
+         '        total += 2 * math.prod(n.args[0].meta["tensor_meta"].shape[:-1]) * i * o'),)),
+    Mutant("linear_flops", "matches Linears by name ('fc' in the target)", hint="counted", edits=(
+        ("    for node in gm.graph.nodes:",
+         "    for n in gm.graph.nodes:"),
+        ('        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):',
+         '        if n.op == "call_module" and "fc" in n.target:'),
+        ("            linear = gm.get_submodule(node.target)",
+         "            m = gm.get_submodule(n.target)"),
+        ('            shape = node.args[0].meta["tensor_meta"].shape\n',
+         ""),
+        ("            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features",
+         '            total += 2 * math.prod(n.args[0].meta["tensor_meta"].shape[:-1]) * m.in_features * m.out_features'),)),
+    Mutant("linear_flops", "returns a float", hint="expected an int", edits=(
+        ("    total = 0",
+         "    total = 0.0"),)),
 ]
 
-if EXPECTED_ERRORS:  # judged only once the check framework supports expected errors
-    MUTANTS += [
-        Mutant("insert_after", "an unknown name leaks StopIteration instead of KeyError", '''
-def insert_after(gm, node_name, fn):
-    node = next(n for n in gm.graph.nodes if n.name == node_name)
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="expected KeyError"),
-        Mutant("insert_after", "an unknown name returns gm unchanged", '''
-def insert_after(gm, node_name, fn):
-    for node in gm.graph.nodes:
-        if node.name == node_name:
-            with gm.graph.inserting_after(node):
-                new = gm.graph.call_function(fn, (node,))
-            node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
-            break
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="returned normally"),
-        Mutant("insert_after", "KeyError without the name", '''
-def insert_after(gm, node_name, fn):
-    nodes = {n.name: n for n in gm.graph.nodes}
-    if node_name not in nodes:
-        raise KeyError("no such node")
-    node = nodes[node_name]
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="does not name the missing node"),
-    ]
+MUTANTS += [  # an unknown node name: the check expects a KeyError that names it
+    Mutant("insert_after", "an unknown name leaks StopIteration instead of KeyError", hint="expected KeyError", edits=(
+        ("    node = next((n for n in gm.graph.nodes if n.name == node_name), None)",
+         "    node = next(n for n in gm.graph.nodes if n.name == node_name)"),)),
+    Mutant("insert_after", "an unknown name returns gm unchanged", hint="returned normally", edits=(
+        ("    node = next((n for n in gm.graph.nodes if n.name == node_name), None)\n"
+         "    if node is None:\n"
+         "        raise KeyError(node_name)",
+         "    for node in gm.graph.nodes:\n"
+         "        if node.name == node_name:"),
+        ("    with gm.graph.inserting_after(node):",
+         "            with gm.graph.inserting_after(node):"),
+        ("        new = gm.graph.call_function(fn, (node,))",
+         "                new = gm.graph.call_function(fn, (node,))"),
+        ("    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)",
+         "            node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)\n"
+         "            break"),)),
+    Mutant("insert_after", "KeyError without the name", hint="does not name the missing node", edits=(
+        ("    node = next((n for n in gm.graph.nodes if n.name == node_name), None)\n"
+         "    if node is None:",
+         "    nodes = {n.name: n for n in gm.graph.nodes}\n"
+         "    if node_name not in nodes:"),
+        ("        raise KeyError(node_name)",
+         '        raise KeyError("no such node")\n'
+         "    node = nodes[node_name]"),)),
+]
 
 ALTERNATIVES = [
     Alternative("insert_after", "create the node first, replace the uses, then set its args", '''

@@ -8,295 +8,287 @@ from autograder.coursedata.mutants import Alternative, Mutant
 
 MUTANTS = [
     # ------------------------------------------------------------------------------ prepare_for_qat
-    Mutant("prepare_for_qat", "forgets model.train(): a model handed over in eval mode stays in eval mode", '''
-def prepare_for_qat(model, example_inputs, backend="x86"):
-    return prepare_qat_fx(model, get_default_qat_qconfig_mapping(backend), example_inputs)
-''', hint="call model.train() before prepare_qat_fx"),
-    Mutant("prepare_for_qat", "prepare_fx (post-training) with the QAT mapping: no QAT modules", '''
-from torch.ao.quantization.quantize_fx import prepare_fx
-
-def prepare_for_qat(model, example_inputs, backend="x86"):
-    return prepare_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
-''', hint="use prepare_qat_fx, not prepare_fx"),
-    Mutant("prepare_for_qat", "the post-training qconfig mapping: observers instead of fake-quants", '''
-from torch.ao.quantization import get_default_qconfig_mapping
-
-def prepare_for_qat(model, example_inputs, backend="x86"):
-    return prepare_qat_fx(model.train(), get_default_qconfig_mapping(backend), example_inputs)
-''', hint="get_default_qat_qconfig_mapping(backend), the QAT mapping"),
-    Mutant("prepare_for_qat", "ignores backend: always x86", '''
-def prepare_for_qat(model, example_inputs, backend="x86"):
-    return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping("x86"), example_inputs)
-''', hint="get_default_qat_qconfig_mapping(backend) for the backend you are given"),
-    Mutant("prepare_for_qat", "wrong snippet 6: the deprecated {'': default_qat_qconfig} dict", '''
-from torch.ao.quantization import default_qat_qconfig
-
-def prepare_for_qat(model, example_inputs, backend="x86"):
-    return prepare_qat_fx(model.train(), {"": default_qat_qconfig}, example_inputs)
-''', hint="get_default_qat_qconfig_mapping(backend)"),
-    Mutant("prepare_for_qat", "a mapping with only a global qconfig: sigmoid/tanh lose their fixed qparams", '''
-from torch.ao.quantization import get_default_qat_qconfig
-
-def prepare_for_qat(model, example_inputs, backend="x86"):
-    mapping = QConfigMapping().set_global(get_default_qat_qconfig(backend))
-    return prepare_qat_fx(model.train(), mapping, example_inputs)
-''', hint="fixed-qparams"),
-    Mutant("prepare_for_qat", "traces first, sets train mode afterwards: F.dropout(training=False) is frozen", '''
-def prepare_for_qat(model, example_inputs, backend="x86"):
-    traced = fx.symbolic_trace(model)
-    return prepare_qat_fx(traced.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
-''', hint="call model.train() before tracing"),
-    Mutant("prepare_for_qat", "forgets to return", '''
-def prepare_for_qat(model, example_inputs, backend="x86"):
-    prepared = prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
-''', hint="return the value instead of printing it"),
+    Mutant("prepare_for_qat", "forgets model.train(): a model handed over in eval mode stays in eval mode",
+           hint="call model.train() before prepare_qat_fx", edits=(
+        ("    mapping = get_default_qat_qconfig_mapping(backend)\n"
+         "    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+         "    return prepare_qat_fx(model, get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
+    Mutant("prepare_for_qat", "prepare_fx (post-training) with the QAT mapping: no QAT modules",
+           hint="use prepare_qat_fx, not prepare_fx", edits=(
+        ('def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:',
+         "from torch.ao.quantization.quantize_fx import prepare_fx\n"
+         "\n"
+         'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'),
+        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+         "    return prepare_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
+    Mutant("prepare_for_qat", "the post-training qconfig mapping: observers instead of fake-quants",
+           hint="get_default_qat_qconfig_mapping(backend), the QAT mapping", edits=(
+        ('def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:',
+         "from torch.ao.quantization import get_default_qconfig_mapping\n"
+         "\n"
+         'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'),
+        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+         "    return prepare_qat_fx(model.train(), get_default_qconfig_mapping(backend), example_inputs)"),)),
+    Mutant("prepare_for_qat", "ignores backend: always x86",
+           hint="get_default_qat_qconfig_mapping(backend) for the backend you are given", edits=(
+        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+         '    return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping("x86"), example_inputs)'),)),
+    Mutant("prepare_for_qat", "wrong snippet 6: the deprecated {'': default_qat_qconfig} dict",
+           hint="get_default_qat_qconfig_mapping(backend)", edits=(
+        ('def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:',
+         "from torch.ao.quantization import default_qat_qconfig\n"
+         "\n"
+         'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'),
+        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+         '    return prepare_qat_fx(model.train(), {"": default_qat_qconfig}, example_inputs)'),)),
+    Mutant("prepare_for_qat", "a mapping with only a global qconfig: sigmoid/tanh lose their fixed qparams",
+           hint="fixed-qparams", edits=(
+        ('def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:',
+         "from torch.ao.quantization import get_default_qat_qconfig\n"
+         "\n"
+         'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'),
+        ("    mapping = get_default_qat_qconfig_mapping(backend)",
+         "    mapping = QConfigMapping().set_global(get_default_qat_qconfig(backend))"),)),
+    Mutant("prepare_for_qat", "traces first, sets train mode afterwards: F.dropout(training=False) is frozen",
+           hint="call model.train() before tracing", edits=(
+        ("    mapping = get_default_qat_qconfig_mapping(backend)",
+         "    traced = fx.symbolic_trace(model)"),
+        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+         "    return prepare_qat_fx(traced.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
+    Mutant("prepare_for_qat", "forgets to return", hint="return the value instead of printing it", edits=(
+        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+         "    prepared = prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
 
     # ----------------------------------------------------------------------------- fake_quant_count
-    Mutant("fake_quant_count", "matches node names instead of module types", '''
-def fake_quant_count(prepared):
-    return sum(1 for n in prepared.graph.nodes
-               if n.op == "call_module" and "activation_post_process" in n.target)
-''', hint="select nodes by module type, not by name"),
-    Mutant("fake_quant_count", "counts modules, so weight_fake_quant inside QAT layers counts too", '''
-def fake_quant_count(prepared):
-    return sum(1 for m in prepared.modules() if isinstance(m, FakeQuantizeBase))
-''', hint="count call_module nodes, not modules"),
-    Mutant("fake_quant_count", "exact class FakeQuantize: misses FusedMovingAvgObsFakeQuantize", '''
-from torch.ao.quantization import FakeQuantize
-
-def fake_quant_count(prepared):
-    return sum(1 for n in prepared.graph.nodes
-               if n.op == "call_module" and type(prepared.get_submodule(n.target)) is FakeQuantize)
-''', hint="not type(module) is"),
-    Mutant("fake_quant_count", "isinstance FakeQuantize: misses other FakeQuantizeBase subclasses", '''
-from torch.ao.quantization import FakeQuantize
-
-def fake_quant_count(prepared):
-    return sum(1 for n in prepared.graph.nodes
-               if n.op == "call_module" and isinstance(prepared.get_submodule(n.target), FakeQuantize))
-''', hint="FakeQuantizeBase is the base class"),
-    Mutant("fake_quant_count", "every call_module node", '''
-def fake_quant_count(prepared):
-    return sum(1 for n in prepared.graph.nodes if n.op == "call_module")
-''', hint="not every call_module node"),
-    Mutant("fake_quant_count", "unique targets: a fake-quant called twice counts once", '''
-def fake_quant_count(prepared):
-    return len({n.target for n in prepared.graph.nodes
-                if n.op == "call_module" and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)})
-''', hint="also when two nodes call the same"),
-    Mutant("fake_quant_count", "observers count too", '''
-from torch.ao.quantization import ObserverBase
-
-def fake_quant_count(prepared):
-    return sum(1 for n in prepared.graph.nodes if n.op == "call_module"
-               and isinstance(prepared.get_submodule(n.target), (FakeQuantizeBase, ObserverBase)))
-''', hint="observers are not fake-quantize modules"),
-    Mutant("fake_quant_count", "returns the nodes instead of their number", '''
-def fake_quant_count(prepared):
-    return [n for n in prepared.graph.nodes
-            if n.op == "call_module" and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)]
-''', hint="expected an int"),
+    Mutant("fake_quant_count", "matches node names instead of module types",
+           hint="select nodes by module type, not by name", edits=(
+        ("    return sum(1 for node in prepared.graph.nodes",
+         "    return sum(1 for n in prepared.graph.nodes"),
+        ('               if node.op == "call_module"\n'
+         "               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         '               if n.op == "call_module" and "activation_post_process" in n.target)'),)),
+    Mutant("fake_quant_count", "counts modules, so weight_fake_quant inside QAT layers counts too",
+           hint="count call_module nodes, not modules", edits=(
+        ("    return sum(1 for node in prepared.graph.nodes\n"
+         '               if node.op == "call_module"\n'
+         "               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         "    return sum(1 for m in prepared.modules() if isinstance(m, FakeQuantizeBase))"),)),
+    Mutant("fake_quant_count", "exact class FakeQuantize: misses FusedMovingAvgObsFakeQuantize",
+           hint="not type(module) is", edits=(
+        ("def fake_quant_count(prepared: fx.GraphModule) -> int:",
+         "from torch.ao.quantization import FakeQuantize\n"
+         "\n"
+         "def fake_quant_count(prepared: fx.GraphModule) -> int:"),
+        ("    return sum(1 for node in prepared.graph.nodes",
+         "    return sum(1 for n in prepared.graph.nodes"),
+        ('               if node.op == "call_module"\n',
+         ""),
+        ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         '               if n.op == "call_module" and type(prepared.get_submodule(n.target)) is FakeQuantize)'),)),
+    Mutant("fake_quant_count", "isinstance FakeQuantize: misses other FakeQuantizeBase subclasses",
+           hint="FakeQuantizeBase is the base class", edits=(
+        ("def fake_quant_count(prepared: fx.GraphModule) -> int:",
+         "from torch.ao.quantization import FakeQuantize\n"
+         "\n"
+         "def fake_quant_count(prepared: fx.GraphModule) -> int:"),
+        ("    return sum(1 for node in prepared.graph.nodes",
+         "    return sum(1 for n in prepared.graph.nodes"),
+        ('               if node.op == "call_module"\n',
+         ""),
+        ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         '               if n.op == "call_module" and isinstance(prepared.get_submodule(n.target), FakeQuantize))'),)),
+    Mutant("fake_quant_count", "every call_module node", hint="not every call_module node", edits=(
+        ("    return sum(1 for node in prepared.graph.nodes",
+         '    return sum(1 for n in prepared.graph.nodes if n.op == "call_module")'),
+        ('               if node.op == "call_module"\n'
+         "               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))\n",
+         ""),)),
+    Mutant("fake_quant_count", "unique targets: a fake-quant called twice counts once",
+           hint="also when two nodes call the same", edits=(
+        ("    return sum(1 for node in prepared.graph.nodes",
+         "    return len({n.target for n in prepared.graph.nodes"),
+        ('               if node.op == "call_module"\n',
+         ""),
+        ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         '                if n.op == "call_module" and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)})'),)),
+    Mutant("fake_quant_count", "observers count too", hint="observers are not fake-quantize modules", edits=(
+        ("def fake_quant_count(prepared: fx.GraphModule) -> int:",
+         "from torch.ao.quantization import ObserverBase\n"
+         "\n"
+         "def fake_quant_count(prepared: fx.GraphModule) -> int:"),
+        ("    return sum(1 for node in prepared.graph.nodes",
+         '    return sum(1 for n in prepared.graph.nodes if n.op == "call_module"'),
+        ('               if node.op == "call_module"\n',
+         ""),
+        ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         "               and isinstance(prepared.get_submodule(n.target), (FakeQuantizeBase, ObserverBase)))"),)),
+    Mutant("fake_quant_count", "returns the nodes instead of their number", hint="expected an int", edits=(
+        ("    return sum(1 for node in prepared.graph.nodes",
+         "    return [n for n in prepared.graph.nodes"),
+        ('               if node.op == "call_module"\n',
+         ""),
+        ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         '            if n.op == "call_module" and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)]'),)),
 
     # --------------------------------------------------------------------------------- qat_finetune
-    Mutant("qat_finetune", "one step too many", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps + 1):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared
-''', hint="not one more"),
-    Mutant("qat_finetune", "one pass over the list, ignoring steps", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for x, y in batches:
-        opt.zero_grad()
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared
-''', hint="exactly `steps` optimizer steps"),
-    Mutant("qat_finetune", "does not cycle: stops when the list runs out", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for x, y in batches[:steps]:
-        opt.zero_grad()
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared
-''', hint="cycling through batches"),
-    Mutant("qat_finetune", "never zeroes the gradients", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared
-''', hint="zero the gradients"),
-    Mutant("qat_finetune", "Adam instead of SGD", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.Adam(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared
-''', hint="plain SGD"),
-    Mutant("qat_finetune", "forgets prepared.train(): a model handed over in eval mode trains in eval mode", '''
-def qat_finetune(prepared, batches, steps, lr):
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared
-''', hint="call prepared.train() at the start"),
-    Mutant("qat_finetune", "switches to eval mode at the end", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared.eval()
-''', hint="leave the model in train mode"),
-    Mutant("qat_finetune", "trains a copy and returns it", '''
-def qat_finetune(prepared, batches, steps, lr):
-    model = copy.deepcopy(prepared).train()
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
-    return model
-''', hint="train prepared in place"),
-    Mutant("qat_finetune", "prints the loss with an extra forward pass per step", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-        with torch.no_grad():
-            print(f"step {i}: loss {F.cross_entropy(prepared(x), y).item():.4f}")
-    return prepared
-''', hint="one forward pass per step"),
-    Mutant("qat_finetune", "a hard-coded learning rate", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=0.01)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared
-''', hint="use the learning rate `lr`"),
-    Mutant("qat_finetune", "mean squared error on one-hot labels", '''
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        out = prepared(x)
-        F.mse_loss(out, F.one_hot(y, out.shape[-1]).float()).backward()
-        opt.step()
-    return prepared
-''', hint="F.cross_entropy(logits, y)"),
+    Mutant("qat_finetune", "one step too many", hint="not one more", edits=(
+        ("    for step in range(steps):",
+         "    for i in range(steps + 1):"),
+        ("        x, y = batches[step % len(batches)]",
+         "        x, y = batches[i % len(batches)]"),)),
+    Mutant("qat_finetune", "one pass over the list, ignoring steps", hint="exactly `steps` optimizer steps", edits=(
+        ("    for step in range(steps):\n"
+         "        x, y = batches[step % len(batches)]",
+         "    for x, y in batches:"),)),
+    Mutant("qat_finetune", "does not cycle: stops when the list runs out", hint="cycling through batches", edits=(
+        ("    for step in range(steps):\n"
+         "        x, y = batches[step % len(batches)]",
+         "    for x, y in batches[:steps]:"),)),
+    Mutant("qat_finetune", "never zeroes the gradients", hint="zero the gradients", edits=(
+        ("        optimizer.zero_grad()\n",
+         ""),)),
+    Mutant("qat_finetune", "Adam instead of SGD", hint="plain SGD", edits=(
+        ("    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)",
+         "    opt = torch.optim.Adam(prepared.parameters(), lr=lr)"),
+        ("    for step in range(steps):",
+         "    for i in range(steps):"),
+        ("        x, y = batches[step % len(batches)]",
+         "        x, y = batches[i % len(batches)]"),
+        ("        optimizer.zero_grad()",
+         "        opt.zero_grad()"),
+        ("        loss = F.cross_entropy(prepared(x), y)",
+         "        F.cross_entropy(prepared(x), y).backward()"),
+        ("        loss.backward()\n",
+         ""),
+        ("        optimizer.step()",
+         "        opt.step()"),)),
+    Mutant("qat_finetune", "forgets prepared.train(): a model handed over in eval mode trains in eval mode",
+           hint="call prepared.train() at the start", edits=(
+        ("    prepared.train()\n",
+         ""),)),
+    Mutant("qat_finetune", "switches to eval mode at the end", hint="leave the model in train mode", edits=(
+        ("    return prepared",
+         "    return prepared.eval()"),)),
+    Mutant("qat_finetune", "trains a copy and returns it", hint="train prepared in place", edits=(
+        ("    prepared.train()",
+         "    model = copy.deepcopy(prepared).train()"),
+        ("    return prepared",
+         "    return model"),)),
+    Mutant("qat_finetune", "prints the loss with an extra forward pass per step",
+           hint="one forward pass per step", edits=(
+        ("    for step in range(steps):",
+         "    for i in range(steps):"),
+        ("        x, y = batches[step % len(batches)]",
+         "        x, y = batches[i % len(batches)]"),
+        ("        optimizer.step()",
+         "        optimizer.step()\n"
+         "        with torch.no_grad():\n"
+         '            print(f"step {i}: loss {F.cross_entropy(prepared(x), y).item():.4f}")'),)),
+    Mutant("qat_finetune", "a hard-coded learning rate", hint="use the learning rate `lr`", edits=(
+        ("    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)",
+         "    opt = torch.optim.SGD(prepared.parameters(), lr=0.01)"),
+        ("    for step in range(steps):",
+         "    for i in range(steps):"),
+        ("        x, y = batches[step % len(batches)]",
+         "        x, y = batches[i % len(batches)]"),
+        ("        optimizer.zero_grad()",
+         "        opt.zero_grad()"),
+        ("        loss = F.cross_entropy(prepared(x), y)",
+         "        F.cross_entropy(prepared(x), y).backward()"),
+        ("        loss.backward()\n",
+         ""),
+        ("        optimizer.step()",
+         "        opt.step()"),)),
+    Mutant("qat_finetune", "mean squared error on one-hot labels", hint="F.cross_entropy(logits, y)", edits=(
+        ("        loss = F.cross_entropy(prepared(x), y)\n"
+         "        loss.backward()",
+         "        out = prepared(x)\n"
+         "        F.mse_loss(out, F.one_hot(y, out.shape[-1]).float()).backward()"),)),
 
     # ------------------------------------------------------------------------------------- to_int8
-    Mutant("to_int8", "forgets eval mode", '''
-def to_int8(prepared):
-    return convert_fx(copy.deepcopy(prepared))
-''', hint="put the model in eval mode"),
-    Mutant("to_int8", "calls eval() on the prepared model after converting it", '''
-def to_int8(prepared):
-    converted = convert_fx(prepared)
-    prepared.eval()
-    return converted
-''', hint="put the model in eval mode"),
-    Mutant("to_int8", "no conversion: the fake-quant model in eval mode", '''
-def to_int8(prepared):
-    return prepared.eval()
-''', hint="convert with convert_fx"),
-    Mutant("to_int8", "ignores what convert_fx returns", '''
-def to_int8(prepared):
-    prepared.eval()
-    convert_fx(prepared)
-    return prepared
-''', hint="return the GraphModule it returns"),
-    Mutant("to_int8", "the reference representation: float modules between quantize/dequantize", '''
-from torch.ao.quantization.quantize_fx import convert_to_reference_fx
-
-def to_int8(prepared):
-    return convert_to_reference_fx(copy.deepcopy(prepared).eval())
-''', hint="not convert_to_reference_fx"),
-    Mutant("to_int8", "dynamic quantization of the prepared model", '''
-def to_int8(prepared):
-    return torch.ao.quantization.quantize_dynamic(prepared.eval(), {nn.Linear}, dtype=torch.qint8)
-''', hint="convert with convert_fx"),
+    Mutant("to_int8", "forgets eval mode", hint="put the model in eval mode", edits=(
+        ("    converted = convert_fx(copy.deepcopy(prepared).eval())",
+         "    return convert_fx(copy.deepcopy(prepared))"),
+        ("    return converted.eval()\n",
+         ""),)),
+    Mutant("to_int8", "calls eval() on the prepared model after converting it",
+           hint="put the model in eval mode", edits=(
+        ("    converted = convert_fx(copy.deepcopy(prepared).eval())",
+         "    converted = convert_fx(prepared)\n"
+         "    prepared.eval()"),
+        ("    return converted.eval()",
+         "    return converted"),)),
+    Mutant("to_int8", "no conversion: the fake-quant model in eval mode", hint="convert with convert_fx", edits=(
+        ("    return converted.eval()",
+         "    return prepared.eval()"),)),
+    Mutant("to_int8", "ignores what convert_fx returns", hint="return the GraphModule it returns", edits=(
+        ("    converted = convert_fx(copy.deepcopy(prepared).eval())\n"
+         "    return converted.eval()",
+         "    prepared.eval()\n"
+         "    convert_fx(prepared)\n"
+         "    return prepared"),)),
+    Mutant("to_int8", "the reference representation: float modules between quantize/dequantize",
+           hint="not convert_to_reference_fx", edits=(
+        ("def to_int8(prepared: fx.GraphModule) -> fx.GraphModule:",
+         "from torch.ao.quantization.quantize_fx import convert_to_reference_fx\n"
+         "\n"
+         "def to_int8(prepared: fx.GraphModule) -> fx.GraphModule:"),
+        ("    converted = convert_fx(copy.deepcopy(prepared).eval())",
+         "    return convert_to_reference_fx(copy.deepcopy(prepared).eval())"),
+        ("    return converted.eval()\n",
+         ""),)),
+    Mutant("to_int8", "dynamic quantization of the prepared model", hint="convert with convert_fx", edits=(
+        ("    converted = convert_fx(copy.deepcopy(prepared).eval())\n"
+         "    return converted.eval()",
+         "    return torch.ao.quantization.quantize_dynamic(prepared.eval(), {nn.Linear}, dtype=torch.qint8)"),)),
 
     # ---------------------------------------------------------------------------- state_dict_bytes
-    Mutant("state_dict_bytes", "bytes of the parameters only", '''
-def state_dict_bytes(model):
-    return sum(p.numel() * p.element_size() for p in model.parameters())
-''', hint="torch.save"),
-    Mutant("state_dict_bytes", "sys.getsizeof of the dict", '''
-import sys
-
-def state_dict_bytes(model):
-    return sys.getsizeof(model.state_dict())
-''', hint="torch.save"),
-    Mutant("state_dict_bytes", "saves the whole model", '''
-def state_dict_bytes(model):
-    buf = io.BytesIO()
-    torch.save(model, buf)
-    return buf.tell()
-''', hint="not the whole model"),
-    Mutant("state_dict_bytes", "kilobytes as a float", '''
-def state_dict_bytes(model):
-    buf = io.BytesIO()
-    torch.save(model.state_dict(), buf)
-    return buf.tell() / 1024
-''', hint="as an int"),
-    Mutant("state_dict_bytes", "saves to a file and measures the file", '''
-import os
-import tempfile
-
-def state_dict_bytes(model):
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "model_state.pt")
-        torch.save(model.state_dict(), path)
-        return os.path.getsize(path)
-''', hint="into an io.BytesIO, not a file"),
-    Mutant("state_dict_bytes", "rewinds before reading the position", '''
-def state_dict_bytes(model):
-    buf = io.BytesIO()
-    torch.save(model.state_dict(), buf)
-    buf.seek(0)
-    return buf.tell()
-''', hint="len(buf.getvalue())"),
-    Mutant("state_dict_bytes", "pickle instead of torch.save", '''
-import pickle
-
-def state_dict_bytes(model):
-    return len(pickle.dumps(model.state_dict()))
-''', hint="torch.save"),
+    Mutant("state_dict_bytes", "bytes of the parameters only", hint="torch.save", edits=(
+        ("    buf = io.BytesIO()\n"
+         "    torch.save(model.state_dict(), buf)\n"
+         "    return buf.tell()",
+         "    return sum(p.numel() * p.element_size() for p in model.parameters())"),)),
+    Mutant("state_dict_bytes", "sys.getsizeof of the dict", hint="torch.save", edits=(
+        ("def state_dict_bytes(model: nn.Module) -> int:",
+         "import sys\n"
+         "\n"
+         "def state_dict_bytes(model: nn.Module) -> int:"),
+        ("    buf = io.BytesIO()\n"
+         "    torch.save(model.state_dict(), buf)\n"
+         "    return buf.tell()",
+         "    return sys.getsizeof(model.state_dict())"),)),
+    Mutant("state_dict_bytes", "saves the whole model", hint="not the whole model", edits=(
+        ("    torch.save(model.state_dict(), buf)",
+         "    torch.save(model, buf)"),)),
+    Mutant("state_dict_bytes", "kilobytes as a float", hint="as an int", edits=(
+        ("    return buf.tell()",
+         "    return buf.tell() / 1024"),)),
+    Mutant("state_dict_bytes", "saves to a file and measures the file", hint="into an io.BytesIO, not a file", edits=(
+        ("def state_dict_bytes(model: nn.Module) -> int:",
+         "import os\n"
+         "import tempfile\n"
+         "\n"
+         "def state_dict_bytes(model: nn.Module) -> int:"),
+        ("    buf = io.BytesIO()",
+         "    with tempfile.TemporaryDirectory() as d:\n"
+         '        path = os.path.join(d, "model_state.pt")'),
+        ("    torch.save(model.state_dict(), buf)",
+         "        torch.save(model.state_dict(), path)"),
+        ("    return buf.tell()",
+         "        return os.path.getsize(path)"),)),
+    Mutant("state_dict_bytes", "rewinds before reading the position", hint="len(buf.getvalue())", edits=(
+        ("    torch.save(model.state_dict(), buf)",
+         "    torch.save(model.state_dict(), buf)\n"
+         "    buf.seek(0)"),)),
+    Mutant("state_dict_bytes", "pickle instead of torch.save", hint="torch.save", edits=(
+        ("def state_dict_bytes(model: nn.Module) -> int:",
+         "import pickle\n"
+         "\n"
+         "def state_dict_bytes(model: nn.Module) -> int:"),
+        ("    buf = io.BytesIO()\n"
+         "    torch.save(model.state_dict(), buf)\n"
+         "    return buf.tell()",
+         "    return len(pickle.dumps(model.state_dict()))"),)),
 ]
 
 ALTERNATIVES = [
