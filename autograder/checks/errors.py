@@ -59,6 +59,18 @@ ERROR_HINTS: list[tuple] = [
     (None, r"mat1 and mat2 shapes cannot be multiplied|size mismatch",
      "a weight has the wrong orientation: nn.Linear computes x @ W.T + b, with W of shape (out, in)",
      r"weight|@|matmul|\bmm\b|linear|\.T\b|\bw[12]?\b"),
+    (None, r"compiler_fn did not return callable",
+     "a torch.compile backend must return a callable that runs the graph it received: return gm.forward (or "
+     "what your pass returned)"),
+    ("Unsupported", r"",
+     "dynamo met code it cannot put in a graph (a branch on a tensor's value, .item(), print...); with "
+     "fullgraph=True every such graph break is an error: leave fullgraph out so that dynamo splits the graph"),
+    ("UserError", r"dynamic_shapes.*(arg names|top-level keys)",
+     "the keys of a dynamic_shapes dict are the names of forward's arguments (they differ from model to model): "
+     "pass a tuple instead, one entry per positional argument, such as ({0: Dim(\"batch\")},)"),
+    (None, r"Constraints violated|specializ|guard.*(failed|on) .*size",
+     "export specialised a dimension you marked dynamic (the model fixes its size, or the example has size 1), "
+     "or an input's shape breaks the program's constraints: mark only the batch dimension, dimension 0"),
     (None, r"recompile", "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
 ]
 

@@ -33,6 +33,9 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex07_qat", "07_qat",
              ("prepare_for_qat", "fake_quant_count", "qat_finetune", "to_int8", "state_dict_bytes")),
     Exercise("ex08_pipeline", "08_pipeline", ("run_pipeline", "optimize_for_inference")),
+    Exercise("ex09_dynamo", "09_dynamo", ("capture_graphs", "graph_break_count", "compile_with_pass"), part=2),
+    Exercise("ex10_export", "10_export", ("export_dynamic_batch", "aten_histogram", "parameter_placeholders",
+                                          "node_shapes", "swap_aten_op"), part=2),
     Exercise("ex11_pt2e", "11_pt2e_qat",
              ("prepare_pt2e_qat", "pt2e_fake_quant_count", "pt2e_finetune", "to_qdq", "qdq_counts"), part=2),
 )

@@ -336,6 +336,75 @@ HINTS: dict[str, dict[str, list[str]]] = {
                 "`gm`.",
             ],
         },
+        "ex09_dynamo": {
+            "capture_graphs": [
+                "A backend is a plain function `(gm, example_inputs) -> callable`: give `torch.compile(fn, "
+                "backend=...)` one of your own that keeps each `gm` it receives in a list.",
+                "`torch.compile` is lazy: dynamo captures only when the compiled function is called, so call it "
+                "once on `*inputs`. The backend must return something that runs the graph unchanged: `gm.forward`.",
+                "Start with `torch._dynamo.reset()`, then build the list, the backend that appends to it, the "
+                "compiled function, one call, and return the list. No `fullgraph=True`: a graph break means "
+                "several graphs, and you want them all, in order.",
+            ],
+            "graph_break_count": [
+                "Dynamo can tell you itself: `torch._dynamo.explain(fn)` returns a function that compiles and runs "
+                "`fn` and reports what happened.",
+                "The report of `torch._dynamo.explain(fn)(*inputs)` has `graph_count` and `graph_break_count`. They "
+                "differ, and not always by one: a backend can receive more graphs than there are breaks plus one.",
+                "`torch._dynamo.reset()` first, then `return torch._dynamo.explain(fn)(*inputs).graph_break_count` "
+                "as an `int`.",
+            ],
+            "compile_with_pass": [
+                "Write a backend that calls `pass_fn` on the `gm` it receives, and hand it to `torch.compile(model, "
+                "backend=...)`. Return what `torch.compile` returns; do not call it yourself.",
+                "A pass may edit `gm` in place or build a new GraphModule: run what `pass_fn(gm)` returns. Dynamo "
+                "calls the backend once per graph (graph breaks, recompiles on a new shape), so every graph goes "
+                "through the pass.",
+                "The backend is two lines: `new = pass_fn(gm)` and `return new.forward`. No `fullgraph=True` (a "
+                "model with a break would raise), and no inductor.",
+            ],
+        },
+        "ex10_export": {
+            "export_dynamic_batch": [
+                "`torch.export.export(model, args, dynamic_shapes=...)` takes the inputs as a tuple, and "
+                "`dynamic_shapes` says which dimensions of each input may vary, each marked with a `Dim`.",
+                "Give `dynamic_shapes` one entry per input, in the same structure as `args`: for the one input, a "
+                "dict from dimension number to `Dim(\"batch\")`. A tuple spares you forward's argument name, which "
+                "is not always `x`.",
+                "`export(model, (example_input,), dynamic_shapes=({0: Dim(\"batch\")},))`, and return the "
+                "`ExportedProgram` itself (not `.module()`).",
+            ],
+            "aten_histogram": [
+                "Walk `ep.graph.nodes` and look at the nodes whose `op` is `\"call_function\"`; their `target` is "
+                "an operator overload such as `torch.ops.aten.linear.default`.",
+                "The key is `str(node.target)` (`\"aten.linear.default\"`), not the node's name and not the "
+                "overload packet. `operator.getitem` and `cond` are call_function nodes too, and count.",
+                "A dict, `counts[key] = counts.get(key, 0) + 1` for each call_function node, on `ep.graph` as it is "
+                "(no `run_decompositions()`).",
+            ],
+            "parameter_placeholders": [
+                "The placeholders carry no values and their names are only hints: `ep.graph_signature` says what "
+                "each one stands for.",
+                "`graph_signature.inputs_to_parameters` and `inputs_to_buffers` each map a placeholder name to a "
+                "qualified name. User inputs and lifted constants (`inputs_to_lifted_tensor_constants`) stay out.",
+                "Merge the two dicts into one and return it: `{**sig.inputs_to_parameters, **sig.inputs_to_buffers}`.",
+            ],
+            "node_shapes": [
+                "Export ran the model on fake tensors and kept each node's result in `node.meta[\"val\"]`: shapes "
+                "and dtypes, no data. Read them; do not run anything.",
+                "Keep only nodes whose `val` is a `torch.Tensor` (placeholders too; a list of tensors is not one). A "
+                "size is a plain `int` when static and a `torch.SymInt` when symbolic.",
+                "`tuple(s if isinstance(s, int) else str(s) for s in val.shape)` per node, keyed by `node.name`.",
+            ],
+            "swap_aten_op": [
+                "The pass works on `ep.graph` itself (`ep.module()` makes a copy). Match `node.target == old`: the "
+                "exact overload object, not a name.",
+                "Set `node.target = new` on every matching `call_function` node; leave every other node, other "
+                "overloads of the same operator included.",
+                "After the loop: `ep.graph.lint()`, `ep.graph_module.recompile()` (otherwise the generated code "
+                "still calls `old`), and `return ep`.",
+            ],
+        },
     "ex11_pt2e": {
         "prepare_pt2e_qat": [
             "Three steps, as in lesson 11: `torch.export.export(model, example_inputs).module()`, a quantizer, and "

@@ -155,4 +155,11 @@ EQUIVALENT: dict[str, dict[str, str]] = {
             "a static batch is allowed (the statement says so): the checks run the prepared model on the example "
             "inputs, where a static and a dynamic export compute the same",
     },
+    "ex09_dynamo": {
+        "graph_break_count: delete `torch._dynamo.reset()` -> pass in `torch._dynamo.reset()`":
+            "torch._dynamo.explain resets dynamo itself before it compiles, so the reset before it changes nothing",
+    },
+    "ex10_export": {
+        "swap_aten_op: delete `ep.graph.lint()` -> pass in `ep.graph.lint()`": LINT,
+    },
 }

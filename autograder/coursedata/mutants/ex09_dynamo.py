@@ -1,0 +1,123 @@
+"""Mutants and alternatives of ex09_dynamo.
+
+The answer cells of the other functions stay the solution's, so a mutant of graph_break_count may call the
+solution's capture_graphs.
+"""
+from autograder.coursedata.mutants import Alternative, Mutant
+
+_CAPTURE_MUTANTS = [
+    Mutant("capture_graphs", "compiles but never calls the compiled function (torch.compile is lazy)",
+           hint="torch.compile is lazy",
+           edits=(("    compiled(*inputs)       # compiling is lazy: dynamo captures at the first call\n", ""),)),
+    Mutant("capture_graphs", "calls fn itself instead of the compiled function: it runs eagerly, no backend",
+           hint="torch.compile is lazy",
+           edits=(("    compiled(*inputs)  ", "    fn(*inputs)  "),)),
+    Mutant("capture_graphs", "no torch._dynamo.reset(): a function compiled often before calls no backend",
+           hint="torch._dynamo.reset()",
+           edits=(("    torch._dynamo.reset()   # compiled code of earlier calls would be reused, and the backend not "
+                   "called\n", ""),)),
+    Mutant("capture_graphs", "fullgraph=True: a graph break becomes an error", hint="fullgraph",
+           edits=(("torch._dynamo.optimize(recording_backend)(fn)",
+                   "torch.compile(fn, backend=recording_backend, fullgraph=True)"),)),
+    Mutant("capture_graphs", "keeps only the last graph: overwrites instead of appending", hint="keep every graph",
+           edits=(("        graphs.append(gm)\n", "        graphs[:] = [gm]\n"),)),
+    Mutant("capture_graphs", "keeps the example inputs instead of the graph", hint="append gm",
+           edits=(("        graphs.append(gm)\n", "        graphs.append(example_inputs)\n"),)),
+    Mutant("capture_graphs", "puts each new graph first: the graphs come back in reverse order", hint="order",
+           edits=(("        graphs.append(gm)\n", "        graphs.insert(0, gm)\n"),)),
+    Mutant("capture_graphs", "the backend returns nothing", hint="raised",
+           edits=(("        return gm.forward   # run the graph as captured: outputs unchanged\n", "        pass\n"),)),
+]
+
+_BREAKS_MUTANTS = [
+    Mutant("graph_break_count", "returns the number of graphs", hint="number of graphs",
+           edits=(("report.graph_break_count", "report.graph_count"),)),
+    Mutant("graph_break_count", "passes the inputs as one tuple: fn receives a tuple", hint="raised",
+           edits=(("torch._dynamo.explain(fn)(*inputs)", "torch._dynamo.explain(fn)(inputs)"),)),
+    Mutant("graph_break_count", "only asks whether fullgraph=True fails: 0 or 1", hint="count every break",
+           edits=(("    report = torch._dynamo.explain(fn)(*inputs)\n    return int(report.graph_break_count)",
+                   "    try:\n        torch.compile(fn, backend='eager', fullgraph=True)(*inputs)\n"
+                   "    except Exception:\n        return 1\n    return 0"),)),
+    Mutant("graph_break_count", "returns the report's break reasons instead of their number", hint="an int",
+           edits=(("    return int(report.graph_break_count)", "    return report.break_reasons"),)),
+    Mutant("graph_break_count", "returns the number of distinct reasons: two .item() breaks count once",
+           hint="not its kinds",
+           edits=(("    return int(report.graph_break_count)",
+                   "    return len({str(r.reason).splitlines()[0][:40] for r in report.break_reasons})"),)),
+]
+
+_PASS_MUTANTS = [
+    Mutant("compile_with_pass", "calls the pass but runs the graph it was given", hint="run what pass_fn returns",
+           edits=(("        return transformed.forward", "        return gm.forward"),)),
+    Mutant("compile_with_pass", "never calls the pass: plain torch.compile", hint="pass_fn was never called",
+           edits=(("        transformed = pass_fn(gm)", "        transformed = gm"),)),
+    Mutant("compile_with_pass", "fullgraph=True: a model with a graph break raises", hint="fullgraph",
+           edits=(("torch.compile(model, backend=pass_backend)",
+                   "torch.compile(model, backend=pass_backend, fullgraph=True)"),)),
+    Mutant("compile_with_pass", "passes the first graph only and reuses it for every later graph",
+           hint="every graph",
+           edits=(("    def pass_backend(gm: fx.GraphModule, example_inputs):\n"
+                   "        transformed = pass_fn(gm)",
+                   "    done = []\n\n    def pass_backend(gm: fx.GraphModule, example_inputs):\n"
+                   "        transformed = pass_fn(gm) if not done else gm\n        done.append(1)"),)),
+    Mutant("compile_with_pass", "returns the model after compiling it (torch.compile does not work in place)",
+           hint="returned the model itself",
+           edits=(("    return torch.compile(model, backend=pass_backend)",
+                   "    torch.compile(model, backend=pass_backend)\n    return model"),)),
+    Mutant("compile_with_pass", "symbolic_trace first and compiles the traced module: a branch on a value fails",
+           hint="TraceError",
+           edits=(("    return torch.compile(model, backend=pass_backend)",
+                   "    return torch.compile(pass_fn(fx.symbolic_trace(model)), backend='eager')"),)),
+    Mutant("compile_with_pass", "the backend returns the pass's module's graph instead of something callable",
+           hint="did not return callable",
+           edits=(("        return transformed.forward", "        return transformed.graph"),)),
+]
+
+MUTANTS = _CAPTURE_MUTANTS + _BREAKS_MUTANTS + _PASS_MUTANTS
+
+ALTERNATIVES = [
+    Alternative("capture_graphs", "torch._dynamo.explain keeps the graphs it captured", '''
+def capture_graphs(fn, *inputs):
+    torch._dynamo.reset()
+    return list(torch._dynamo.explain(fn)(*inputs).graphs)
+'''),
+    Alternative("capture_graphs", "the backend returns the GraphModule itself (an nn.Module is callable)", '''
+def capture_graphs(fn, *inputs):
+    import torch._dynamo as dynamo
+    dynamo.reset()
+    seen = []
+
+    def keep(gm, example_inputs):
+        seen.append(gm)
+        return gm
+
+    torch.compile(fn, backend=keep)(*inputs)
+    return seen
+'''),
+    Alternative("capture_graphs", "the backend runs each graph through an fx.Interpreter", '''
+def capture_graphs(fn, *inputs):
+    torch._dynamo.reset()
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return lambda *args: fx.Interpreter(gm).run(*args)
+
+    torch.compile(fn, backend=backend)(*inputs)
+    return graphs
+'''),
+    Alternative("graph_break_count", "one graph fewer than explain captured: what explain itself counts", '''
+def graph_break_count(fn, *inputs):
+    from torch._dynamo import explain, reset
+    reset()
+    return len(explain(fn)(*inputs).graphs) - 1
+'''),
+    Alternative("compile_with_pass", "the backend runs the passed module through an fx.Interpreter", '''
+def compile_with_pass(model, pass_fn):
+    def backend(gm, example_inputs):
+        runner = fx.Interpreter(pass_fn(gm))
+        return lambda *args: runner.run(*args)
+
+    return torch.compile(model, backend=backend)
+'''),
+]
