@@ -28,8 +28,6 @@ EXEMPT = {
     ("ex08_pipeline", "run_pipeline"): "calls passes and compares gm.code: the passes are the graph code",
     ("ex09_dynamo", "graph_break_count"): "one call of torch._dynamo.explain, the API the task asks for",
     ("ex10_export", "export_dynamic_batch"): "one call of torch.export.export, the API the task asks for",
-    ("ex09_dynamo", "graph_break_count"): "one call of torch._dynamo.explain, the API the task asks for",
-    ("ex10_export", "export_dynamic_batch"): "one call of torch.export.export, the API the task asks for",
     ("ex11_pt2e", "prepare_pt2e_qat"): "export and prepare_qat_pt2e, the APIs the task asks for",
     ("ex11_pt2e", "pt2e_finetune"): "a training loop on a GraphModule: no graph is read or changed",
     ("ex11_pt2e", "to_qdq"): "move_exported_model_to_eval and convert_pt2e, the APIs the task asks for",
