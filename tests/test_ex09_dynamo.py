@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch._dynamo
 
 from autograder.checks import ex09_dynamo as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
@@ -135,3 +136,26 @@ def test_the_sigmoid_pass_returns_a_new_module_and_leaves_its_input():
     before = graphs[0].code
     new = checks.SigmoidPass()(graphs[0])
     assert new is not graphs[0] and graphs[0].code == before and "sigmoid" in new.code and "relu" not in new.code
+
+
+@pytest.mark.parametrize("compile_it, said", [
+    (lambda f: torch.compile(f, backend="eager", fullgraph=True), "fullgraph=True every such graph break"),
+    (lambda f: torch.compile(f, backend=lambda gm, ex: None), "must return a callable"),
+], ids=["fullgraph", "backend returns None"])
+def test_dynamo_errors_get_their_hint(compile_it, said):
+    """Dynamo's usual errors, raised by torch itself, each get the hint of their signature."""
+    from autograder.checks.errors import hint_for_error
+
+    def branchy(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as raised:
+            compile_it(branchy)(torch.ones(3))
+    torch._dynamo.reset()
+    hint = hint_for_error(type(raised.value).__name__, str(raised.value))
+    assert hint and said in hint, (type(raised.value).__name__, str(raised.value)[:200], hint)

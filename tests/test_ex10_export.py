@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.export import Dim, export
 
 from autograder.checks import ex10_export as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
@@ -130,3 +131,23 @@ def test_a_program_that_cannot_take_other_batches_is_caught():
     case = check.cases(False)[0]
     result = judge_evidence(check, case, collect_evidence(check, lambda m, x: export(m, (x,)), case))
     assert not result.passed and "dimension 0" in result.message
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda m, x: m(torch.randn(4, 5)), "must keep the example's size"),
+    (lambda m, x: export(m, (x,), dynamic_shapes=({1: Dim("b")},)), "specialised a dimension"),
+    (lambda m, x: export(m, (x,), dynamic_shapes={"x": {0: Dim("b")}}), "names of forward's arguments"),
+    (lambda m, x: export(m, x), "takes the example inputs as a tuple"),
+], ids=["guard failed", "specialised", "dict keys", "args not a tuple"])
+def test_export_errors_get_their_hint(make, said):
+    """Export's usual errors, raised by torch itself, each get the hint of their signature."""
+    from autograder.checks.errors import hint_for_error
+    model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
+    if said == "must keep the example's size":
+        model = export(model, (x,)).module()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as raised:
+            make(model, x)
+    hint = hint_for_error(type(raised.value).__name__, str(raised.value))
+    assert hint and said in hint, (type(raised.value).__name__, str(raised.value)[:200], hint)

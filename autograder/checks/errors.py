@@ -68,9 +68,15 @@ ERROR_HINTS: list[tuple] = [
     ("UserError", r"dynamic_shapes.*(arg names|top-level keys)",
      "the keys of a dynamic_shapes dict are the names of forward's arguments (they differ from model to model): "
      "pass a tuple instead, one entry per positional argument, such as ({0: Dim(\"batch\")},)"),
-    (None, r"Constraints violated|specializ|guard.*(failed|on) .*size",
-     "export specialised a dimension you marked dynamic (the model fixes its size, or the example has size 1), "
-     "or an input's shape breaks the program's constraints: mark only the batch dimension, dimension 0"),
+    ("UserError", r"Constraints violated|specialized it to be a constant",
+     "export specialised a dimension you marked dynamic: the model fixes its size (a Linear's in_features, a "
+     "conv's channels), or the example has size 1 there; mark only dimensions that really vary, such as the "
+     "batch, dimension 0"),
+    (None, r"Guard failed: .*size\(\)",
+     "the exported program checks its inputs' shapes: a dimension that was not marked dynamic must keep the "
+     "example's size; export with dynamic_shapes=({0: Dim(\"batch\")},) to let the batch vary"),
+    ("UserError", r"Expecting `args` to be a tuple",
+     "torch.export.export takes the example inputs as a tuple: export(model, (x,)), not export(model, x)"),
     (None, r"recompile", "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
 ]
 

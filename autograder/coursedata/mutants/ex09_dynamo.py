@@ -25,7 +25,7 @@ _CAPTURE_MUTANTS = [
            edits=(("        graphs.append(gm)\n", "        graphs.append(example_inputs)\n"),)),
     Mutant("capture_graphs", "puts each new graph first: the graphs come back in reverse order", hint="order",
            edits=(("        graphs.append(gm)\n", "        graphs.insert(0, gm)\n"),)),
-    Mutant("capture_graphs", "the backend returns nothing", hint="raised",
+    Mutant("capture_graphs", "the backend returns nothing", hint="must return a callable",
            edits=(("        return gm.forward   # run the graph as captured: outputs unchanged\n", "        pass\n"),)),
 ]
 
