@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT
 
-SECTIONS = ["fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons"]  # benchmarks.SECTIONS, in order
+SECTIONS = ["fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e"]  # benchmarks.SECTIONS, in order
 
 pytestmark = pytest.mark.kernel  # runs notebooks, kernels and graders (about a minute)
 
@@ -40,7 +40,7 @@ def test_sections_whose_inputs_exist_ran(smoke):
     _, result, _ = smoke
     status = {s["key"]: s["status"] for s in result["sections"]}
     needs = {"fusion": "ex06_fusing", "convbn": "ex06_fusing", "qat": "ex07_qat", "pipeline": "ex08_pipeline",
-             "grading": "ex01_tracing", "cluster": "ex01_tracing"}
+             "grading": "ex01_tracing", "cluster": "ex01_tracing", "pt2e": "ex11_pt2e"}
     for key, assignment in needs.items():
         if (ROOT / "solutions" / assignment / f"{assignment}.ipynb").is_file():
             assert status[key] == "ok", key
@@ -80,6 +80,10 @@ def test_numbers_are_sane_not_fast(smoke):
         sweep = secs["qat"]["data"]["sweep"]
         assert [r["hidden"] for r in sweep] == sorted(r["hidden"] for r in sweep) and len(sweep) >= 2
         assert sweep[-1]["size_ratio"] > sweep[0]["size_ratio"] > 1  # fixed costs amortize as the layers grow
+    if "pt2e" in secs:
+        for r in secs["pt2e"]["data"]["results"]:
+            assert r["qdq"][0] > 0 and r["qdq"][1] >= r["qdq"][0] and all(0 <= a <= 1 for a in r["accuracy"].values())
+            assert r["bytes"]["pt2e_lean"] < r["bytes"]["pt2e"]  # the unread float weights are gone
     if "grading" in secs:
         d = secs["grading"]["data"]
         assert d["throughput"]["sequential"]["students"] == 1 and "parallel" not in d["throughput"]
