@@ -35,7 +35,7 @@ def test_a_mutant_whose_text_no_longer_occurs_once_fails_loudly_naming_itself_th
     message = str(raised.value)
     assert "count_nodes" in message and "ignores op" in message            # which mutant
     assert "return sum(1 for node in gm.graph.nodes" in message           # which text
-    assert ("0 times" in message or "2 times" in message) and "update the mutant" in message   # what to do
+    assert ("0 times" in message or "2 times" in message) and "update this edit" in message   # what to do
 
 
 def test_a_mutant_without_edits_is_refused():

@@ -20,7 +20,8 @@ class MutantError(ValueError):
 
 
 def apply_edits(solution: str, edits: tuple[tuple[str, str], ...], label: str) -> str:
-    """The solution's answer cell with each `(old, new)` edit applied; `old` must occur exactly once."""
+    """The solution's answer cell with each `(old, new)` edit applied in turn; MutantError naming `label` and the
+    text when an `old` does not occur exactly once, or when there is no edit at all."""
     source = "\n".join(line for line in solution.splitlines() if line.strip() not in SOLUTION_MARKERS) + "\n"
     if not edits:
         raise MutantError(f"{label}: no edits: a mutant must change the solution")
@@ -28,7 +29,8 @@ def apply_edits(solution: str, edits: tuple[tuple[str, str], ...], label: str) -
         found = source.count(old)
         if found != 1:
             raise MutantError(f"{label}: the text {old!r} occurs {found} times in the solution's answer cell, "
-                              "exactly once expected: update the mutant to the solution as it is now")
+                              "exactly once expected: the solution changed, so update this edit's old text (and "
+                              "its new one) to the answer cell as it is now")
         source = source.replace(old, new)
     return source
 
@@ -40,21 +42,19 @@ SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 class Mutant:
     """A plausible wrong answer, stated as what differs from the solution, and the text its failure must mention.
 
-    `edits` are `(solution text, wrong text)` pairs applied to the solution's answer cell (marker lines removed);
-    each solution text must occur there exactly once, so a change to the solution that orphans a mutant fails
-    loudly. `source`, the whole wrong cell, is for answers too different from the solution to state as edits.
+    `edits` are `(solution text, wrong text)` pairs applied in order to the solution's answer cell (marker lines
+    removed); each solution text must occur there exactly once, so a change to the solution that orphans a
+    mutant fails loudly. An answer unlike the solution replaces its whole body in one edit.
     """
 
     function: str
     why: str
-    source: str = ""
-    hint: str = ""
-    edits: tuple[tuple[str, str], ...] = ()
+    _: KW_ONLY
+    hint: str
+    edits: tuple[tuple[str, str], ...]
 
     def cell(self, solution: str) -> str:
-        """The wrong answer cell: the solution with the edits applied (or `source` when given)."""
-        if self.source:
-            return self.source
+        """The wrong answer cell: the solution's answer cell with the edits applied."""
         return apply_edits(solution, self.edits, f"mutant {self.function!r} ({self.why})")
 
 

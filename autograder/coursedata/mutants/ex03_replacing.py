@@ -5,9 +5,6 @@ The notebook's setup cell imports operator, torch, fx, nn, F, subgraph_rewriter 
 from autograder.coursedata.mutants import Alternative, Mutant
 
 # Lines of the solution's answer cells that several mutants below replace (each occurs there once).
-_LINEAR_TO_MATMUL_LINES = ("        if not isinstance(linear, nn.Linear):\n"
-                           "            continue\n"
-                           '        x = node.args[0] if node.args else node.kwargs["input"]\n')
 _RELU_TO_CLAMP_LINES = ('            x = node.args[0] if node.args else node.kwargs["input"]\n'
                         "            node.target = torch.clamp\n"
                         "            node.args = (x,)\n"
@@ -22,12 +19,12 @@ _RELU_TO_GELU_LINES = ("        if not is_relu(node):\n"
                        "        graph.erase_node(node)\n"
                        "    gm.delete_all_unused_submodules()\n"
                        "    graph.lint()")
-_LINEAR_TO_MATMUL_LINES_2 = ('        if node.op != "call_module":\n'
-                             "            continue\n"
-                             "        linear = gm.get_submodule(node.target)\n"
-                             "        if not isinstance(linear, nn.Linear):\n"
-                             "            continue\n"
-                             '        x = node.args[0] if node.args else node.kwargs["input"]')
+_LINEAR_TO_MATMUL_LINES = ('        if node.op != "call_module":\n'
+                           "            continue\n"
+                           "        linear = gm.get_submodule(node.target)\n"
+                           "        if not isinstance(linear, nn.Linear):\n"
+                           "            continue\n"
+                           '        x = node.args[0] if node.args else node.kwargs["input"]')
 
 MUTANTS = [
     # ------------------------------------------------------------------------------ swap_function
@@ -106,42 +103,11 @@ MUTANTS = [
          "            node.target = F.gelu\n"
          "            node.kwargs = {}"),)),
     Mutant("relu_to_gelu", "handles functions and modules, forgets x.relu()", hint="call_method node", edits=(
-        ("    for node in list(graph.nodes):",
-         "    for node in list(graph.nodes):\n"
-         '        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
-         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
-        ("        if not is_relu(node):",
-         "        if is_relu:"),
-        ("            continue\n"
-         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
-         ""),
-        ("        with graph.inserting_after(node):",
-         "            with graph.inserting_after(node):"),
-        ("            gelu = graph.call_function(F.gelu, (x,))",
-         "                new = graph.call_function(F.gelu, (node.args[0],))"),
-        ("        node.replace_all_uses_with(gelu)",
-         "            node.replace_all_uses_with(new)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),)),
+        ('            return node.target in ("relu", "relu_")',
+         "            return False"),)),
     Mutant("relu_to_gelu", "matches torch.relu but not F.relu", hint="match both", edits=(
-        ("    for node in list(graph.nodes):",
-         "    for node in list(graph.nodes):\n"
-         '        is_relu = (node.op == "call_function" and node.target is torch.relu) or (\n'
-         '            node.op == "call_method" and node.target in ("relu", "relu_")) or (\n'
-         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
-        ("        if not is_relu(node):",
-         "        if is_relu:"),
-        ("            continue\n"
-         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
-         ""),
-        ("        with graph.inserting_after(node):",
-         "            with graph.inserting_after(node):"),
-        ("            gelu = graph.call_function(F.gelu, (x,))",
-         "                new = graph.call_function(F.gelu, (node.args[0],))"),
-        ("        node.replace_all_uses_with(gelu)",
-         "            node.replace_all_uses_with(new)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),)),
+        ("    relu_functions = (torch.relu, torch.relu_, F.relu)",
+         "    relu_functions = (torch.relu,)"),)),
     Mutant("relu_to_gelu", "keeps F.relu's kwargs (inplace=False) on F.gelu", hint="no `inplace` argument", edits=(
         ("        if not is_relu(node):\n"
          "            continue\n"
@@ -162,46 +128,10 @@ MUTANTS = [
          '        elif node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU):\n'
          "            gm.add_submodule(node.target, nn.GELU())"),)),
     Mutant("relu_to_gelu", "the tanh approximation", hint="exact GELU", edits=(
-        ("    for node in list(graph.nodes):",
-         "    for node in list(graph.nodes):\n"
-         '        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
-         '            node.op == "call_method" and node.target in ("relu", "relu_")) or (\n'
-         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
-        ("        if not is_relu(node):",
-         "        if is_relu:"),
-        ("            continue\n"
-         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
-         ""),
-        ("        with graph.inserting_after(node):",
-         "            with graph.inserting_after(node):"),
         ("            gelu = graph.call_function(F.gelu, (x,))",
-         '                new = graph.call_function(F.gelu, (node.args[0],), {"approximate": "tanh"})'),
-        ("        node.replace_all_uses_with(gelu)",
-         "            node.replace_all_uses_with(new)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),)),
+         '            gelu = graph.call_function(F.gelu, (x,), {"approximate": "tanh"})'),)),
     Mutant("relu_to_gelu", "forgets gm.recompile()", hint="recompile", edits=(
-        ("    for node in list(graph.nodes):",
-         "    for node in list(graph.nodes):\n"
-         '        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
-         '            node.op == "call_method" and node.target in ("relu", "relu_")) or (\n'
-         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
-        ("        if not is_relu(node):",
-         "        if is_relu:"),
-        ("            continue\n"
-         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
-         ""),
-        ("        with graph.inserting_after(node):",
-         "            with graph.inserting_after(node):"),
-        ("            gelu = graph.call_function(F.gelu, (x,))",
-         "                new = graph.call_function(F.gelu, (node.args[0],))"),
-        ("        node.replace_all_uses_with(gelu)",
-         "            node.replace_all_uses_with(new)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),
-        ("    gm.delete_all_unused_submodules()\n"
-         "    graph.lint()\n"
-         "    gm.recompile()\n",
+        ("    gm.recompile()\n",
          ""),)),
     Mutant("relu_to_gelu", "puts a function on a call_module node", hint="str for call_module", edits=(
         (_RELU_TO_GELU_LINES,
@@ -212,24 +142,8 @@ MUTANTS = [
          '                node.target in ("relu", "relu_") or isinstance(gm.get_submodule(node.target), nn.ReLU)):\n'
          "            node.target = F.gelu"),)),
     Mutant("relu_to_gelu", "lambda targets", hint="lambda", edits=(
-        ("    for node in list(graph.nodes):",
-         "    for node in list(graph.nodes):\n"
-         '        is_relu = (node.op == "call_function" and node.target in (torch.relu, F.relu, torch.relu_)) or (\n'
-         '            node.op == "call_method" and node.target in ("relu", "relu_")) or (\n'
-         '            node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.ReLU))'),
-        ("        if not is_relu(node):",
-         "        if is_relu:"),
-        ("            continue\n"
-         '        x = node.args[0] if node.args else node.kwargs["input"]\n',
-         ""),
-        ("        with graph.inserting_after(node):",
-         "            with graph.inserting_after(node):"),
         ("            gelu = graph.call_function(F.gelu, (x,))",
-         "                new = graph.call_function(lambda z: F.gelu(z), (node.args[0],))"),
-        ("        node.replace_all_uses_with(gelu)",
-         "            node.replace_all_uses_with(new)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),)),
+         "            gelu = graph.call_function(lambda z: F.gelu(z), (x,))"),)),
     Mutant("relu_to_gelu", "turns every nn.ReLU into GELU in place, which changes the original model too",
            hint="the original model changed", edits=(
         ("        if not is_relu(node):\n"
@@ -252,94 +166,26 @@ MUTANTS = [
 
     # --------------------------------------------------------------------------- linear_to_matmul
     Mutant("linear_to_matmul", "clones the parameters into buffers", hint="parameters must stay shared", edits=(
-        ('        if node.op != "call_module":\n'
-         "            continue",
-         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
-        ("        linear = gm.get_submodule(node.target)",
-         "            linear = gm.get_submodule(node.target)"),
-        ("        if not isinstance(linear, nn.Linear):\n"
-         "            continue\n"
-         '        x = node.args[0] if node.args else node.kwargs["input"]',
+        ('            weight = graph.get_attr(f"{node.target}.weight")',
          '            flat = node.target.replace(".", "_")\n'
-         '            gm.register_buffer(f"{flat}_w", linear.weight.detach().clone())'),
-        ("        with graph.inserting_before(node):",
-         "            with graph.inserting_before(node):"),
-        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
-         ""),
-        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
-         '                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{flat}_w"),))))'),
-        ("            if linear.bias is not None:",
-         "                if linear.bias is not None:\n"
-         '                    gm.register_buffer(f"{flat}_b", linear.bias.detach().clone())'),
-        ("        node.replace_all_uses_with(out)",
-         "            node.replace_all_uses_with(out)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),)),
+         '            gm.register_buffer(f"{flat}_w", linear.weight.detach().clone())\n'
+         '            weight = graph.get_attr(f"{flat}_w")'),
+        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '                gm.register_buffer(f"{flat}_b", linear.bias.detach().clone())\n'
+         '                out = graph.call_function(torch.add, (out, graph.get_attr(f"{flat}_b")))'),)),
     Mutant("linear_to_matmul", "wraps the weight's data in a new nn.Parameter",
            hint="parameters must stay shared", edits=(
-        ('        if node.op != "call_module":\n'
-         "            continue",
-         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
-        ("        linear = gm.get_submodule(node.target)",
-         "            linear = gm.get_submodule(node.target)"),
-        ("        if not isinstance(linear, nn.Linear):\n"
-         "            continue\n"
-         '        x = node.args[0] if node.args else node.kwargs["input"]',
+        ('            weight = graph.get_attr(f"{node.target}.weight")',
          '            flat = node.target.replace(".", "_")\n'
-         '            gm.register_parameter(f"{flat}_w", nn.Parameter(linear.weight.data))'),
-        ("        with graph.inserting_before(node):",
-         "            with graph.inserting_before(node):"),
-        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
-         ""),
-        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
-         '                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{flat}_w"),))))'),
-        ("            if linear.bias is not None:",
-         "                if linear.bias is not None:"),
-        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
-         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
-        ("        node.replace_all_uses_with(out)",
-         "            node.replace_all_uses_with(out)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),)),
+         '            gm.register_parameter(f"{flat}_w", nn.Parameter(linear.weight.data))\n'
+         '            weight = graph.get_attr(f"{flat}_w")'),)),
     Mutant("linear_to_matmul", "forgets to transpose W", hint="x @ W.T + b", edits=(
-        ('        if node.op != "call_module":\n'
-         "            continue",
-         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
-        ("        linear = gm.get_submodule(node.target)",
-         "            linear = gm.get_submodule(node.target)"),
-        (_LINEAR_TO_MATMUL_LINES,
-         ""),
-        ("        with graph.inserting_before(node):",
-         "            with graph.inserting_before(node):"),
-        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
-         ""),
         ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
-         '                out = graph.call_function(torch.matmul, (node.args[0], graph.get_attr(f"{node.target}.weight")))'),
-        ("            if linear.bias is not None:",
-         "                if linear.bias is not None:"),
-        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
-         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
-        ("        node.replace_all_uses_with(out)",
-         "            node.replace_all_uses_with(out)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),)),
+         "            out = graph.call_function(torch.matmul, (x, weight))"),)),
     Mutant("linear_to_matmul", "always adds the bias", hint="leave the add out", edits=(
-        (_LINEAR_TO_MATMUL_LINES_2,
-         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
-        ("        with graph.inserting_before(node):",
-         "            with graph.inserting_before(node):"),
-        ('            weight = graph.get_attr(f"{node.target}.weight")\n'
-         '            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))\n'
-         "            if linear.bias is not None:\n",
-         ""),
-        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
-         '                w = graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))\n'
-         "                out = graph.call_function(torch.add, (graph.call_function(torch.matmul, (node.args[0], w)),\n"
-         '                                                      graph.get_attr(f"{node.target}.bias")))'),
-        ("        node.replace_all_uses_with(out)",
-         "            node.replace_all_uses_with(out)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),
+        ("            if linear.bias is not None:\n"
+         '                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
+         '            out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
         ("    graph.lint()\n",
          ""),)),
     Mutant("linear_to_matmul", "forgets gm.recompile()", hint="recompile", edits=(
@@ -356,7 +202,7 @@ MUTANTS = [
          "                out = graph.call_function(F.linear, (node.args[0], w, b))"),)),
     Mutant("linear_to_matmul", "getattr(gm, target) misses nested layers such as 'layers.0'",
            hint="get_submodule", edits=(
-        (_LINEAR_TO_MATMUL_LINES_2,
+        (_LINEAR_TO_MATMUL_LINES,
          '        if node.op == "call_module" and isinstance(getattr(gm, node.target, None), nn.Linear):\n'
          "            linear = getattr(gm, node.target)"),
         ("        with graph.inserting_before(node):",
@@ -415,51 +261,13 @@ MUTANTS = [
          "            graph.erase_node(node)"),)),
     Mutant("linear_to_matmul", "deletes the Linear submodule whose parameters the get_attr nodes read",
            hint="keep every submodule", edits=(
-        ('        if node.op != "call_module":\n'
-         "            continue",
-         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
-        ("        linear = gm.get_submodule(node.target)",
-         "            linear = gm.get_submodule(node.target)"),
-        (_LINEAR_TO_MATMUL_LINES,
-         ""),
-        ("        with graph.inserting_before(node):",
-         "            with graph.inserting_before(node):"),
-        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
-         ""),
-        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
-         '                out = graph.call_function(torch.matmul, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))'),
-        ("            if linear.bias is not None:",
-         "                if linear.bias is not None:"),
-        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
-         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
-        ("        node.replace_all_uses_with(out)",
-         "            node.replace_all_uses_with(out)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),
-        ("    graph.lint()",
-         "            gm.delete_submodule(node.target)"),)),
+        ("        graph.erase_node(node)\n"
+         "    graph.lint()",
+         "        graph.erase_node(node)\n"
+         "        gm.delete_submodule(node.target)"),)),
     Mutant("linear_to_matmul", "torch.mm, which only takes 2-d inputs", hint="torch.matmul", edits=(
-        ('        if node.op != "call_module":\n'
-         "            continue",
-         '        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):'),
-        ("        linear = gm.get_submodule(node.target)",
-         "            linear = gm.get_submodule(node.target)"),
-        (_LINEAR_TO_MATMUL_LINES,
-         ""),
-        ("        with graph.inserting_before(node):",
-         "            with graph.inserting_before(node):"),
-        ('            weight = graph.get_attr(f"{node.target}.weight")\n',
-         ""),
         ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
-         '                out = graph.call_function(torch.mm, (node.args[0], graph.call_method("t", (graph.get_attr(f"{node.target}.weight"),))))'),
-        ("            if linear.bias is not None:",
-         "                if linear.bias is not None:"),
-        ('                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
-         '                    out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),
-        ("        node.replace_all_uses_with(out)",
-         "            node.replace_all_uses_with(out)"),
-        ("        graph.erase_node(node)",
-         "            graph.erase_node(node)"),)),
+         '            out = graph.call_function(torch.mm, (x, graph.call_method("t", (weight,))))'),)),
 ]
 
 ALTERNATIVES = [

@@ -8,401 +8,257 @@ from autograder.coursedata.mutants import Alternative, Mutant
 # ------------------------------------------------------------------------------------ fuse_linear_pair
 
 _PAIR_MUTANTS = [
-    Mutant("fuse_linear_pair", "multiplies the weights in the wrong order (W1 @ W2)", '''
-def fuse_linear_pair(first, second):
-    fused = nn.Linear(first.in_features, second.out_features, dtype=first.weight.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(first.weight @ second.weight)
-        fused.bias.copy_(second.weight @ first.bias + second.bias)
-    return fused
-''', hint="wrong orientation"),
-    Mutant("fuse_linear_pair", "keeps only the second bias (the first bias never passes through W2)", '''
-def fuse_linear_pair(first, second):
-    fused = nn.Linear(first.in_features, second.out_features, dtype=first.weight.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(second.weight @ first.weight)
-        fused.bias.copy_(second.bias)
-    return fused
-''', hint="W2 @ b1 + b2"),
-    Mutant("fuse_linear_pair", "assumes both biases exist", '''
-def fuse_linear_pair(first, second):
-    fused = nn.Linear(first.in_features, second.out_features, dtype=first.weight.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(second.weight @ first.weight)
-        fused.bias.copy_(second.weight @ first.bias + second.bias)
-    return fused
-''', hint="without bias"),
-    Mutant("fuse_linear_pair", "builds a float32 layer whatever the inputs' dtype", '''
-def fuse_linear_pair(first, second):
-    b1 = first.bias if first.bias is not None else torch.zeros(first.out_features, dtype=first.weight.dtype)
-    b2 = second.bias if second.bias is not None else torch.zeros(second.out_features, dtype=first.weight.dtype)
-    fused = nn.Linear(first.in_features, second.out_features)
-    with torch.no_grad():
-        fused.weight.copy_(second.weight @ first.weight)
-        fused.bias.copy_(second.weight @ b1 + b2)
-    return fused
-''', hint="dtype"),
-    Mutant("fuse_linear_pair", "reuses the first layer: copy.copy shares its parameters, so `first` changes", '''
-def fuse_linear_pair(first, second):
-    b1 = first.bias if first.bias is not None else torch.zeros(first.out_features, dtype=first.weight.dtype)
-    b2 = second.bias if second.bias is not None else torch.zeros(second.out_features, dtype=first.weight.dtype)
-    fused = copy.copy(first)
-    with torch.no_grad():
-        w = second.weight @ first.weight
-        b = second.weight @ b1 + b2
-        fused.weight.data = w
-        if fused.bias is not None:
-            fused.bias.data = b
-        else:
-            fused.bias = nn.Parameter(b)
-    fused.out_features = second.out_features
-    return fused
-''', hint="modified"),
-    Mutant("fuse_linear_pair", "returns the two layers in a Sequential", '''
-def fuse_linear_pair(first, second):
-    return nn.Sequential(copy.deepcopy(first), copy.deepcopy(second))
-''', hint="one nn.Linear"),
+    Mutant("fuse_linear_pair", "multiplies the weights in the wrong order (W1 @ W2)", hint="wrong orientation", edits=(
+        ("        fused.weight.copy_(w2 @ w1)\n"
+         "        if bias is not None:\n"
+         "            fused.bias.copy_(bias)",
+         "        fused.weight.copy_(first.weight @ second.weight)\n"
+         "        fused.bias.copy_(second.weight @ first.bias + second.bias)"),)),
+    Mutant("fuse_linear_pair", "keeps only the second bias (the first bias never passes through W2)",
+           hint="W2 @ b1 + b2", edits=(
+        ("        fused.weight.copy_(w2 @ w1)\n"
+         "        if bias is not None:",
+         "        fused.weight.copy_(second.weight @ first.weight)"),
+        ("            fused.bias.copy_(bias)",
+         "        fused.bias.copy_(second.bias)"),)),
+    Mutant("fuse_linear_pair", "assumes both biases exist", hint="without bias", edits=(
+        ("        fused.weight.copy_(w2 @ w1)\n"
+         "        if bias is not None:\n"
+         "            fused.bias.copy_(bias)",
+         "        fused.weight.copy_(second.weight @ first.weight)\n"
+         "        fused.bias.copy_(second.weight @ first.bias + second.bias)"),)),
+    Mutant("fuse_linear_pair", "builds a float32 layer whatever the inputs' dtype", hint="dtype", edits=(
+        ("    if first.out_features != second.in_features:\n"
+         '        raise ValueError(f"cannot fuse Linear({first.in_features}->{first.out_features}) into "\n'
+         '                         f"Linear({second.in_features}->{second.out_features}): the widths do not meet")\n'
+         "    w1, w2 = first.weight.detach(), second.weight.detach()\n"
+         "    bias = None\n"
+         "    if first.bias is not None:\n"
+         "        bias = w2 @ first.bias.detach()\n"
+         "    if second.bias is not None:\n"
+         "        bias = second.bias.detach().clone() if bias is None else bias + second.bias.detach()",
+         "    b1 = first.bias if first.bias is not None else torch.zeros(first.out_features, dtype=first.weight.dtype)\n"
+         "    b2 = second.bias if second.bias is not None else torch.zeros(second.out_features, dtype=first.weight.dtype)"),
+        ("    fused = nn.Linear(first.in_features, second.out_features, bias=bias is not None,",
+         "    fused = nn.Linear(first.in_features, second.out_features)"),
+        ("                      dtype=w1.dtype, device=w1.device)\n",
+         ""),
+        ("        fused.weight.copy_(w2 @ w1)\n"
+         "        if bias is not None:\n"
+         "            fused.bias.copy_(bias)",
+         "        fused.weight.copy_(second.weight @ first.weight)\n"
+         "        fused.bias.copy_(second.weight @ b1 + b2)"),)),
+    Mutant("fuse_linear_pair", "reuses the first layer: copy.copy shares its parameters, so `first` changes",
+           hint="modified", edits=(
+        ("    if first.out_features != second.in_features:\n"
+         '        raise ValueError(f"cannot fuse Linear({first.in_features}->{first.out_features}) into "\n'
+         '                         f"Linear({second.in_features}->{second.out_features}): the widths do not meet")\n'
+         "    w1, w2 = first.weight.detach(), second.weight.detach()\n"
+         "    bias = None\n"
+         "    if first.bias is not None:\n"
+         "        bias = w2 @ first.bias.detach()\n"
+         "    if second.bias is not None:\n"
+         "        bias = second.bias.detach().clone() if bias is None else bias + second.bias.detach()\n"
+         "    fused = nn.Linear(first.in_features, second.out_features, bias=bias is not None,\n"
+         "                      dtype=w1.dtype, device=w1.device)",
+         "    b1 = first.bias if first.bias is not None else torch.zeros(first.out_features, dtype=first.weight.dtype)\n"
+         "    b2 = second.bias if second.bias is not None else torch.zeros(second.out_features, dtype=first.weight.dtype)\n"
+         "    fused = copy.copy(first)"),
+        ("    with torch.no_grad():",
+         "    with torch.no_grad():\n"
+         "        w = second.weight @ first.weight\n"
+         "        b = second.weight @ b1 + b2"),
+        ("        fused.weight.copy_(w2 @ w1)",
+         "        fused.weight.data = w"),
+        ("        if bias is not None:",
+         "        if fused.bias is not None:"),
+        ("            fused.bias.copy_(bias)",
+         "            fused.bias.data = b\n"
+         "        else:\n"
+         "            fused.bias = nn.Parameter(b)\n"
+         "    fused.out_features = second.out_features"),)),
+    Mutant("fuse_linear_pair", "returns the two layers in a Sequential", hint="one nn.Linear", edits=(
+        ("    if first.out_features != second.in_features:\n"
+         '        raise ValueError(f"cannot fuse Linear({first.in_features}->{first.out_features}) into "\n'
+         '                         f"Linear({second.in_features}->{second.out_features}): the widths do not meet")\n'
+         "    w1, w2 = first.weight.detach(), second.weight.detach()\n"
+         "    bias = None\n"
+         "    if first.bias is not None:\n"
+         "        bias = w2 @ first.bias.detach()\n"
+         "    if second.bias is not None:\n"
+         "        bias = second.bias.detach().clone() if bias is None else bias + second.bias.detach()\n"
+         "    fused = nn.Linear(first.in_features, second.out_features, bias=bias is not None,\n"
+         "                      dtype=w1.dtype, device=w1.device)\n"
+         "    with torch.no_grad():\n"
+         "        fused.weight.copy_(w2 @ w1)\n"
+         "        if bias is not None:\n"
+         "            fused.bias.copy_(bias)\n"
+         "    return fused",
+         "    return nn.Sequential(copy.deepcopy(first), copy.deepcopy(second))"),)),
 ]
 
 # ---------------------------------------------------------------------------- fuse_consecutive_linears
 
 _CHAIN_MUTANTS = [
-    Mutant("fuse_consecutive_linears", "wrong snippet 5, fixed up with algebra: still matches 'fc' in the name", '''
-def fuse_consecutive_linears(gm):
-    for node in list(gm.graph.nodes):
-        if node.op == "call_module" and "fc" in node.target and len(node.users) == 1:
-            user = next(iter(node.users))
-            if user.op == "call_module" and "fc" in user.target:
-                fused = fuse_linear_pair(gm.get_submodule(node.target), gm.get_submodule(user.target))
-                name = "fused_" + node.target.replace(".", "_")
-                gm.add_submodule(name, fused)
-                with gm.graph.inserting_after(user):
-                    new = gm.graph.call_module(name, node.args)
-                user.replace_all_uses_with(new)
-                gm.graph.erase_node(user)
-                gm.graph.erase_node(node)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="by module type"),
-    Mutant("fuse_consecutive_linears", "fuses pairs only: a chain of three keeps two layers", '''
-def fuse_consecutive_linears(gm):
-    modules = dict(gm.named_modules())
-    for node in list(gm.graph.nodes):
-        if node.op != "call_module" or not isinstance(modules.get(node.target), nn.Linear):
-            continue
-        prev = node.args[0]
-        if not (isinstance(prev, fx.Node) and prev.op == "call_module"
-                and isinstance(modules.get(prev.target), nn.Linear) and len(prev.users) == 1):
-            continue
-        fused = fuse_linear_pair(modules[prev.target], modules[node.target])
-        name = "fused_" + prev.target.replace(".", "_")
-        gm.add_submodule(name, fused)
-        with gm.graph.inserting_after(node):
-            new = gm.graph.call_module(name, prev.args)
-        node.replace_all_uses_with(new)
-        gm.graph.erase_node(node)
-        gm.graph.erase_node(prev)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="any length"),
-    Mutant("fuse_consecutive_linears", "ignores the users count: fuses through a fork and keeps the forked node", '''
-def fuse_consecutive_linears(gm):
-    def is_lin(n):
-        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-    done = set()
-    for node in list(gm.graph.nodes):
-        if node in done or not is_lin(node):
-            continue
-        chain = [node]
-        while True:
-            users = [u for u in chain[-1].users if is_lin(u)]
-            if not users:
-                break
-            chain.append(users[0])
-        done.update(chain)
-        if len(chain) < 2:
-            continue
-        fused = gm.get_submodule(chain[0].target)
-        for n in chain[1:]:
-            fused = fuse_linear_pair(fused, gm.get_submodule(n.target))
-        name = "fused_" + chain[0].target.replace(".", "_")
-        gm.add_submodule(name, fused)
-        with gm.graph.inserting_after(chain[-1]):
-            new = gm.graph.call_module(name, chain[0].args)
-        chain[-1].replace_all_uses_with(new)
-        for n in reversed(chain):
-            if not n.users:
-                gm.graph.erase_node(n)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="more than one user"),
-    Mutant("fuse_consecutive_linears", "overwrites the chain's first module in place (like optimization.fuse)", '''
-def fuse_consecutive_linears(gm):
-    def is_lin(n):
-        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-    erased = set()
-    for node in list(gm.graph.nodes):
-        if node in erased or not is_lin(node):
-            continue
-        while len(node.users) == 1 and is_lin(next(iter(node.users))):
-            user = next(iter(node.users))
-            fused = fuse_linear_pair(gm.get_submodule(node.target), gm.get_submodule(user.target))
-            gm.add_submodule(node.target, fused)
-            user.replace_all_uses_with(node)
-            gm.graph.erase_node(user)
-            erased.add(user)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="called from"),
-    Mutant("fuse_consecutive_linears", "its own algebra with the product the wrong way round", '''
-def fuse_consecutive_linears(gm):
-    def is_lin(n):
-        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-    def pair(a, b):
-        f = nn.Linear(a.in_features, b.out_features, bias=True, dtype=a.weight.dtype)
-        b1 = a.bias if a.bias is not None else torch.zeros(a.out_features, dtype=a.weight.dtype)
-        b2 = b.bias if b.bias is not None else torch.zeros(b.out_features, dtype=a.weight.dtype)
-        with torch.no_grad():
-            f.weight.copy_(a.weight @ b.weight)
-            f.bias.copy_(b.weight @ b1 + b2)
-        return f
-    count, erased = 0, set()
-    for node in list(gm.graph.nodes):
-        if node in erased or not is_lin(node):
-            continue
-        chain = [node]
-        while len(chain[-1].users) == 1 and is_lin(next(iter(chain[-1].users))):
-            chain.append(next(iter(chain[-1].users)))
-        if len(chain) < 2:
-            continue
-        fused = gm.get_submodule(chain[0].target)
-        for n in chain[1:]:
-            fused = pair(fused, gm.get_submodule(n.target))
-        count += 1
-        gm.add_submodule(f"fused{count}", fused)
-        with gm.graph.inserting_after(chain[-1]):
-            new = gm.graph.call_module(f"fused{count}", chain[0].args)
-        chain[-1].replace_all_uses_with(new)
-        for n in reversed(chain):
-            gm.graph.erase_node(n)
-            erased.add(n)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="orientation"),
-    Mutant("fuse_consecutive_linears", "rewires the uses but leaves the old Linear nodes in the graph", '''
-def fuse_consecutive_linears(gm):
-    def is_lin(n):
-        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-    chains, seen = [], set()
-    for node in gm.graph.nodes:
-        if node in seen or not is_lin(node):
-            continue
-        chain = [node]
-        while len(chain[-1].users) == 1 and is_lin(next(iter(chain[-1].users))):
-            chain.append(next(iter(chain[-1].users)))
-        seen.update(chain)
-        if len(chain) > 1:
-            chains.append(chain)
-    for i, chain in enumerate(chains):
-        fused = gm.get_submodule(chain[0].target)
-        for n in chain[1:]:
-            fused = fuse_linear_pair(fused, gm.get_submodule(n.target))
-        gm.add_submodule(f"fused_{i}", fused)
-        with gm.graph.inserting_after(chain[-1]):
-            new = gm.graph.call_module(f"fused_{i}", chain[0].args)
-        chain[-1].replace_all_uses_with(new)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-''', hint="nothing uses it"),
-    Mutant("fuse_consecutive_linears", "forgets gm.recompile()", '''
-def fuse_consecutive_linears(gm):
-    def is_lin(n):
-        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-    chains, seen = [], set()
-    for node in gm.graph.nodes:
-        if node in seen or not is_lin(node):
-            continue
-        chain = [node]
-        while len(chain[-1].users) == 1 and is_lin(next(iter(chain[-1].users))):
-            chain.append(next(iter(chain[-1].users)))
-        seen.update(chain)
-        if len(chain) > 1:
-            chains.append(chain)
-    for i, chain in enumerate(chains):
-        fused = gm.get_submodule(chain[0].target)
-        for n in chain[1:]:
-            fused = fuse_linear_pair(fused, gm.get_submodule(n.target))
-        gm.add_submodule(f"fused_{i}", fused)
-        with gm.graph.inserting_after(chain[-1]):
-            new = gm.graph.call_module(f"fused_{i}", chain[0].args)
-        chain[-1].replace_all_uses_with(new)
-        for n in reversed(chain):
-            gm.graph.erase_node(n)
-    gm.graph.lint()
-    return gm
-''', hint="recompile"),
+    Mutant("fuse_consecutive_linears", "wrong snippet 5, fixed up with algebra: still matches 'fc' in the name",
+           hint="by module type", edits=(
+        ('        return (node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear)',
+         '        return (node.op == "call_module" and "fc" in node.target'),)),
+    Mutant("fuse_consecutive_linears", "fuses pairs only: a chain of three keeps two layers", hint="any length", edits=(
+        ("        while (nxt := next_in_chain(chain[-1])) is not None:",
+         "        if (nxt := next_in_chain(chain[-1])) is not None:"),)),
+    Mutant("fuse_consecutive_linears", "ignores the users count: fuses through a fork and keeps the forked node",
+           hint="more than one user", edits=(
+        ("        if len(node.users) != 1:\n"
+         "            return None\n",
+         ""),
+        ("        for node in reversed(chain):\n"
+         "            gm.graph.erase_node(node)",
+         "        for node in reversed(chain):\n"
+         "            if not node.users:\n"
+         "                gm.graph.erase_node(node)"),)),
+    Mutant("fuse_consecutive_linears", "overwrites the chain's first module in place (like optimization.fuse)",
+           hint="called from", edits=(
+        ('        name = "fused_" + chain[0].target.replace(".", "_")\n'
+         "        while hasattr(gm, name):\n"
+         '            name += "_"\n'
+         "        gm.add_submodule(name, fused)",
+         "        name = chain[0].target\n"
+         "        gm.add_submodule(name, fused)"),
+        ("                and sites[node.target] == 1 and len(node.args) == 1 and not node.kwargs)",
+         "                and len(node.args) == 1 and not node.kwargs)"),)),
+    Mutant("fuse_consecutive_linears", "its own algebra with the product the wrong way round",
+           hint="orientation", edits=(
+        ("            fused = fuse_linear_pair(fused, gm.get_submodule(node.target))",
+         "            second = gm.get_submodule(node.target)\n"
+         "            pair = nn.Linear(fused.in_features, second.out_features, dtype=fused.weight.dtype)\n"
+         "            with torch.no_grad():\n"
+         "                pair.weight.copy_(fused.weight @ second.weight)\n"
+         "            fused = pair"),)),
+    Mutant("fuse_consecutive_linears", "rewires the uses but leaves the old Linear nodes in the graph",
+           hint="nothing uses it", edits=(
+        ("        for node in reversed(chain):\n"
+         "            gm.graph.erase_node(node)\n",
+         ""),)),
+    Mutant("fuse_consecutive_linears", "forgets gm.recompile()", hint="recompile", edits=(
+        ("    gm.recompile()\n",
+         ""),)),
 ]
 
 # ----------------------------------------------------------------------------------- fold_bn_into_conv
 
-_FOLD_BODY = '''
-def fold_bn_into_conv(conv, bn):
-    fused = copy.deepcopy(conv)
-    gamma = bn.weight if bn.weight is not None else torch.ones_like(bn.running_var)
-    beta = bn.bias if bn.bias is not None else torch.zeros_like(bn.running_var)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        scale = {scale}
-        fused.weight.copy_(conv.weight * scale.reshape({shape}))
-        fused.bias = nn.Parameter((b - {mean}) * scale + beta)
-    return fused
-'''
-
 _FOLD_MUTANTS = [
-    Mutant("fold_bn_into_conv", "forgets eps", _FOLD_BODY.format(
-        scale="gamma / torch.sqrt(bn.running_var)", shape="-1, 1, 1, 1", mean="bn.running_mean"), hint="add bn.eps"),
-    Mutant("fold_bn_into_conv", "uses statistics of a (random) batch instead of the running statistics", '''
-def fold_bn_into_conv(conv, bn):
-    fused = copy.deepcopy(conv)
-    gamma = bn.weight if bn.weight is not None else torch.ones_like(bn.running_var)
-    beta = bn.bias if bn.bias is not None else torch.zeros_like(bn.running_var)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        z = conv(torch.randn(16, conv.in_channels, 8, 8, dtype=conv.weight.dtype))
-        mean, var = z.mean(dim=(0, 2, 3)), z.var(dim=(0, 2, 3), unbiased=False)
-        scale = gamma / torch.sqrt(var + bn.eps)
-        fused.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter((b - mean) * scale + beta)
-    return fused
-''', hint="running_mean and running_var"),
-    Mutant("fold_bn_into_conv", "folds in place: scales conv.weight and returns conv itself", '''
-def fold_bn_into_conv(conv, bn):
-    gamma = bn.weight if bn.weight is not None else torch.ones_like(bn.running_var)
-    beta = bn.bias if bn.bias is not None else torch.zeros_like(bn.running_var)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        scale = gamma / torch.sqrt(bn.running_var + bn.eps)
-        conv.weight.mul_(scale.reshape(-1, 1, 1, 1))
-        conv.bias = nn.Parameter((b - bn.running_mean) * scale + beta)
-    return conv
-''', hint="in place"),
-    Mutant("fold_bn_into_conv", "assumes the conv has a bias", '''
-def fold_bn_into_conv(conv, bn):
-    fused = copy.deepcopy(conv)
-    gamma = bn.weight if bn.weight is not None else torch.ones_like(bn.running_var)
-    beta = bn.bias if bn.bias is not None else torch.zeros_like(bn.running_var)
-    with torch.no_grad():
-        scale = gamma / torch.sqrt(bn.running_var + bn.eps)
-        fused.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias.copy_((conv.bias - bn.running_mean) * scale + beta)
-    return fused
-''', hint="no bias"),
-    Mutant("fold_bn_into_conv", "assumes the BatchNorm is affine", '''
-def fold_bn_into_conv(conv, bn):
-    fused = copy.deepcopy(conv)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
-        fused.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter((b - bn.running_mean) * scale + bn.bias)
-    return fused
-''', hint="affine=False"),
+    Mutant("fold_bn_into_conv", "forgets eps", hint="add bn.eps", edits=(
+        ("        scale = torch.rsqrt(bn.running_var + bn.eps)",
+         "        scale = torch.rsqrt(bn.running_var)"),)),
+    Mutant("fold_bn_into_conv", "uses statistics of a (random) batch instead of the running statistics",
+           hint="running_mean and running_var", edits=(
+        ("        scale = torch.rsqrt(bn.running_var + bn.eps)",
+         "        z = conv(torch.randn(16, conv.in_channels, 8, 8, dtype=conv.weight.dtype))\n"
+         "        mean, var = z.mean(dim=(0, 2, 3)), z.var(dim=(0, 2, 3), unbiased=False)\n"
+         "        scale = torch.rsqrt(var + bn.eps)"),
+        ("        shift = (bias - bn.running_mean) * scale",
+         "        shift = (bias - mean) * scale"),)),
+    Mutant("fold_bn_into_conv", "folds in place: scales conv.weight and returns conv itself", hint="in place", edits=(
+        ("    fused = copy.deepcopy(conv)",
+         "    fused = conv"),)),
+    Mutant("fold_bn_into_conv", "assumes the conv has a bias", hint="no bias", edits=(
+        ("        bias = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)",
+         "        bias = conv.bias"),)),
+    Mutant("fold_bn_into_conv", "assumes the BatchNorm is affine", hint="affine=False", edits=(
+        ("        if bn.weight is not None:\n"
+         "            scale = scale * bn.weight",
+         "        scale = scale * bn.weight"),
+        ("        if bn.bias is not None:\n"
+         "            shift = shift + bn.bias",
+         "        shift = shift + bn.bias"),)),
     Mutant("fold_bn_into_conv", "scales the input channels (dim 1) instead of the output channels",
-           _FOLD_BODY.format(scale="gamma / torch.sqrt(bn.running_var + bn.eps)", shape="1, -1, 1, 1",
-                             mean="bn.running_mean"), hint="(-1, 1, 1, 1)"),
-    Mutant("fold_bn_into_conv", "rebuilds the conv and forgets stride, dilation and groups", '''
-def fold_bn_into_conv(conv, bn):
-    fused = nn.Conv2d(conv.in_channels, conv.out_channels, conv.kernel_size, padding=conv.padding,
-                      dtype=conv.weight.dtype)
-    gamma = bn.weight if bn.weight is not None else torch.ones_like(bn.running_var)
-    beta = bn.bias if bn.bias is not None else torch.zeros_like(bn.running_var)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        scale = gamma / torch.sqrt(bn.running_var + bn.eps)
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias.copy_((b - bn.running_mean) * scale + beta)
-    return fused
-''', hint="stride"),
-    Mutant("fold_bn_into_conv", "divides by the variance, not by its square root", _FOLD_BODY.format(
-        scale="gamma / (bn.running_var + bn.eps)", shape="-1, 1, 1, 1", mean="bn.running_mean"),
-        hint="sqrt(running_var + eps)"),
+           hint="(-1, 1, 1, 1)", edits=(
+        ("scale.reshape(-1, 1, 1, 1).to(dtype)",
+         "scale.reshape(1, -1, 1, 1).to(dtype)"),)),
+    Mutant("fold_bn_into_conv", "rebuilds the conv and forgets stride, dilation and groups", hint="stride", edits=(
+        ("    fused = copy.deepcopy(conv)",
+         "    fused = nn.Conv2d(conv.in_channels, conv.out_channels, conv.kernel_size, padding=conv.padding,\n"
+         "                      dtype=conv.weight.dtype)"),)),
+    Mutant("fold_bn_into_conv", "divides by the variance, not by its square root",
+           hint="sqrt(running_var + eps)", edits=(
+        ("        scale = torch.rsqrt(bn.running_var + bn.eps)",
+         "        scale = 1 / (bn.running_var + bn.eps)"),)),
 ]
 
 # ---------------------------------------------------------------------------------------- fuse_conv_bn
 
-_PASS = '''
-def fuse_conv_bn(gm):
-{guard}
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for node in list(gm.graph.nodes):
-        if node.op != "call_module" or not isinstance(gm.get_submodule(node.target), nn.BatchNorm2d):
-            continue
-        conv_node = node.args[0]
-        if not (isinstance(conv_node, fx.Node) and conv_node.op == "call_module"
-                and isinstance(gm.get_submodule(conv_node.target), nn.Conv2d)):
-            continue
-        bn = gm.get_submodule(node.target)
-        if {skip}:
-            continue
-        folded = {fold}(gm.get_submodule(conv_node.target), bn)
-        gm.add_submodule(conv_node.target, folded)
-        node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(node)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''
-_GUARD = '''    bns = [n.target for n in gm.graph.nodes
-           if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
-    if gm.training or any(gm.get_submodule(t).training for t in bns):
-        raise ValueError("fuse_conv_bn needs eval mode")'''
-_SKIP = "len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None"
-
-_NO_EPS = '''
-def _fold_no_eps(conv, bn):
-    fused = copy.deepcopy(conv)
-    gamma = bn.weight if bn.weight is not None else torch.ones_like(bn.running_var)
-    beta = bn.bias if bn.bias is not None else torch.zeros_like(bn.running_var)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        scale = gamma / torch.sqrt(bn.running_var)
-        fused.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter((b - bn.running_mean) * scale + beta)
-    return fused
-'''
-
 _FUSE_MUTANTS = [
     Mutant("fuse_conv_bn", "no training-mode check: folds a model whose BatchNorms use batch statistics",
-           _PASS.format(guard="    pass", skip=_SKIP, fold="fold_bn_into_conv"), hint="training"),
+           hint="training", edits=(
+        ("    bns = [n.target for n in gm.graph.nodes\n"
+         '           if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]\n'
+         '    training = (["gm"] if gm.training else []) + [t for t in bns if gm.get_submodule(t).training]\n'
+         "    if training:\n"
+         '        raise ValueError(f"fuse_conv_bn folds running statistics, so it needs eval mode, but "\n'
+         '                         f"\'{training[0]}\' is in training mode: call gm.eval() first")',
+         "    pass"),)),
     Mutant("fuse_conv_bn", "checks only gm.training, so a BatchNorm left in training mode is folded",
-           _PASS.format(guard='    if gm.training:\n        raise ValueError("fuse_conv_bn needs eval mode")',
-                        skip=_SKIP, fold="fold_bn_into_conv"), hint="BatchNorm2d that the graph calls"),
+           hint="BatchNorm2d that the graph calls", edits=(
+        ("    if training:",
+         "    if gm.training:"),)),
     Mutant("fuse_conv_bn", "folds a conv that is called from two sites (what optimization.fuse does)",
-           _PASS.format(guard=_GUARD, skip="len(conv_node.users) != 1 or bn.running_mean is None",
-                        fold="fold_bn_into_conv"), hint="called from"),
-    Mutant("fuse_conv_bn", "ignores the users of the conv output",
-           _PASS.format(guard=_GUARD, skip="sites[conv_node.target] != 1 or bn.running_mean is None",
-                        fold="fold_bn_into_conv"), hint="one user"),
-    Mutant("fuse_conv_bn", "forgets eps in its own folding helper",
-           _NO_EPS + _PASS.format(guard=_GUARD, skip=_SKIP, fold="_fold_no_eps"), hint="add bn.eps"),
-    Mutant("fuse_conv_bn", "folds a BatchNorm2d without running statistics",
-           _PASS.format(guard=_GUARD, skip="len(conv_node.users) != 1 or sites[conv_node.target] != 1",
-                        fold="fold_bn_into_conv"), hint="track_running_stats=False"),
-    Mutant("fuse_conv_bn", "calls torch.fx.experimental.optimization.fuse", '''
-def fuse_conv_bn(gm):
-    from torch.fx.experimental.optimization import fuse
-    return fuse(gm)
-''', hint="called from"),
-    Mutant("fuse_conv_bn", "selects BatchNorm nodes by name ('bn' in the target)",
-           _PASS.format(guard=_GUARD, skip=_SKIP, fold="fold_bn_into_conv").replace(
-               'isinstance(gm.get_submodule(node.target), nn.BatchNorm2d)', '"bn" in node.target'),
-           hint="by module type"),
+           hint="called from", edits=(
+        ("        if len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None:",
+         "        if len(conv_node.users) != 1 or bn.running_mean is None:"),)),
+    Mutant("fuse_conv_bn", "ignores the users of the conv output", hint="one user", edits=(
+        ("        if len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None:",
+         "        if sites[conv_node.target] != 1 or bn.running_mean is None:"),)),
+    Mutant("fuse_conv_bn", "forgets eps in its own folding helper", hint="add bn.eps", edits=(
+        ("def fuse_conv_bn(gm: fx.GraphModule) -> fx.GraphModule:",
+         "def _fold_no_eps(conv, bn):\n"
+         "    fused = copy.deepcopy(conv)\n"
+         "    gamma = bn.weight if bn.weight is not None else torch.ones_like(bn.running_var)\n"
+         "    beta = bn.bias if bn.bias is not None else torch.zeros_like(bn.running_var)\n"
+         "    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)\n"
+         "    with torch.no_grad():\n"
+         "        scale = gamma / torch.sqrt(bn.running_var)\n"
+         "        fused.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))\n"
+         "        fused.bias = nn.Parameter((b - bn.running_mean) * scale + beta)\n"
+         "    return fused\n"
+         "\n"
+         "def fuse_conv_bn(gm: fx.GraphModule) -> fx.GraphModule:"),
+        ("        folded = fold_bn_into_conv(gm.get_submodule(conv_node.target), bn)",
+         "        folded = _fold_no_eps(gm.get_submodule(conv_node.target), bn)"),)),
+    Mutant("fuse_conv_bn", "folds a BatchNorm2d without running statistics", hint="track_running_stats=False", edits=(
+        ("        if len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None:",
+         "        if len(conv_node.users) != 1 or sites[conv_node.target] != 1:"),)),
+    Mutant("fuse_conv_bn", "calls torch.fx.experimental.optimization.fuse", hint="called from", edits=(
+        ("    bns = [n.target for n in gm.graph.nodes\n"
+         '           if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]\n'
+         '    training = (["gm"] if gm.training else []) + [t for t in bns if gm.get_submodule(t).training]\n'
+         "    if training:\n"
+         '        raise ValueError(f"fuse_conv_bn folds running statistics, so it needs eval mode, but "\n'
+         '                         f"\'{training[0]}\' is in training mode: call gm.eval() first")\n'
+         '    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")\n'
+         "    for node in list(gm.graph.nodes):\n"
+         '        if node.op != "call_module" or not isinstance(gm.get_submodule(node.target), nn.BatchNorm2d):\n'
+         "            continue\n"
+         "        conv_node = node.args[0]\n"
+         '        if not (isinstance(conv_node, fx.Node) and conv_node.op == "call_module"\n'
+         "                and isinstance(gm.get_submodule(conv_node.target), nn.Conv2d)):\n"
+         "            continue\n"
+         "        bn = gm.get_submodule(node.target)\n"
+         "        if len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None:\n"
+         "            continue\n"
+         "        folded = fold_bn_into_conv(gm.get_submodule(conv_node.target), bn)\n"
+         "        gm.add_submodule(conv_node.target, folded)   # safe: this conv is called from this site only\n"
+         "        node.replace_all_uses_with(conv_node)\n"
+         "        gm.graph.erase_node(node)\n"
+         "    gm.delete_all_unused_submodules()\n"
+         "    gm.graph.lint()\n"
+         "    gm.recompile()",
+         "    from torch.fx.experimental.optimization import fuse"),
+        ("    return gm",
+         "    return fuse(gm)"),)),
+    Mutant("fuse_conv_bn", "selects BatchNorm nodes by name ('bn' in the target)", hint="by module type", edits=(
+        ('        if node.op != "call_module" or not isinstance(gm.get_submodule(node.target), nn.BatchNorm2d):',
+         '        if node.op != "call_module" or not "bn" in node.target:'),)),
 ]
 
 MUTANTS = _PAIR_MUTANTS + _CHAIN_MUTANTS + _FOLD_MUTANTS + _FUSE_MUTANTS

@@ -6,6 +6,11 @@ anything else they use, as a learner would.
 """
 from autograder.coursedata.mutants import Alternative, Mutant
 
+# Lines of prepare_for_qat that several mutants replace: its return, and its def line, before which some of
+# them import what they use instead.
+_PREPARE_RETURN = "    return prepare_qat_fx(model.train(), mapping, example_inputs)"
+_PREPARE_DEF = 'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'
+
 MUTANTS = [
     # ------------------------------------------------------------------------------ prepare_for_qat
     Mutant("prepare_for_qat", "forgets model.train(): a model handed over in eval mode stays in eval mode",
@@ -15,48 +20,36 @@ MUTANTS = [
          "    return prepare_qat_fx(model, get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
     Mutant("prepare_for_qat", "prepare_fx (post-training) with the QAT mapping: no QAT modules",
            hint="use prepare_qat_fx, not prepare_fx", edits=(
-        ('def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:',
-         "from torch.ao.quantization.quantize_fx import prepare_fx\n"
-         "\n"
-         'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'),
-        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+        (_PREPARE_DEF, "from torch.ao.quantization.quantize_fx import prepare_fx\n\n" + _PREPARE_DEF),
+        (_PREPARE_RETURN,
          "    return prepare_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
     Mutant("prepare_for_qat", "the post-training qconfig mapping: observers instead of fake-quants",
            hint="get_default_qat_qconfig_mapping(backend), the QAT mapping", edits=(
-        ('def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:',
-         "from torch.ao.quantization import get_default_qconfig_mapping\n"
-         "\n"
-         'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'),
-        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+        (_PREPARE_DEF, "from torch.ao.quantization import get_default_qconfig_mapping\n\n" + _PREPARE_DEF),
+        (_PREPARE_RETURN,
          "    return prepare_qat_fx(model.train(), get_default_qconfig_mapping(backend), example_inputs)"),)),
     Mutant("prepare_for_qat", "ignores backend: always x86",
            hint="get_default_qat_qconfig_mapping(backend) for the backend you are given", edits=(
-        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+        (_PREPARE_RETURN,
          '    return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping("x86"), example_inputs)'),)),
     Mutant("prepare_for_qat", "wrong snippet 6: the deprecated {'': default_qat_qconfig} dict",
            hint="get_default_qat_qconfig_mapping(backend)", edits=(
-        ('def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:',
-         "from torch.ao.quantization import default_qat_qconfig\n"
-         "\n"
-         'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'),
-        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+        (_PREPARE_DEF, "from torch.ao.quantization import default_qat_qconfig\n\n" + _PREPARE_DEF),
+        (_PREPARE_RETURN,
          '    return prepare_qat_fx(model.train(), {"": default_qat_qconfig}, example_inputs)'),)),
     Mutant("prepare_for_qat", "a mapping with only a global qconfig: sigmoid/tanh lose their fixed qparams",
            hint="fixed-qparams", edits=(
-        ('def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:',
-         "from torch.ao.quantization import get_default_qat_qconfig\n"
-         "\n"
-         'def prepare_for_qat(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:'),
+        (_PREPARE_DEF, "from torch.ao.quantization import get_default_qat_qconfig\n\n" + _PREPARE_DEF),
         ("    mapping = get_default_qat_qconfig_mapping(backend)",
          "    mapping = QConfigMapping().set_global(get_default_qat_qconfig(backend))"),)),
     Mutant("prepare_for_qat", "traces first, sets train mode afterwards: F.dropout(training=False) is frozen",
            hint="call model.train() before tracing", edits=(
         ("    mapping = get_default_qat_qconfig_mapping(backend)",
          "    traced = fx.symbolic_trace(model)"),
-        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+        (_PREPARE_RETURN,
          "    return prepare_qat_fx(traced.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
     Mutant("prepare_for_qat", "forgets to return", hint="return the value instead of printing it", edits=(
-        ("    return prepare_qat_fx(model.train(), mapping, example_inputs)",
+        (_PREPARE_RETURN,
          "    prepared = prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
 
     # ----------------------------------------------------------------------------- fake_quant_count
@@ -149,19 +142,7 @@ MUTANTS = [
          ""),)),
     Mutant("qat_finetune", "Adam instead of SGD", hint="plain SGD", edits=(
         ("    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)",
-         "    opt = torch.optim.Adam(prepared.parameters(), lr=lr)"),
-        ("    for step in range(steps):",
-         "    for i in range(steps):"),
-        ("        x, y = batches[step % len(batches)]",
-         "        x, y = batches[i % len(batches)]"),
-        ("        optimizer.zero_grad()",
-         "        opt.zero_grad()"),
-        ("        loss = F.cross_entropy(prepared(x), y)",
-         "        F.cross_entropy(prepared(x), y).backward()"),
-        ("        loss.backward()\n",
-         ""),
-        ("        optimizer.step()",
-         "        opt.step()"),)),
+         "    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)"),)),
     Mutant("qat_finetune", "forgets prepared.train(): a model handed over in eval mode trains in eval mode",
            hint="call prepared.train() at the start", edits=(
         ("    prepared.train()\n",
@@ -176,29 +157,13 @@ MUTANTS = [
          "    return model"),)),
     Mutant("qat_finetune", "prints the loss with an extra forward pass per step",
            hint="one forward pass per step", edits=(
-        ("    for step in range(steps):",
-         "    for i in range(steps):"),
-        ("        x, y = batches[step % len(batches)]",
-         "        x, y = batches[i % len(batches)]"),
         ("        optimizer.step()",
          "        optimizer.step()\n"
          "        with torch.no_grad():\n"
-         '            print(f"step {i}: loss {F.cross_entropy(prepared(x), y).item():.4f}")'),)),
+         '            print(f"step {step}: loss {F.cross_entropy(prepared(x), y).item():.4f}")'),)),
     Mutant("qat_finetune", "a hard-coded learning rate", hint="use the learning rate `lr`", edits=(
         ("    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)",
-         "    opt = torch.optim.SGD(prepared.parameters(), lr=0.01)"),
-        ("    for step in range(steps):",
-         "    for i in range(steps):"),
-        ("        x, y = batches[step % len(batches)]",
-         "        x, y = batches[i % len(batches)]"),
-        ("        optimizer.zero_grad()",
-         "        opt.zero_grad()"),
-        ("        loss = F.cross_entropy(prepared(x), y)",
-         "        F.cross_entropy(prepared(x), y).backward()"),
-        ("        loss.backward()\n",
-         ""),
-        ("        optimizer.step()",
-         "        opt.step()"),)),
+         "    optimizer = torch.optim.SGD(prepared.parameters(), lr=0.01)"),)),
     Mutant("qat_finetune", "mean squared error on one-hot labels", hint="F.cross_entropy(logits, y)", edits=(
         ("        loss = F.cross_entropy(prepared(x), y)\n"
          "        loss.backward()",
