@@ -230,11 +230,13 @@ def serve(fd: int, address: str = "") -> int:
         return 1
     threads = _threads()
     sock.send(json.dumps({"ready": True, "pid": os.getpid(), "threads": threads}).encode())
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # managers are reaped by the kernel
     me = os.getpid()
     clients: list[socket.socket] = []
     while True:
-        ready = select.select([sock, *clients, *([lsock] if lsock else [])], [], [])[0]
+        # Managers are waited for here, so that their CPU time (the workers' included) is counted as this
+        # process's children's, as a fresh worker's is counted by the grading process.
+        ready = select.select([sock, *clients, *([lsock] if lsock else [])], [], [], 0.5)[0]
+        _reap()
         for src in ready:
             if src is lsock:
                 conn = _accept(lsock)
@@ -247,11 +249,22 @@ def serve(fd: int, address: str = "") -> int:
                 msg, fds = b"", []
             if not msg:
                 if src is sock:
+                    _reap()
                     return 0
                 clients.remove(src)
                 src.close()
                 continue
             _fork(msg, fds, threads, me, [sock, *clients, *([lsock] if lsock else [])])
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
 
 
 def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.socket]) -> None:

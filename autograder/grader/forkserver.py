@@ -160,9 +160,11 @@ class _Server:
             self.sock.close()
             self.sock = None
         if self.proc is not None:
-            if self.proc.poll() is None:
+            try:
+                self.proc.wait(timeout=2)  # the closed socket stops it (after it waited for its managers)
+            except subprocess.TimeoutExpired:
                 self.proc.kill()
-            self.proc.wait()
+                self.proc.wait()
             if self.proc.stderr is not None:
                 self.proc.stderr.close()
             self.proc = None
