@@ -93,37 +93,14 @@ MUTANTS = [
         ("        gm.graph.erase_node(node)",
          "            gm.graph.erase_node(node)"),)),
     Mutant("remove_dropout", "only exactly nn.Dropout and F.dropout", hint="isinstance", edits=(
-        ('        if node.op == "call_module":\n'
-         "            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)\n"
-         "        else:\n"
-         '            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS\n'
-         "        if not is_dropout:\n"
-         "            continue",
-         '        if (node.op == "call_module" and type(gm.get_submodule(node.target)) is nn.Dropout) or (\n'
-         '                node.op == "call_function" and node.target in (F.dropout, torch.dropout)):'),
-        ('        dropped = node.args[0] if node.args else node.kwargs["input"]',
-         '            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])'),
-        ("        node.replace_all_uses_with(dropped)\n",
-         ""),
-        ("        gm.graph.erase_node(node)",
-         "            gm.graph.erase_node(node)"),)),
+        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
+         "            is_dropout = type(gm.get_submodule(node.target)) is nn.Dropout"),
+        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
+         '            is_dropout = node.op == "call_function" and node.target in (F.dropout, torch.dropout)'),)),
     Mutant("remove_dropout", "erases the node without rewiring its users",
            hint="replace_all_uses_with(new) first", edits=(
-        ('        if node.op == "call_module":\n',
-         ""),
-        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
-         '        if (node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)) or ('),
-        ("        else:\n",
-         ""),
-        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
-         '                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):'),
-        ("        if not is_dropout:\n"
-         "            continue\n"
-         '        dropped = node.args[0] if node.args else node.kwargs["input"]\n'
-         "        node.replace_all_uses_with(dropped)\n",
-         ""),
-        ("        gm.graph.erase_node(node)",
-         "            gm.graph.erase_node(node)"),)),
+        ("        node.replace_all_uses_with(dropped)\n",
+         ""),)),
     Mutant("remove_dropout", "keeps the dropout submodules registered", hint="delete_all_unused_submodules", edits=(
         ("    gm.delete_all_unused_submodules()\n",
          ""),)),
@@ -131,38 +108,11 @@ MUTANTS = [
         ("    gm.recompile()\n",
          ""),)),
     Mutant("remove_dropout", "takes node.args[0] even when the input is a keyword", hint="passed by keyword", edits=(
-        ('        if node.op == "call_module":\n',
-         ""),
-        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
-         '        if (node.op == "call_module" and isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)) or ('),
-        ("        else:\n",
-         ""),
-        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
-         '                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):'),
-        ("        if not is_dropout:\n"
-         "            continue\n"
-         '        dropped = node.args[0] if node.args else node.kwargs["input"]\n',
-         ""),
-        ("        node.replace_all_uses_with(dropped)",
-         "            node.replace_all_uses_with(node.args[0])"),
-        ("        gm.graph.erase_node(node)",
-         "            gm.graph.erase_node(node)"),)),
-    Mutant("remove_dropout", "matches modules by name ('drop' in the target)", hint="not by name", edits=(
-        ('        if node.op == "call_module":\n'
-         "            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)\n"
-         "        else:",
-         '        if (node.op == "call_module" and "drop" in node.target) or ('),
-        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
-         '                node.op == "call_function" and node.target in DROPOUT_FUNCTIONS):'),
-        ("        if not is_dropout:\n"
-         "            continue\n",
-         ""),
         ('        dropped = node.args[0] if node.args else node.kwargs["input"]',
-         '            node.replace_all_uses_with(node.args[0] if node.args else node.kwargs["input"])'),
-        ("        node.replace_all_uses_with(dropped)\n",
-         ""),
-        ("        gm.graph.erase_node(node)",
-         "            gm.graph.erase_node(node)"),)),
+         "        dropped = node.args[0]"),)),
+    Mutant("remove_dropout", "matches modules by name ('drop' in the target)", hint="not by name", edits=(
+        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
+         '            is_dropout = "drop" in node.target'),)),
     Mutant("remove_dropout", "swaps each dropout module for nn.Identity", hint="not replaced", edits=(
         ('        if node.op == "call_module":\n',
          ""),

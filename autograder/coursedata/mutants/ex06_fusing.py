@@ -9,92 +9,36 @@ from autograder.coursedata.mutants import Alternative, Mutant
 
 _PAIR_MUTANTS = [
     Mutant("fuse_linear_pair", "multiplies the weights in the wrong order (W1 @ W2)", hint="wrong orientation", edits=(
-        ("        fused.weight.copy_(w2 @ w1)\n"
-         "        if bias is not None:\n"
-         "            fused.bias.copy_(bias)",
-         "        fused.weight.copy_(first.weight @ second.weight)\n"
-         "        fused.bias.copy_(second.weight @ first.bias + second.bias)"),)),
+        ("        fused.weight.copy_(w2 @ w1)",
+         "        fused.weight.copy_(w1 @ w2)"),)),
     Mutant("fuse_linear_pair", "keeps only the second bias (the first bias never passes through W2)",
            hint="W2 @ b1 + b2", edits=(
-        ("        fused.weight.copy_(w2 @ w1)\n"
-         "        if bias is not None:",
-         "        fused.weight.copy_(second.weight @ first.weight)"),
-        ("            fused.bias.copy_(bias)",
-         "        fused.bias.copy_(second.bias)"),)),
+        ("    if first.bias is not None:\n"
+         "        bias = w2 @ first.bias.detach()\n",
+         ""),)),
     Mutant("fuse_linear_pair", "assumes both biases exist", hint="without bias", edits=(
-        ("        fused.weight.copy_(w2 @ w1)\n"
-         "        if bias is not None:\n"
-         "            fused.bias.copy_(bias)",
-         "        fused.weight.copy_(second.weight @ first.weight)\n"
-         "        fused.bias.copy_(second.weight @ first.bias + second.bias)"),)),
-    Mutant("fuse_linear_pair", "builds a float32 layer whatever the inputs' dtype", hint="dtype", edits=(
-        ("    if first.out_features != second.in_features:\n"
-         '        raise ValueError(f"cannot fuse Linear({first.in_features}->{first.out_features}) into "\n'
-         '                         f"Linear({second.in_features}->{second.out_features}): the widths do not meet")\n'
-         "    w1, w2 = first.weight.detach(), second.weight.detach()\n"
-         "    bias = None\n"
-         "    if first.bias is not None:\n"
+        ("    if first.bias is not None:\n"
          "        bias = w2 @ first.bias.detach()\n"
          "    if second.bias is not None:\n"
          "        bias = second.bias.detach().clone() if bias is None else bias + second.bias.detach()",
-         "    b1 = first.bias if first.bias is not None else torch.zeros(first.out_features, dtype=first.weight.dtype)\n"
-         "    b2 = second.bias if second.bias is not None else torch.zeros(second.out_features, dtype=first.weight.dtype)"),
-        ("    fused = nn.Linear(first.in_features, second.out_features, bias=bias is not None,",
-         "    fused = nn.Linear(first.in_features, second.out_features)"),
-        ("                      dtype=w1.dtype, device=w1.device)\n",
-         ""),
-        ("        fused.weight.copy_(w2 @ w1)\n"
-         "        if bias is not None:\n"
-         "            fused.bias.copy_(bias)",
-         "        fused.weight.copy_(second.weight @ first.weight)\n"
-         "        fused.bias.copy_(second.weight @ b1 + b2)"),)),
+         "    bias = w2 @ first.bias.detach() + second.bias.detach()"),)),
+    Mutant("fuse_linear_pair", "builds a float32 layer whatever the inputs' dtype", hint="dtype", edits=(
+        ("                      dtype=w1.dtype, device=w1.device)",
+         "                      device=w1.device)"),)),
     Mutant("fuse_linear_pair", "reuses the first layer: copy.copy shares its parameters, so `first` changes",
            hint="modified", edits=(
-        ("    if first.out_features != second.in_features:\n"
-         '        raise ValueError(f"cannot fuse Linear({first.in_features}->{first.out_features}) into "\n'
-         '                         f"Linear({second.in_features}->{second.out_features}): the widths do not meet")\n'
-         "    w1, w2 = first.weight.detach(), second.weight.detach()\n"
-         "    bias = None\n"
-         "    if first.bias is not None:\n"
-         "        bias = w2 @ first.bias.detach()\n"
-         "    if second.bias is not None:\n"
-         "        bias = second.bias.detach().clone() if bias is None else bias + second.bias.detach()\n"
-         "    fused = nn.Linear(first.in_features, second.out_features, bias=bias is not None,\n"
+        ("    fused = nn.Linear(first.in_features, second.out_features, bias=bias is not None,\n"
          "                      dtype=w1.dtype, device=w1.device)",
-         "    b1 = first.bias if first.bias is not None else torch.zeros(first.out_features, dtype=first.weight.dtype)\n"
-         "    b2 = second.bias if second.bias is not None else torch.zeros(second.out_features, dtype=first.weight.dtype)\n"
-         "    fused = copy.copy(first)"),
-        ("    with torch.no_grad():",
-         "    with torch.no_grad():\n"
-         "        w = second.weight @ first.weight\n"
-         "        b = second.weight @ b1 + b2"),
+         "    fused = copy.copy(first)\n"
+         "    fused.out_features = second.out_features"),
         ("        fused.weight.copy_(w2 @ w1)",
-         "        fused.weight.data = w"),
-        ("        if bias is not None:",
-         "        if fused.bias is not None:"),
+         "        fused.weight.data = w2 @ w1"),
         ("            fused.bias.copy_(bias)",
-         "            fused.bias.data = b\n"
-         "        else:\n"
-         "            fused.bias = nn.Parameter(b)\n"
-         "    fused.out_features = second.out_features"),)),
+         "            fused.bias = nn.Parameter(bias)"),)),
     Mutant("fuse_linear_pair", "returns the two layers in a Sequential", hint="one nn.Linear", edits=(
-        ("    if first.out_features != second.in_features:\n"
-         '        raise ValueError(f"cannot fuse Linear({first.in_features}->{first.out_features}) into "\n'
-         '                         f"Linear({second.in_features}->{second.out_features}): the widths do not meet")\n'
-         "    w1, w2 = first.weight.detach(), second.weight.detach()\n"
-         "    bias = None\n"
-         "    if first.bias is not None:\n"
-         "        bias = w2 @ first.bias.detach()\n"
-         "    if second.bias is not None:\n"
-         "        bias = second.bias.detach().clone() if bias is None else bias + second.bias.detach()\n"
-         "    fused = nn.Linear(first.in_features, second.out_features, bias=bias is not None,\n"
-         "                      dtype=w1.dtype, device=w1.device)\n"
-         "    with torch.no_grad():\n"
-         "        fused.weight.copy_(w2 @ w1)\n"
-         "        if bias is not None:\n"
-         "            fused.bias.copy_(bias)\n"
-         "    return fused",
-         "    return nn.Sequential(copy.deepcopy(first), copy.deepcopy(second))"),)),
+        ("    if first.out_features != second.in_features:\n",
+         "    return nn.Sequential(copy.deepcopy(first), copy.deepcopy(second))\n"
+         "    if first.out_features != second.in_features:\n"),)),
 ]
 
 # ---------------------------------------------------------------------------- fuse_consecutive_linears
@@ -229,33 +173,10 @@ _FUSE_MUTANTS = [
         ("        if len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None:",
          "        if len(conv_node.users) != 1 or sites[conv_node.target] != 1:"),)),
     Mutant("fuse_conv_bn", "calls torch.fx.experimental.optimization.fuse", hint="called from", edits=(
-        ("    bns = [n.target for n in gm.graph.nodes\n"
-         '           if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]\n'
-         '    training = (["gm"] if gm.training else []) + [t for t in bns if gm.get_submodule(t).training]\n'
-         "    if training:\n"
-         '        raise ValueError(f"fuse_conv_bn folds running statistics, so it needs eval mode, but "\n'
-         '                         f"\'{training[0]}\' is in training mode: call gm.eval() first")\n'
-         '    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")\n'
-         "    for node in list(gm.graph.nodes):\n"
-         '        if node.op != "call_module" or not isinstance(gm.get_submodule(node.target), nn.BatchNorm2d):\n'
-         "            continue\n"
-         "        conv_node = node.args[0]\n"
-         '        if not (isinstance(conv_node, fx.Node) and conv_node.op == "call_module"\n'
-         "                and isinstance(gm.get_submodule(conv_node.target), nn.Conv2d)):\n"
-         "            continue\n"
-         "        bn = gm.get_submodule(node.target)\n"
-         "        if len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None:\n"
-         "            continue\n"
-         "        folded = fold_bn_into_conv(gm.get_submodule(conv_node.target), bn)\n"
-         "        gm.add_submodule(conv_node.target, folded)   # safe: this conv is called from this site only\n"
-         "        node.replace_all_uses_with(conv_node)\n"
-         "        gm.graph.erase_node(node)\n"
-         "    gm.delete_all_unused_submodules()\n"
-         "    gm.graph.lint()\n"
-         "    gm.recompile()",
-         "    from torch.fx.experimental.optimization import fuse"),
-        ("    return gm",
-         "    return fuse(gm)"),)),
+        ("    bns = [n.target for n in gm.graph.nodes\n",
+         "    from torch.fx.experimental.optimization import fuse\n"
+         "    return fuse(gm)\n"
+         "    bns = [n.target for n in gm.graph.nodes\n"),)),
     Mutant("fuse_conv_bn", "selects BatchNorm nodes by name ('bn' in the target)", hint="by module type", edits=(
         ('        if node.op != "call_module" or not isinstance(gm.get_submodule(node.target), nn.BatchNorm2d):',
          '        if node.op != "call_module" or not "bn" in node.target:'),)),
