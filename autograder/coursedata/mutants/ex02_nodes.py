@@ -112,26 +112,17 @@ MUTANTS = [
          '            for n in gm.graph.nodes if n.op.startswith("call_")]'),)),
     # --------------------------------------------------------------------------------- consumers
     Mutant("consumers", "node.users as it is (creation order, not graph order)", hint="graph order", edits=(
-        (_CONSUMERS_BODY,
-         "    for n in gm.graph.nodes:\n"
-         "        if n.name == node_name:\n"
-         "            return [u.name for u in n.users]\n"
-         "    raise KeyError(node_name)"),)),
+        ("    return [node.name for node in nodes if node in users]",
+         "    return [user.name for user in users]"),)),
     Mutant("consumers", "scans args, one entry per use", hint="each consumer once", edits=(
-        (_CONSUMERS_BODY,
-         "    if node_name not in {n.name for n in gm.graph.nodes}:\n"
-         "        raise KeyError(node_name)\n"
-         "    return [n.name for n in gm.graph.nodes for a in n.args if isinstance(a, fx.Node) and a.name == node_name]"),)),
+        ("    return [node.name for node in nodes if node in users]",
+         "    return [node.name for node in nodes for a in node.args if a is by_name[node_name]]"),)),
     Mutant("consumers", "looks only at top-level positional args", hint="keyword arguments", edits=(
-        (_CONSUMERS_BODY,
-         "    if node_name not in {n.name for n in gm.graph.nodes}:\n"
-         "        raise KeyError(node_name)\n"
-         "    return [n.name for n in gm.graph.nodes\n"
-         "            if any(isinstance(a, fx.Node) and a.name == node_name for a in n.args)]"),)),
+        ("    return [node.name for node in nodes if node in users]",
+         "    return [node.name for node in nodes if any(a is by_name[node_name] for a in node.args)]"),)),
     Mutant("consumers", "leaves the output node out", hint="the output node is a user too", edits=(
-        (_CONSUMERS_BODY,
-         "    node = {n.name: n for n in gm.graph.nodes}[node_name]\n"
-         '    return [n.name for n in gm.graph.nodes if n in node.users and n.op != "output"]'),)),
+        ("    return [node.name for node in nodes if node in users]",
+         '    return [node.name for node in nodes if node in users and node.op != "output"]'),)),
     Mutant("consumers", "returns [] for an unknown name", hint="raise KeyError", edits=(
         (_CONSUMERS_BODY,
          "    return [n.name for n in gm.graph.nodes if any(a.name == node_name for a in n.all_input_nodes)]"),)),
