@@ -19,7 +19,8 @@ from autograder.checks.framework import CheckFailed
 __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
     "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
-    "max_difference", "first_far_tensor", "lint_error", "expect_lint", "expect_fresh", "stale_code",
+    "max_difference", "first_far_tensor", "TRAINING_LOOP_HINTS", "expect_trained", "lint_error", "expect_lint",
+    "expect_fresh", "stale_code",
     "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
 ]
@@ -174,6 +175,33 @@ def first_far_tensor(got: dict, expected: dict, atol: float = 1e-5, rtol: float 
         if not torch.allclose(x.double(), y.double(), atol=atol, rtol=rtol, equal_nan=True):
             return f"'{name}' differs by up to {max_difference(x, y):.3g}"
     return None
+
+
+def expect_trained(params: dict, initial: dict, steps: int) -> None:
+    """Fail when `steps` > 0 training steps left a prepared model's parameters (name -> tensor) exactly as given."""
+    if steps > 0 and first_far_tensor(params, initial, atol=0, rtol=0) is None:
+        raise CheckFailed(f"the parameters of the prepared model did not change after {steps} steps",
+                          "train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); "
+                          "each step zero_grad, loss.backward(), optimizer.step()")
+
+
+_CYCLE_HINT = ("do exactly `steps` optimizer steps, cycling through batches: step i uses "
+               "batches[i % len(batches)], so steps may exceed len(batches)")
+
+# Wrong versions of a graded training loop (`steps` SGD steps on the cross-entropy, cycling through `batches`)
+# and what to say when the learner's result matches one, most common first; ex07's and ex11's judges add theirs.
+TRAINING_LOOP_HINTS = {
+    "plus_one": "do exactly `steps` optimizer steps (range(steps)), not one more",
+    "minus_one": "do exactly `steps` optimizer steps (range(steps)), not one fewer",
+    "no_cycle": _CYCLE_HINT,
+    "one_epoch": _CYCLE_HINT,
+    "no_zero_grad": "zero the gradients every step (optimizer.zero_grad()), or they accumulate",
+    "lr_0.01": "use the learning rate `lr` you are given",
+    "lr_0.001": "use the learning rate `lr` you are given",
+    "adam": "use plain SGD: torch.optim.SGD(prepared.parameters(), lr=lr)",
+    "momentum": "use plain SGD without momentum: torch.optim.SGD(prepared.parameters(), lr=lr)",
+    "sum": "use the mean cross-entropy over the batch: F.cross_entropy(logits, y) with its default reduction",
+}
 
 
 def flat_outputs(out: Any) -> list:

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observer
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import expect, first_far_tensor, max_difference
+from autograder.checks.evidence import TRAINING_LOOP_HINTS, expect, expect_trained, first_far_tensor, max_difference
 from autograder.checks.ex07_qat.cases import _count_reference, _silent
 from autograder.checks.ex07_qat.evidence import _int8_reference, _prep_reference
 
@@ -215,22 +215,9 @@ def _train(prepared: nn.Module, batches: list, steps: int, lr: float, variant: s
     return prepared
 
 
-CYCLE_HINT = ("do exactly `steps` optimizer steps, cycling through batches: step i uses "
-              "batches[i % len(batches)], so steps may exceed len(batches)")
-
-
 # Wrong versions of the loop, most common first; the judge names the first one the learner's result matches.
 VARIANT_HINTS = {
-    "plus_one": "do exactly `steps` optimizer steps (range(steps)), not one more",
-    "minus_one": "do exactly `steps` optimizer steps (range(steps)), not one fewer",
-    "no_cycle": CYCLE_HINT,
-    "one_epoch": CYCLE_HINT,
-    "no_zero_grad": "zero the gradients every step (optimizer.zero_grad()), or they accumulate",
-    "lr_0.01": "use the learning rate `lr` you are given",
-    "lr_0.001": "use the learning rate `lr` you are given",
-    "adam": "use plain SGD: torch.optim.SGD(prepared.parameters(), lr=lr)",
-    "momentum": "use plain SGD without momentum: torch.optim.SGD(prepared.parameters(), lr=lr)",
-    "sum": "use the mean cross-entropy over the batch: F.cross_entropy(logits, y) with its default reduction",
+    **TRAINING_LOOP_HINTS,
     "mse": "the loss is the cross-entropy of the logits and the labels: F.cross_entropy(logits, y)",
     "ascent": "the loss went up: step against the gradient (loss.backward(), then optimizer.step())",
     "extra_forward_after": "run exactly one forward pass per step: every forward pass in train mode moves the "
@@ -289,10 +276,7 @@ def _ft_judge(case: Case, ev: dict) -> None:
     steps = case.data["steps"]
     mismatch = first_far_tensor(ev["params"], ref["final"]["params"])
     if mismatch is not None:
-        if steps > 0 and first_far_tensor(ev["params"], ref["initial"]["params"], atol=0, rtol=0) is None:
-            raise CheckFailed(f"the parameters of the prepared model did not change after {steps} steps",
-                              "train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); "
-                              "each step zero_grad, loss.backward(), optimizer.step()")
+        expect_trained(ev["params"], ref["initial"]["params"], steps)
         hint = next((text for variant, text in VARIANT_HINTS.items()
                      if (params := _variant_params(case, variant)) is not None
                      and first_far_tensor(ev["params"], params) is None), None)

@@ -1,0 +1,201 @@
+"""The cases of ex11_pt2e: the prepared models each graded function is called on, built once per process."""
+from __future__ import annotations
+
+import contextlib
+import copy
+import warnings
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+
+from fxplayground import Net
+from autograder.checks.framework import Case
+from autograder.checks.randmodels import random_mlp
+from autograder.checks.ex11_pt2e.models import (
+    SigmoidHead, X86InductorQuantizer, _diagnostic, _disallow_eval_train, _dropout, _handmade_qdq, _qatnet, _seeded,
+    _x, convert_pt2e, get_default_x86_inductor_quantization_config, move_exported_model_to_eval, prepare_qat_pt2e,
+)
+
+
+@contextlib.contextmanager
+def _silent():
+    """Quiet references on one thread (tiny ops run faster on one thread of a busy machine)."""
+    threads = torch.get_num_threads()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+
+
+_CACHE: dict[tuple[str, str], Any] = {}
+
+
+_PROTOTYPES: dict[str, Any] = {}
+
+
+def _fresh(key: str, build: Callable[[], Any]) -> Any:
+    """A deep copy of a prototype built once per process: exporting and preparing cost more than copying."""
+    if key not in _PROTOTYPES:
+        with _silent():
+            _PROTOTYPES[key] = build()
+    prototype = _PROTOTYPES[key]
+    fresh = copy.deepcopy(prototype)
+    if isinstance(fresh, fx.GraphModule) and "train" in vars(prototype):
+        # prepare_qat_pt2e makes .train()/.eval() raise on the model it returns; GraphModule.__deepcopy__ drops
+        # those instance attributes, so the copy gets them back, as a learner's own prepared model has them.
+        _disallow_eval_train(fresh)
+    return fresh
+
+
+def _reference(function: str, case: Case, build: Callable[[Case], Any]) -> Any:
+    """The reference of a case, computed once per process (deterministic, seeded)."""
+    key = (function, case.label)
+    if key not in _CACHE:
+        with _silent():
+            _CACHE[key] = build(case)
+    return _CACHE[key]
+
+
+def _quantizer(**config: Any) -> X86InductorQuantizer:
+    quantizer = X86InductorQuantizer()
+    quantizer.set_global(get_default_x86_inductor_quantization_config(**{"is_qat": True, **config}))
+    return quantizer
+
+
+def _prepare_ref(model: nn.Module, example_inputs: tuple, **config: Any) -> fx.GraphModule:
+    """Lesson 11's flow. The batch dimension is dynamic, as in the lesson, so that the prepared models the other
+    checks hand over train and run on batches of any size."""
+    with _silent():
+        dynamic = tuple({0: torch.export.Dim("batch")} for _ in example_inputs)
+        exported = torch.export.export(model.train(), example_inputs, dynamic_shapes=dynamic).module()
+        return prepare_qat_pt2e(exported, _quantizer(**config))
+
+
+def _prepared(key: str) -> fx.GraphModule:
+    """A fresh copy of one of the prepared models every check shares."""
+    builds = {
+        "QATNet": lambda: _prepare_ref(_qatnet(), (_x(4, 16),)),
+        "DropoutNet": lambda: _prepare_ref(_dropout(), (_x(4, 6),)),
+        "random 47": lambda: _prepare_ref(random_mlp(47), (_x(3, 8),)),
+        "SigmoidHead": lambda: _prepare_ref(_seeded(SigmoidHead, 5), (_x(4, 6),)),
+        "QATNet PTQ": lambda: _prepare_ref(_qatnet(), (_x(4, 16),), is_qat=False),
+    }
+    return _fresh(f"prepared {key}", builds[key])
+
+
+_SHAPES = {"QATNet": (16, 16), "DropoutNet": (16, 6), "random 47": (12, 8), "SigmoidHead": (16, 6)}
+
+
+def _calibrated(key: str) -> fx.GraphModule:
+    """A prepared model that has seen three batches (its fake-quants hold statistics), with an input to test on."""
+    def build():
+        prepared = _prepared(key)
+        torch.manual_seed(0)
+        with torch.no_grad():
+            for i in range(3):
+                prepared(_x(*_SHAPES[key], seed=10 + i))
+        return prepared
+    prepared = _fresh(f"calibrated {key}", build)
+    prepared.input_for_checks = _x(*_SHAPES[key], seed=11)  # data like the data it has seen
+    return prepared
+
+
+def _converted(key: str) -> fx.GraphModule:
+    def build():
+        prepared = _calibrated(key)
+        move_exported_model_to_eval(prepared)
+        return convert_pt2e(prepared)
+    return _fresh(f"converted {key}", build)
+
+
+def _prep_case(label: str, build: Callable[[], nn.Module], shape: tuple, eval_mode: bool = False) -> Case:
+    def make():
+        model = build()
+        return (model.eval() if eval_mode else model.train()), (_x(*shape, seed=7),)
+    return Case(label, make, data={"eval_mode": eval_mode})
+
+
+def _prep_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [_prep_case("QATNet() in train mode", _qatnet, (4, 16)),
+                _prep_case("Net() handed over in eval mode", lambda: _seeded(Net, 1), (4, 8), eval_mode=True)]
+    return [
+        _prep_case("DropoutNet handed over in eval mode: dropout must train (unseen)", _dropout, (4, 6),
+                   eval_mode=True),
+        _prep_case("a residual add and a sigmoid head (unseen)", lambda: _seeded(SigmoidHead, 5), (4, 6)),
+        _prep_case("random model seed 47: a chain, a branch and a shared layer", lambda: random_mlp(47), (3, 8)),
+    ]
+
+
+def _count_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [Case("a hand-built graph where every usual mistake gives a different count", lambda: (_diagnostic(),)),
+                Case("QATNet prepared with prepare_qat_pt2e", lambda: (_prepared("QATNet"),))]
+    return [
+        Case("DropoutNet prepared (unseen)", lambda: (_prepared("DropoutNet"),)),
+        Case("random model seed 47 prepared: a shared layer", lambda: (_prepared("random 47"),)),
+        Case("QATNet prepared with a quantizer without is_qat=True: observers, no fake-quant",
+             lambda: (_prepared("QATNet PTQ"),)),
+        Case("QATNet exported, not prepared", lambda: (_fresh("exported QATNet", lambda: torch.export.export(
+            _qatnet(), (_x(4, 16),)).module()),)),
+    ]
+
+
+def _batches(key: str, n: int, classes: int, seed: int) -> list:
+    rows, features = _SHAPES[key]
+    out = []
+    for b in range(n):
+        g = torch.Generator().manual_seed(seed * 100 + b)
+        out.append((torch.randn(8, features, generator=g), torch.randint(0, classes, (8,), generator=g)))
+    return out
+
+
+def _ft_case(label: str, key: str, classes: int, n_batches: int, steps: int, lr: float, seed: int = 0) -> Case:
+    def make():
+        prepared = _prepared(key)
+        batches = _batches(key, n_batches, classes, seed)
+        torch.manual_seed(seed)   # dropout draws the same masks in the learner's run and the reference's
+        return prepared, batches, steps, lr
+    return Case(label, make, data={"steps": steps, "lr": lr, "n_batches": n_batches})
+
+
+def _ft_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [_ft_case("QATNet prepared, 3 batches, steps=5, lr=0.1", "QATNet", 4, 3, 5, 0.1)]
+    return [
+        _ft_case("DropoutNet prepared (dropout trains), 2 batches, steps=3, lr=0.05 (unseen)", "DropoutNet", 2, 2,
+                 3, 0.05, seed=1),
+        _ft_case("random model seed 47, 5 batches but steps=2 (only the first two are used)", "random 47", 3, 5, 2,
+                 0.2, seed=2),
+        _ft_case("QATNet prepared, 2 batches cycled over steps=5, lr=0.3", "QATNet", 4, 2, 5, 0.3, seed=3),
+        _ft_case("QATNet prepared, steps=0 (nothing to do)", "QATNet", 4, 2, 0, 0.1, seed=4),
+    ]
+
+
+def _qdq_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [Case("QATNet prepared and calibrated", lambda: (_calibrated("QATNet"),))]
+    return [
+        Case("DropoutNet prepared and calibrated: dropout must stop (unseen)", lambda: (_calibrated("DropoutNet"),)),
+        Case("a residual add and a sigmoid head, prepared and calibrated (unseen)",
+             lambda: (_calibrated("SigmoidHead"),)),
+    ]
+
+
+def _count_qdq_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [Case("QATNet converted with convert_pt2e", lambda: (_converted("QATNet"),)),
+                Case("a hand-built graph: per-tensor and per-channel, .default and .tensor overloads, decoys",
+                     lambda: (_handmade_qdq(),))]
+    return [
+        Case("DropoutNet converted (unseen)", lambda: (_converted("DropoutNet"),)),
+        Case("a residual add and a sigmoid head, converted (unseen)", lambda: (_converted("SigmoidHead"),)),
+        Case("a hand-built graph with per-channel nodes only", lambda: (_handmade_qdq(per_channel_only=True),)),
+        Case("QATNet exported, never quantized", lambda: (_fresh("exported QATNet", lambda: torch.export.export(
+            _qatnet(), (_x(4, 16),)).module()),)),
+    ]

@@ -1,0 +1,136 @@
+"""The models, inputs and torchao names the cases of ex11_pt2e are built from."""
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+
+from fxplayground import DropoutNet, QATNet
+
+
+with warnings.catch_warnings():  # torchao's import logs and warns about kernels this CPU build lacks
+    warnings.simplefilter("ignore")
+    from torchao.quantization.pt2e import (FakeQuantizeBase, FakeQuantize, FixedQParamsFakeQuantize,
+                                           FixedQParamsObserver, FusedMovingAvgObsFakeQuantize, MinMaxObserver,
+                                           ObserverBase, move_exported_model_to_eval)
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
+    from torchao.quantization.pt2e.utils import _disallow_eval_train
+    from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
+        X86InductorQuantizer, get_default_x86_inductor_quantization_config)
+
+
+QD = torch.ops.quantized_decomposed
+
+
+def _x(*shape: int, seed: int = 0) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _seeded(make_model: Callable[[], nn.Module], seed: int) -> nn.Module:
+    torch.manual_seed(seed)
+    return make_model()
+
+
+class SigmoidHead(nn.Module):
+    """Linear -> ReLU -> Linear -> sigmoid, with a residual add: patterns Part I's models did not have."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(6, 6)
+        self.fc2 = nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.fc2(torch.relu(self.fc1(x)) + x))
+
+
+def _qatnet(seed: int = 0) -> nn.Module:
+    return _seeded(QATNet, seed)
+
+
+def _dropout(seed: int = 3) -> nn.Module:
+    return _seeded(DropoutNet, seed)
+
+
+class NotAFakeQuantize(nn.Identity):
+    """Named like a fake-quantize module, but it is not one."""
+
+
+class _Diagnostic(nn.Module):
+    """Modules chosen so that each usual mistake gives its own count (see _diagnostic)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.activation_post_process_0 = FusedMovingAvgObsFakeQuantize()   # called four times
+        self.activation_post_process_1 = MinMaxObserver()                  # an observer, named like a fake-quant
+        self.weight_fake_quant = FakeQuantize()                            # a FakeQuantize, called twice
+        self.sig = FixedQParamsFakeQuantize(observer=FixedQParamsObserver.with_args(
+            scale=1 / 256, zero_point=0, dtype=torch.quint8, quant_min=0, quant_max=255))
+        self.lin = nn.Linear(4, 4)
+        self.deco = NotAFakeQuantize()                                     # a class name that lies
+        self.old = torch.ao.quantization.FakeQuantize()                    # torch.ao's, not PT2E's
+
+
+def _diagnostic() -> fx.GraphModule:
+    """Answer 7 (activation_post_process_0 four times, weight_fake_quant twice, sig). Every usual mistake gives
+    another count: by the name activation_post_process 5, by 'fake' in the name 2, unique modules 3, every
+    registered fake-quant module 6, with observers 8, every call_module 12, exact type
+    FusedMovingAvgObsFakeQuantize 4, torch.ao's base class 1, 'FakeQuantize' in the class name 9."""
+    torch.manual_seed(11)
+    root = _Diagnostic()
+    g = fx.Graph()
+    h = g.placeholder("x")
+    order = ("activation_post_process_0", "lin", "activation_post_process_0", "weight_fake_quant",
+             "activation_post_process_1", "sig", "deco", "old", "activation_post_process_0", "weight_fake_quant",
+             "lin", "activation_post_process_0")
+    for target in order:
+        h = g.call_module(target, (h,))
+    g.output(h)
+    gm = fx.GraphModule(root, g)
+    for i in range(3):   # registered, never called (a GraphModule keeps only what its graph calls: add them after)
+        gm.add_submodule(f"spare{i}", FusedMovingAvgObsFakeQuantize())
+    return gm
+
+
+def _handmade_qdq(per_channel_only: bool = False) -> fx.GraphModule:
+    """quantized_decomposed nodes in every form the counts must cover, beside decoys that are not Q/DQ nodes.
+
+    Answer (4, 5); only .default overloads give (3, 4), only per-tensor ops (3, 3), 'quantize' anywhere in the
+    target's text (10, 5), the eager torch.quantize_per_tensor counted too (5, 5). With per_channel_only: (2, 3),
+    and only per-tensor ops give (0, 0).
+    """
+    root = nn.Module()
+    root.register_buffer("scales", torch.tensor([0.1, 0.2, 0.3, 0.4]))
+    root.register_buffer("zps", torch.zeros(4, dtype=torch.int64))
+    root.register_buffer("s", torch.tensor(0.05))
+    root.register_buffer("z", torch.tensor(0, dtype=torch.int64))
+    g = fx.Graph()
+    x = g.placeholder("x")
+    sc, zp, s, z = (g.get_attr(n) for n in ("scales", "zps", "s", "z"))
+    lo, hi = -128, 127
+    h = x
+    if per_channel_only:
+        for _ in range(2):
+            q = g.call_function(QD.quantize_per_channel.default, (h, sc, zp, 1, lo, hi, torch.int8))
+            h = g.call_function(QD.dequantize_per_channel.default, (q, sc, zp, 1, lo, hi, torch.int8))
+        h = g.call_function(QD.dequantize_per_channel.default,
+                            (g.call_function(torch.ops.aten.round.default, (h,)), sc, zp, 1, lo, hi, torch.int8))
+    else:
+        for _ in range(2):
+            q = g.call_function(QD.quantize_per_tensor.default, (h, 0.05, 0, lo, hi, torch.int8))
+            h = g.call_function(QD.dequantize_per_tensor.default, (q, 0.05, 0, lo, hi, torch.int8))
+        q = g.call_function(QD.quantize_per_tensor.tensor, (h, s, z, lo, hi, torch.int8))
+        h = g.call_function(QD.dequantize_per_tensor.tensor, (q, s, z, lo, hi, torch.int8))
+        q = g.call_function(QD.quantize_per_channel.default, (h, sc, zp, 1, lo, hi, torch.int8))
+        h = g.call_function(QD.dequantize_per_channel.default, (q, sc, zp, 1, lo, hi, torch.int8))
+        w = g.call_function(QD.dequantize_per_channel.default,
+                            (g.call_function(torch.ops.aten.round.default, (h,)), sc, zp, 1, lo, hi, torch.int8))
+        eager = g.call_function(torch.quantize_per_tensor, (w, 0.1, 0, torch.qint8))
+        h = g.call_method("dequantize", (eager,))
+        decoy = g.call_function(torch.ops.aten.mul.Tensor, (h, 1.0))
+        decoy.name = "quantize_scale"
+        h = decoy
+    g.output(h)
+    return fx.GraphModule(root, g)
