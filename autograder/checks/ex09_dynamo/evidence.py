@@ -1,0 +1,64 @@
+"""What the checks of ex09_dynamo record of a learner's result, as plain data (runs where learner code runs)."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from autograder.checks.framework import CheckFailed
+from autograder.checks.evidence import qualified
+from autograder.checks.ex09_dynamo.models import PROBE, _reset
+
+
+def _calls(gm: fx.GraphModule) -> list[str]:
+    return [f"{n.op} {qualified(n.target)}" for n in gm.graph.nodes if n.op in ("call_function", "call_method",
+                                                                                 "call_module")]
+
+
+def _graph_summary(gm: fx.GraphModule) -> dict:
+    return {"placeholders": sum(n.op == "placeholder" for n in gm.graph.nodes), "calls": _calls(gm)}
+
+
+def _capture_evidence(result: Any, args: tuple) -> dict:
+    _reset()
+    if not isinstance(result, (list, tuple)):
+        raise CheckFailed(f"capture_graphs returned {type(result).__name__}, expected a list of fx.GraphModule",
+                          "return the value instead of printing it" if result is None else
+                          "collect every graph the backend receives in a list and return the list")
+    items = []
+    for i, g in enumerate(result):
+        if isinstance(g, fx.GraphModule):
+            items.append(_graph_summary(g))
+        else:
+            items.append({"type": type(g).__name__})
+    return {"graphs": items}
+
+
+def _breaks_evidence(result: Any, args: tuple) -> Any:
+    _reset()
+    if type(result) is not int:
+        raise CheckFailed(f"graph_break_count returned {type(result).__name__} {result!r:.80}, expected an int",
+                          "return the value instead of printing it" if result is None else
+                          "return the number itself: torch._dynamo.explain(fn)(*inputs).graph_break_count")
+    return result
+
+
+def _pass_evidence(result: Any, args: tuple) -> dict:
+    model, pass_fn = args
+    if not callable(result):
+        _reset()
+        raise CheckFailed(f"compile_with_pass returned {type(result).__name__}, expected a callable (what "
+                          "torch.compile returns)",
+                          "return the value instead of printing it" if result is None else
+                          "return torch.compile(model, backend=your_backend)")
+    outputs = []
+    try:
+        with torch.no_grad():
+            for x in getattr(model, PROBE):
+                outputs.append(result(x))
+    except Exception as exc:
+        outputs = f"{type(exc).__name__}: {str(exc)[:300]}"
+    finally:
+        _reset()
+    return {"outputs": outputs, "calls": int(pass_fn.calls), "is_model": result is model}

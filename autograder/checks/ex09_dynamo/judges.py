@@ -1,0 +1,134 @@
+"""The judges of ex09_dynamo: compare a result's evidence with the reference and say what differs."""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from autograder.checks.framework import Case, CheckFailed
+from autograder.checks.evidence import expect
+from autograder.checks.ex09_dynamo.models import PROBE, _recording_backend, _reset
+from autograder.checks.ex09_dynamo.evidence import _graph_summary
+
+
+_CACHE: dict = {}
+
+
+def _reference_capture(label: str, make: Callable[[], tuple]) -> list[dict]:
+    """What a recording backend receives when the case's function is compiled and called once, from a reset."""
+    key = ("capture", label)
+    if key not in _CACHE:
+        fn, *inputs = make()
+        _reset()
+        graphs: list = []
+        with torch.no_grad():
+            torch.compile(fn, backend=_recording_backend(graphs))(*inputs)
+        _reset()
+        _CACHE[key] = [_graph_summary(g) for g in graphs]
+    return _CACHE[key]
+
+
+def _reference_breaks(label: str, make: Callable[[], tuple]) -> tuple[int, int]:
+    """(graph breaks, graphs) as torch._dynamo.explain reports them, from a reset."""
+    import torch._dynamo
+    key = ("explain", label)
+    if key not in _CACHE:
+        fn, *inputs = make()
+        _reset()
+        with torch.no_grad():
+            report = torch._dynamo.explain(fn)(*inputs)
+        _reset()
+        _CACHE[key] = (int(report.graph_break_count), int(report.graph_count))
+    return _CACHE[key]
+
+
+LAZY = ("torch.compile is lazy: nothing is captured until the function it returned is called; call "
+        "compiled(*inputs) once (calling fn itself runs it eagerly, without dynamo), and give it your backend: "
+        "torch.compile(fn, backend=your_backend)")
+
+
+RESET = ("start with torch._dynamo.reset(): dynamo keeps compiled code per function, and once a function has "
+         "been compiled torch._dynamo.config.recompile_limit times it runs eagerly and calls no backend at all")
+
+
+def _capture_judge(case: Case, ev: dict) -> None:
+    expected = _reference_capture(case.label, case.data.get("cold", case.make))
+    got = ev["graphs"]
+    for i, g in enumerate(got):
+        expect("type" not in g, f"item {i} of the list is a {g.get('type')}, expected an fx.GraphModule",
+               "append gm, the first argument dynamo passes to the backend (the second is the example inputs)")
+    if not got and expected:
+        raise CheckFailed(f"no graph captured; dynamo hands a backend {len(expected)} graph(s) for this function",
+                          RESET if case.data.get("warm") else LAZY)
+    if len(got) != len(expected):
+        more = len(got) < len(expected)
+        raise CheckFailed(
+            f"returned {len(got)} graph(s), but dynamo hands the backend {len(expected)} for this function "
+            f"(graph breaks make several)",
+            "keep every graph: append each gm the backend receives, and return them all in the order they came "
+            "(and compile without fullgraph=True, which may squeeze or refuse what dynamo would split)" if more else "call the compiled function once, and return only the graphs of that call")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if g != e:
+            order = [x for x in expected if x == g]
+            raise CheckFailed(
+                f"graph {i + 1} of {len(expected)} has {g['placeholders']} placeholders and calls "
+                f"{g['calls'][:6]}{'...' if len(g['calls']) > 6 else ''}, expected {e['placeholders']} placeholders "
+                f"and {e['calls'][:6]}{'...' if len(e['calls']) > 6 else ''}",
+                "return the graphs in the order the backend received them" if order else
+                "return each graph exactly as dynamo handed it to the backend (do not retrace or edit it), and "
+                "compile with torch.compile's defaults (dynamic shapes left to dynamo)")
+
+
+def _breaks_judge(case: Case, got: int) -> None:
+    breaks, graphs = _reference_breaks(case.label, case.make)
+    if got == breaks:
+        return
+    if got == graphs and graphs != breaks:
+        hint = ("that is the number of graphs: each graph break ends one graph and starts another; "
+                "torch._dynamo.explain(fn)(*inputs) reports both, graph_count and graph_break_count")
+    elif got < breaks:
+        hint = ("count every break, not whether there is one (and not its kinds): torch._dynamo.explain(fn)(*inputs) "
+                "reports graph_break_count")
+    else:
+        hint = "torch._dynamo.explain(fn)(*inputs).graph_break_count counts them"
+    raise CheckFailed(f"returned {got}, but compiling this function for these inputs causes {breaks} graph "
+                      f"break(s) ({graphs} graph(s))", hint)
+
+
+def _pass_judge(case: Case, ev: dict) -> None:
+    model, _ = case.make()
+    _reset()
+    reference = case.data["factory"]("sigmoid").to(case.data["dtype"]).eval()
+    reference.load_state_dict(model.state_dict())
+    inputs = getattr(model, PROBE)
+    if isinstance(ev["outputs"], str):
+        raise CheckFailed(f"calling what compile_with_pass returned raised {ev['outputs']}",
+                          "the backend must return a callable that runs the graph: pass_fn(gm).forward" if
+                          "did not return callable" in ev["outputs"] else
+                          "do not use fullgraph=True: a model with a graph break is several graphs, and the "
+                          "backend is called for each" if "fullgraph" in ev["outputs"] or "Unsupported" in
+                          ev["outputs"] else None)
+    expect(not ev["is_model"], "compile_with_pass returned the model itself, not a compiled function",
+           "return torch.compile(model, backend=...) with a backend that applies pass_fn")
+    with torch.no_grad():
+        expected = [reference(x) for x in inputs]
+        unpassed = [model(x) for x in inputs]
+    for i, (got, want, old) in enumerate(zip(ev["outputs"], expected, unpassed)):
+        what = f"call {i + 1} (input of shape {tuple(inputs[i].shape)})"
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+            raise CheckFailed(f"{what}: returned {type(got).__name__} "
+                              f"{tuple(got.shape) if isinstance(got, torch.Tensor) else ''}, expected a tensor of "
+                              f"shape {tuple(want.shape)}")
+        if torch.allclose(got.double(), want.double(), rtol=1e-5, atol=1e-6) and got.dtype == want.dtype:
+            continue
+        if torch.allclose(got.double(), old.double(), rtol=1e-5, atol=1e-6):
+            hint = ("pass_fn was never called: the backend must call pass_fn(gm) on every graph it receives"
+                    if ev["calls"] == 0 else
+                    "pass_fn returns a new GraphModule and leaves its argument alone: run what pass_fn returns "
+                    "(pass_fn(gm).forward), not the gm you gave it")
+            raise CheckFailed(f"{what}: the output is the eager model's without the pass (relu where the pass "
+                              "puts sigmoid)", hint)
+        raise CheckFailed(f"{what}: the output differs from the eager model after the pass by up to "
+                          f"{float((got.double() - want.double()).abs().max()):.3g}",
+                          "apply pass_fn to every graph dynamo hands the backend, each time it is called (graph "
+                          "breaks and recompiles on a new shape bring new graphs), not only to the first")

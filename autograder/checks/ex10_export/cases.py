@@ -1,0 +1,90 @@
+"""The cases of ex10_export: the exported programs each graded function is called on, exported once per process."""
+from __future__ import annotations
+
+import copy
+import warnings
+from typing import Any
+
+import torch
+
+from autograder.checks.framework import Case
+from autograder.checks.ex10_export.models import PROBE, _gen, _model, aten
+
+
+_PROGRAMS: dict = {}
+
+
+def _program(name: str, dynamic: bool = False, seed: int = 0):
+    """The exported program of one model (cached per process), as a fresh deep copy, with its probe input."""
+    from torch.export import Dim, export
+    key = (name, dynamic, seed)
+    if key not in _PROGRAMS:
+        model, x = _model(name, seed)
+        shapes = ({0: Dim("batch")},) if dynamic else None
+        _PROGRAMS[key] = (export(model, (x,), dynamic_shapes=shapes), model, x)
+    ep, model, x = _PROGRAMS[key]
+    with warnings.catch_warnings():   # torch's own FutureWarning about its pytree specs, copying a program
+        warnings.simplefilter("ignore", FutureWarning)
+        return copy.deepcopy(ep), model, x
+
+
+def _ep_case(label: str, name: str, dynamic: bool = False, seed: int = 0, **data: Any) -> Case:
+    return Case(label, lambda: (_program(name, dynamic, seed)[0],),
+                data={"model": name, "dynamic": dynamic, "seed": seed, **data})
+
+
+def _ep_cases(hidden: bool) -> list[Case]:
+    if not hidden:
+        return [_ep_case("PatchNet(6), exported", "PatchNet(6)"),
+                _ep_case("Tagger(8), exported with a dynamic batch", "Tagger(8)", dynamic=True)]
+    return [
+        _ep_case("RandomStack seed 5, exported (unseen)", "RandomStack seed 5"),
+        _ep_case("RandomStack seed 12, exported with a dynamic batch (unseen)", "RandomStack seed 12", dynamic=True),
+        _ep_case("CondRouter(4): torch.cond with two subgraphs", "CondRouter(4)"),
+        _ep_case("Sequence(5, 4), exported with a dynamic batch", "Sequence(5, 4)", dynamic=True),
+    ]
+
+
+def _export_cases(hidden: bool) -> list[Case]:
+    def case(name: str, seed: int = 0, batches: tuple = (1, 5)):
+        def make():
+            model, x = _model(name, seed)
+            object.__setattr__(model, PROBE, [torch.randn(b, *x.shape[1:], generator=_gen(seed + b)) for b in batches])
+            return model, x
+        return make
+
+    if not hidden:
+        return [Case("PatchNet(6) on a batch of 2", case("PatchNet(6)")),
+                Case("Tagger(8) on a batch of 3 (its argument is `inp`)", case("Tagger(8)"))]
+    return [
+        Case("RandomStack seed 5 on a batch of 3 (unseen)", case("RandomStack seed 5", 0, (2, 9))),
+        Case("Sequence(5, 4): only the batch dimension may vary", case("Sequence(5, 4)", 0, (1, 6))),
+    ]
+
+
+# (model, old, new, name of the reference model's operator change)
+SWAPS = {
+    "relu -> sigmoid": (aten.relu.default, aten.sigmoid.default),
+    "sum.dim_IntList -> mean.dim": (aten.sum.dim_IntList, aten.mean.dim),
+    "gelu -> relu": (aten.gelu.default, aten.relu.default),
+}
+
+
+def _swap_cases(hidden: bool) -> list[Case]:
+    def case(label: str, name: str, swap: str, dynamic: bool = False) -> Case:
+        old, new = SWAPS[swap]
+        def make():
+            ep, _, x = _program(name, dynamic)
+            object.__setattr__(ep, PROBE, x)
+            return ep, old, new
+        return Case(label, make, data={"model": name, "dynamic": dynamic, "swap": swap})
+
+    if not hidden:
+        return [case("PatchNet(6): relu -> sigmoid", "PatchNet(6)", "relu -> sigmoid"),
+                case("Tagger(8): relu -> sigmoid (two relus and a leaky_relu)", "Tagger(8)", "relu -> sigmoid")]
+    return [
+        case("Sums(5): sum.dim_IntList -> mean.dim (sum.default stays)", "Sums(5)", "sum.dim_IntList -> mean.dim"),
+        case("RandomStack seed 12 with a dynamic batch: relu -> sigmoid (unseen)", "RandomStack seed 12",
+             "relu -> sigmoid", dynamic=True),
+        case("Tagger(6): gelu -> relu, an operator the program does not call", "Tagger(6)", "gelu -> relu"),
+    ]

@@ -1,0 +1,100 @@
+"""What the checks of ex10_export record of a learner's result, as plain data (runs where learner code runs)."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from autograder.checks.framework import CheckFailed
+from autograder.checks.evidence import lint_error, stale_code
+from autograder.checks.ex10_export.models import PROBE
+
+
+def _expect_program(result: Any, function: str) -> None:
+    from torch.export import ExportedProgram
+    if not isinstance(result, ExportedProgram):
+        raise CheckFailed(f"{function} returned {type(result).__name__}, expected a torch.export.ExportedProgram",
+                          "return the value instead of printing it" if result is None else
+                          "return the ExportedProgram itself: ep.module() is a GraphModule made from it, without "
+                          "its graph signature")
+
+
+def _histogram(graph: fx.Graph) -> dict:
+    out: dict = {}
+    for n in graph.nodes:
+        if n.op == "call_function":
+            out[str(n.target)] = out.get(str(n.target), 0) + 1
+    return out
+
+
+def _plain_dict(result: Any, function: str, what: str) -> dict:
+    if not isinstance(result, dict):
+        raise CheckFailed(f"{function} returned {type(result).__name__}, expected a dict {what}",
+                          "return the value instead of printing it" if result is None else
+                          f"build and return a dict {what}")
+    out = {}
+    for k, v in result.items():
+        if not isinstance(k, str):
+            raise CheckFailed(f"{function}: the key {k!r} is a {type(k).__name__}, expected a str",
+                              "use str(...) of the target or the node's name as the key")
+        out[k] = v
+    return out
+
+
+def _export_evidence(result: Any, args: tuple) -> dict:
+    model, x = args
+    _expect_program(result, "export_dynamic_batch")
+    user = [n for n in result.graph.nodes if n.op == "placeholder"
+            and n.name in set(result.graph_signature.user_inputs)]
+    shape = None
+    if len(user) == 1 and isinstance(user[0].meta.get("val"), torch.Tensor):
+        shape = [s if isinstance(s, int) else "symbolic" for s in user[0].meta["val"].shape]
+    outputs = {}
+    runner = result.module()
+    for probe in getattr(model, PROBE):
+        try:
+            with torch.no_grad():
+                outputs[str(probe.shape[0])] = runner(probe)
+        except Exception as exc:
+            outputs[str(probe.shape[0])] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    return {"inputs": len(user), "shape": shape, "outputs": outputs}
+
+
+def _histogram_evidence(result: Any, args: tuple) -> dict:
+    got = _plain_dict(result, "aten_histogram", "from str(node.target) to a count")
+    return {k: v if type(v) is int else repr(v)[:80] for k, v in got.items()}
+
+
+def _params_evidence(result: Any, args: tuple) -> dict:
+    got = _plain_dict(result, "parameter_placeholders", "from placeholder name to qualified name")
+    return {k: v if type(v) is str else repr(v)[:80] for k, v in got.items()}
+
+
+def _shapes_evidence(result: Any, args: tuple) -> dict:
+    got = _plain_dict(result, "node_shapes", "from node name to shape")
+    out = {}
+    for k, v in got.items():
+        if type(v) is tuple and all(type(s) in (int, str) for s in v):
+            out[k] = v
+        else:
+            out[k] = {"type": type(v).__name__, "repr": repr(v)[:80]}
+    return out
+
+
+def _swap_evidence(result: Any, args: tuple) -> dict:
+    _expect_program(result, "swap_aten_op")
+    ev: dict = {"histogram": _histogram(result.graph), "lint": lint_error(result.graph_module),
+                "stale": stale_code(result.graph_module)}
+    ev["signature"] = [str(s.arg.name) for s in result.graph_signature.input_specs]
+    ev["nodes"] = [[n.op, n.name] for n in result.graph.nodes]
+    ev["output"] = _swap_output(result, getattr(args[0], PROBE))
+    return ev
+
+
+def _swap_output(ep, x) -> Any:
+    try:
+        with torch.no_grad():
+            return ep.module()(x)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
