@@ -51,6 +51,21 @@ def enabled() -> bool:
 
 # ------------------------------------------------------------------------------------ the grader's side
 
+
+def worker_env(scratch: Path) -> dict[str, str]:
+    """The whole environment of a worker (fresh or forked): paths, its scratch as home, one thread, no cache writes."""
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV") if k in os.environ}
+    pkg_parent = str(Path(__file__).resolve().parents[2])
+    keep["PYTHONPATH"] = pkg_parent + (os.pathsep + keep["PYTHONPATH"] if "PYTHONPATH" in keep else "")
+    keep.update({
+        "HOME": str(scratch), "TMPDIR": str(scratch), "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(scratch / ".mpl"),
+        "IPYTHONDIR": str(scratch / ".ipython"), "JUPYTER_CONFIG_DIR": str(scratch / ".jupyter"),
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "TORCHINDUCTOR_CACHE_DIR": str(scratch / ".inductor"), "PYTHONHASHSEED": "0",
+    })
+    return keep
+
+
 class _Server:
     """The grading process's one fork server (started on first use, stopped when the process ends)."""
 
@@ -88,8 +103,6 @@ class _Server:
         with self.lock:
             if self.sock is not None or self.broken or self._connect():
                 return
-            from autograder.grader.sandbox import _worker_env
-
             import atexit
             import shutil
             import tempfile
@@ -100,7 +113,7 @@ class _Server:
                 atexit.register(shutil.rmtree, self.home, True)
                 atexit.register(self.stop)
             self.address = f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
-            env = _worker_env(self.home)
+            env = worker_env(self.home)
             try:
                 self.proc = subprocess.Popen(self._argv(theirs.fileno()), pass_fds=[theirs.fileno()],
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -22,6 +22,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.grader import forkserver
+from autograder.grader.forkserver import worker_env
+
 __all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "require_isolation",
            "process_cap_available", "run_worker", "read_bounded", "EVIDENCE_MAX_BYTES"]
 
@@ -115,7 +118,7 @@ def _try_jail() -> dict[str, str]:
             try:
                 r = subprocess.run([*_UNSHARE, sys.executable, "-s", "-m", "autograder.grader.worker", "--probe",
                                     str(scratch / "probe.json")], capture_output=True, timeout=60,
-                                   cwd=scratch, env=_worker_env(scratch), stdin=subprocess.DEVNULL)
+                                   cwd=scratch, env=worker_env(scratch), stdin=subprocess.DEVNULL)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 return {"Linux namespaces": f"unshare did not start the probe: {exc}"}
             if r.returncode != 0:
@@ -332,19 +335,6 @@ def _remove_cgroup(group: Path) -> None:
             time.sleep(0.02)
 
 
-def _worker_env(scratch: Path) -> dict[str, str]:
-    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV") if k in os.environ}
-    pkg_parent = str(Path(__file__).resolve().parents[2])
-    keep["PYTHONPATH"] = pkg_parent + (os.pathsep + keep["PYTHONPATH"] if "PYTHONPATH" in keep else "")
-    keep.update({
-        "HOME": str(scratch), "TMPDIR": str(scratch), "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(scratch / ".mpl"),
-        "IPYTHONDIR": str(scratch / ".ipython"), "JUPYTER_CONFIG_DIR": str(scratch / ".jupyter"),
-        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-        "TORCHINDUCTOR_CACHE_DIR": str(scratch / ".inductor"), "PYTHONHASHSEED": "0",
-    })
-    return keep
-
-
 def read_bounded(path: Path, limit: int) -> bytes:
     """The bytes of a regular file, at most `limit` of them: a symlink, pipe or device is refused (OSError) and
     never blocks; a file larger than `limit` raises ValueError."""
@@ -398,9 +388,7 @@ def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float,
                     jail: bool) -> tuple[int | None, float]:
     """Run the worker of `scratch / "job.json"` to its end: forked by the fork server (autograder.grader.forkserver),
     or, where that cannot be used, as a fresh process. (exit code or None on timeout, CPU seconds it used)"""
-    from autograder.grader import forkserver
-
-    env = _worker_env(scratch)
+    env = worker_env(scratch)
     job = str(scratch / "job.json")
     forked = forkserver.spawn(job=job, cwd=str(scratch), env=env, out_fd=out_fd, jail=jail,
                               cgroup=str(group / "cgroup.procs") if group is not None else None)
