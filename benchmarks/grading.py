@@ -176,7 +176,7 @@ def _median_run(fn, repeats: int) -> tuple[float, float]:
 def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
     """Wall and CPU seconds of the pieces a grading is made of."""
     from autograder.grader.root import Course
-    from autograder.grader.grading import parse_test_cell
+    from autograder.grader.plan import parse_test_cell
     from autograder.grader.notebook import grade_id, is_test, read_notebook, restore
     from autograder.grader.headless import execute
     from autograder.grader.sandbox import run_worker

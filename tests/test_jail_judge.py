@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from autograder.checks.evidence import EvidenceError, EvidenceLimits, check_archive, check_plain, load_evidence
-from autograder.grader.grading import _JUDGE, Call, clean_text
+from autograder.grader.grading import _JUDGE, clean_text
+from autograder.grader.plan import Call
 from autograder.grader.sandbox import Limits, WorkerOutcome
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from autograder import inline
 from autograder.coursedata import quizzes
-from autograder.grader import grading
+from autograder.grader import grading, plan
 from autograder.checks.framework import CheckFailed
 from autograder.grader.notebook import grade_id, read_notebook
 from conftest import ROOT
@@ -260,7 +260,7 @@ def test_a_right_answer_shows_the_explanation_and_a_wrong_one_the_section_never_
 
 def test_the_grader_reads_section_and_explanation_and_never_sends_them_to_the_worker():
     q = _one()
-    calls = grading.parse_test_cell(quizzes.test_source(q))
+    calls = plan.parse_test_cell(quizzes.test_source(q))
     hidden = [c for c in calls if c.key]
     assert len(calls) == 2 and hidden[0].explanation == q["explanation"] and hidden[0].section == q["section"]
     assert all(c["key"] is None and c["explanation"] is None for c in grading._worker_calls(calls))

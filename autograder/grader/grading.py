@@ -2,9 +2,9 @@
 
 The pipeline, in order (each step needs the one before):
 1. read    - parse the submission with clear errors (autograder.grader.notebook.read_notebook);
-2. assign  - decide which assignment it is (file name, then the grade ids and names it carries);
+2. assign  - decide which assignment it is (autograder.grader.plan.identify_assignment);
 3. restore - rebuild it on the instructor source, taking only answer cells (autograder.grader.notebook.restore);
-4. plan    - read which checks each source test cell calls (parse_test_cell);
+4. plan    - read which checks each source test cell calls (autograder.grader.plan.parse_test_cell);
 5. probe   - run the setup and answer cells and call the functions in a worker (autograder.grader.sandbox);
 6. judge   - load the evidence and compare it with the references (autograder.checks.framework.judge_evidence) in a judge
              process of the grader's own, under its own CPU-time and memory limits (_Judge); learner code never
@@ -12,7 +12,6 @@ The pipeline, in order (each step needs the one before):
 """
 from __future__ import annotations
 
-import ast
 import json
 import os
 import select
@@ -29,16 +28,15 @@ from typing import Any
 from nbformat.notebooknode import NotebookNode
 
 from autograder.grader.root import Course
-from autograder.grader.notebook import (NotebookError, answer_cells, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
-                       read_notebook, restore)
+from autograder.grader.notebook import (defined_names, grade_id, is_answer, is_test, nbgrader_meta,
+                                        read_notebook, restore)
 from autograder.grader import forkserver
+from autograder.grader.plan import Call, identify_assignment, parse_test_cell
 from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker
 
-__all__ = ["Call", "TestResult", "Report", "parse_test_cell", "identify_assignment", "grade_restored",
-           "check_notebook", "clean_text", "MAX_MESSAGE"]
+__all__ = ["TestResult", "Report", "grade_restored", "check_notebook", "clean_text", "MAX_MESSAGE"]
 
 MAX_MESSAGE = 2000  # characters of one test's message (and of its hint) as shown to anyone
-QUIZ_CHOICES = "ABCDE"  # autograder.checks.framework.QUIZ_CHOICES: the grading process never imports torch
 
 
 def clean_text(text: Any, limit: int = MAX_MESSAGE) -> str:
@@ -61,21 +59,6 @@ def clean_text(text: Any, limit: int = MAX_MESSAGE) -> str:
         cut += len(escaped) - limit
         escaped = escaped[:limit]
     return escaped + (f" [... {cut} more characters cut]" if cut else "")
-
-
-@dataclass(frozen=True)
-class Call:
-    """One check a test cell makes: run_check(assignment, function, var, hidden) or check_quiz(var, ...)."""
-
-    kind: str                     # "check" or "quiz"
-    var: str
-    assignment: str = ""
-    function: str = ""
-    hidden: bool = False
-    key: str | None = None
-    choices: str = QUIZ_CHOICES
-    section: str | None = None       # the lesson section a wrong quiz answer points to
-    explanation: str | None = None   # shown after a right answer (it gives the key away: never sent to a worker)
 
 
 @dataclass
@@ -105,82 +88,6 @@ class Report:
                            "message": t.message + (f" Hint: {t.hint}" if t.hint and not t.passed else "")}
                           for t in self.tests],
                 "notes": self.notes, "isolation": self.isolation, "hidden_tests_applied": self.full_tests}
-
-
-# ------------------------------------------------------------------------------------------- plan
-
-def _literal(node: ast.AST, what: str) -> Any:
-    try:
-        return ast.literal_eval(node)
-    except ValueError:
-        raise ValueError(f"{what} must be a literal") from None
-
-
-def parse_test_cell(source: str) -> list[Call]:
-    """The checks a test cell calls, read from its source without running it."""
-    calls = []
-    for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))):
-            continue
-        name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-        kw = {k.arg: k.value for k in node.keywords}
-        if name == "run_check":
-            if len(node.args) < 3 or not isinstance(node.args[2], ast.Name):
-                raise ValueError("run_check needs (assignment, function, name_of_the_function)")
-            hidden = _literal(kw["hidden"], "hidden") if "hidden" in kw else (
-                _literal(node.args[3], "hidden") if len(node.args) > 3 else False)
-            calls.append(Call("check", node.args[2].id, _literal(node.args[0], "assignment"),
-                              _literal(node.args[1], "function"), bool(hidden)))
-        elif name == "check_quiz":
-            if len(node.args) < 2 or not isinstance(node.args[1], ast.Name):
-                raise ValueError("check_quiz needs (question, variable)")
-            key = _literal(kw["key"], "key") if "key" in kw else (
-                _literal(node.args[2], "key") if len(node.args) > 2 else None)
-            choices = _literal(kw["choices"], "choices") if "choices" in kw else QUIZ_CHOICES
-            section = _literal(kw["section"], "section") if "section" in kw else None
-            explanation = _literal(kw["explanation"], "explanation") if "explanation" in kw else None
-            calls.append(Call("quiz", node.args[1].id, key=key, choices=choices, section=section,
-                              explanation=explanation))
-    return calls
-
-
-# ------------------------------------------------------------------------------------- identify
-
-def _signature(nb: NotebookNode) -> set[str]:
-    ids = {grade_id(c) for c in nb.cells if is_answer(c) and grade_id(c)}
-    names = set()
-    for c in nb.cells:
-        if c.cell_type == "code" and not is_test(c):
-            names |= defined_names(c.source)
-    return ids | {f"name:{n}" for n in names}
-
-
-def _source_signature(nb: NotebookNode) -> set[str]:
-    ids = {grade_id(c) for c in answer_cells(nb)}
-    return ids | {f"name:{g[5:] if g.startswith('quiz_') else g}" for g in ids}
-
-
-def identify_assignment(nb: NotebookNode, path: str | Path, course: Course) -> str:
-    """Which assignment a submission is: its file name if that fits, else the best match of its answers."""
-    known = course.assignments()
-    if not known:
-        raise NotebookError(f"no assignments found in {course.root} (expected solutions/ or exercises/)")
-    stem = Path(path).stem
-    sig = _signature(nb)
-    scores = {}
-    for a in known:
-        src, _ = course.source_notebook(a)
-        own = {x for x in _source_signature(read_notebook(src)) if not x.startswith("name:quiz") and
-               not x.startswith("quiz_") and x not in ("name:q1", "name:q2", "name:q3", "name:q4", "name:q5")}
-        scores[a] = len(sig & own)
-    best = max(known, key=lambda a: scores[a])
-    if stem in known:
-        if scores[stem] == 0 and scores[best] > 0:
-            raise NotebookError(f"{path}: this notebook's answers belong to assignment {best!r}, not {stem!r}")
-        return stem
-    if scores[best] > 0:
-        return best
-    raise NotebookError(f"{path}: unknown assignment {stem!r}; expected one of {', '.join(known)}")
 
 
 # ---------------------------------------------------------------------------------- probe + judge

@@ -18,7 +18,7 @@ def assignment_for(path: Path, course: Course) -> str:
     for name in (path.stem, path.parent.name):
         if name in known:
             return name
-    from autograder.grader.grading import identify_assignment
+    from autograder.grader.plan import identify_assignment
     from autograder.grader.notebook import read_notebook
 
     return identify_assignment(read_notebook(path), path, course)
