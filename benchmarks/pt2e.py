@@ -19,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .common import Config, Section, Table, fmt_s, fmt_x, load_solutions, timeit
-from .qat import blobs
+from .qat import trained_float
 
 TITLE = "PT2E QAT vs quantize_fx QAT: accuracy, size, latency"
 
@@ -66,18 +66,8 @@ def run(cfg: Config) -> Section:
     fp32_steps, qat_steps, batch, lat_batch = (4, 2, 128, 64) if cfg.smoke else (200, 100, 128, 256)
     acc_rows, size_rows, lat_rows, cost_rows, results = [], [], [], [], []
     for label, make, shape in _models(cfg.smoke):
-        (x_train, y_train), (x_test, y_test) = blobs(n_train, 1, shape), blobs(n_test, 2, shape)
-        batches = [(x_train[i:i + batch], y_train[i:i + batch]) for i in range(0, n_train, batch)]
-        torch.manual_seed(0)
-        fp32 = make().train()
-        opt = torch.optim.SGD(fp32.parameters(), lr=0.05, momentum=0.9)
-        for step in range(fp32_steps):
-            xb, yb = batches[step % len(batches)]
-            opt.zero_grad()
-            F.cross_entropy(fp32(xb), yb).backward()
-            opt.step()
-        fp32.eval()
-        example = (x_train[:batch],)
+        fp32, batches, (x_test, y_test) = trained_float(make, shape, n_train, n_test, batch, fp32_steps)
+        example = (batches[0][0],)
         with warnings.catch_warnings():  # torch.ao.quantization's deprecation notices, torchao's log lines
             warnings.simplefilter("ignore")
             torch.manual_seed(1)

@@ -54,6 +54,23 @@ def blobs(n: int, seed: int, shape: tuple[int, ...] = (16,)) -> tuple[torch.Tens
     return centers[y] + torch.randn(n, *shape, generator=g), y
 
 
+def trained_float(make, shape: tuple[int, ...], n_train: int, n_test: int, batch: int,
+                  steps: int) -> tuple[nn.Module, list, tuple[torch.Tensor, torch.Tensor]]:
+    """The float model both QAT flows start from, trained (seeded) on lesson 07's data and in eval mode; with the
+    training batches and the test set."""
+    (x_train, y_train), test = blobs(n_train, 1, shape), blobs(n_test, 2, shape)
+    batches = [(x_train[i:i + batch], y_train[i:i + batch]) for i in range(0, n_train, batch)]
+    torch.manual_seed(0)
+    fp32 = make().train()
+    opt = torch.optim.SGD(fp32.parameters(), lr=0.05, momentum=0.9)
+    for step in range(steps):
+        xb, yb = batches[step % len(batches)]
+        opt.zero_grad()
+        F.cross_entropy(fp32(xb), yb).backward()
+        opt.step()
+    return fp32.eval(), batches, test
+
+
 def payload_bytes(model: nn.Module) -> int:
     """Bytes of tensor data inside torch.save(model.state_dict()): the file minus its zip and pickle overhead."""
     buf = io.BytesIO()
@@ -77,18 +94,8 @@ def run(cfg: Config) -> Section:
     fp32_steps, qat_steps, batch, lat_batch = (4, 2, 128, 64) if cfg.smoke else (200, 100, 128, 256)
     size_rows, lat_rows, results = [], [], []
     for label, make, shape, linear_heavy in _models(cfg.smoke):
-        (x_train, y_train), (x_test, y_test) = blobs(n_train, 1, shape), blobs(n_test, 2, shape)
-        batches = [(x_train[i:i + batch], y_train[i:i + batch]) for i in range(0, n_train, batch)]
-        torch.manual_seed(0)
-        fp32 = make().train()
-        opt = torch.optim.SGD(fp32.parameters(), lr=0.05, momentum=0.9)
-        for step in range(fp32_steps):
-            xb, yb = batches[step % len(batches)]
-            opt.zero_grad()
-            F.cross_entropy(fp32(xb), yb).backward()
-            opt.step()
-        fp32.eval()
-        example = (x_train[:batch],)
+        fp32, batches, (x_test, y_test) = trained_float(make, shape, n_train, n_test, batch, fp32_steps)
+        example = (batches[0][0],)
         with warnings.catch_warnings():  # torch.ao.quantization's deprecation notices (lesson 07 explains them)
             warnings.simplefilter("ignore")
             prepared = prepare(copy.deepcopy(fp32), example)
