@@ -327,3 +327,40 @@ def test_exercise_answer_then_check_in_the_notebook(page, lab):
     assert "Hint 1 of 3 for count_nodes" in tip.inner_text()
     full.scroll_into_view_if_needed()
     shot(page, "ex01-check-all-and-hint.png")
+
+
+def test_a_part_ii_exercise_checks_in_the_notebook(page, lab):
+    """ex09 (torch.compile graphs) in the browser: its answer runs its test cell there, and the notebook's own
+    "Check your work" cell lists Part II's functions and quiz questions."""
+    from autograder.coursedata.exercises import functions
+    from autograder.grader.notebook import answer_cells, grade_id, read_notebook
+
+    source = next(c.source for c in answer_cells(read_notebook(ROOT / "solutions/ex09_dynamo/ex09_dynamo.ipynb"))
+                  if grade_id(c) == "capture_graphs")
+    solution = "\n".join(line for line in source.splitlines() if "### " not in line) + "\n"
+    open_notebook(page, lab, "exercises/ex09_dynamo/ex09_dynamo.ipynb")
+    answer = cell_with(page, "def capture_graphs")
+    answer.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(solution)
+    run_cell(page, cell_with(page, "import torch._dynamo"))
+    wait_kernel_idle(page, 120)
+    run_cell(page, answer)
+    wait_kernel_idle(page, 60)
+    test_cell = cell_with(page, 'run_check("ex09_dynamo", "capture_graphs"')
+    run_cell(page, test_cell)
+    wait_kernel_idle(page, 120)
+    assert "capture_graphs:" in test_cell.locator(".jp-OutputArea").inner_text()
+    assert "passed" in test_cell.locator(".jp-OutputArea").inner_text()
+
+    run_cell(page, cell_with(page, "check()"))
+    wait_kernel_idle(page, 120)
+    table = page.locator(".fxcourse-check").first
+    table.wait_for(state="visible")
+    states = {r.get_attribute("data-check"): r.get_attribute("data-passed")
+              for r in table.locator("tr[data-check]").all()}
+    expected = {f: "false" for f in functions("ex09_dynamo")} | {f"q{i}": "false" for i in range(1, 5)}
+    assert states == expected | {"capture_graphs": "true"}, states
+    assert "graph_break_count is not defined in this kernel yet" in table.inner_text()
+    shot(page, "ex09-check-all.png", table)
