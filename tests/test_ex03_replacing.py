@@ -3,9 +3,7 @@ every alternative passes, and the checks' own machinery (eager oracle, stash, ev
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
-import pytest
 import torch
 import torch.fx as fx
 import torch.nn as nn
@@ -14,59 +12,20 @@ import torch.nn.functional as F
 from autograder.checks import ex03_replacing as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.validate import judge_alternative, judge_mutant
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from exercise_suite import exercise_tests
 from fxplayground import ThreeReluNet, TinyNet
 
 A = "ex03_replacing"
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
 FUNCTIONS = functions(A)
-MUTANTS, ALTERNATIVES = load(A)
 
-
-@pytest.fixture(scope="module")
-def notebook():
-    return read_notebook(SOLUTION)
-
-
-@pytest.fixture(scope="module")
-def solution(notebook):
-    return answer_namespace(notebook)
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden_cases(solution, function):
-    passed, text = run_answer(A, function, solution)
-    assert passed, text
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py)
+globals().update(exercise_tests(A))
 
 
 def test_every_function_has_visible_and_hidden_cases():
     for function in FUNCTIONS:
         check = get_check(A, function)
         assert len(check.cases(False)) >= 1 and len(check.cases(True)) >= 4, function
-
-
-def test_released_stubs_score_zero(notebook):
-    stubs = {grade_id(c): stub_solution(c.source) for c in answer_cells(notebook) if grade_id(c) in FUNCTIONS}
-    assert set(stubs) == set(FUNCTIONS)
-    ns = answer_namespace(notebook, stubs)
-    for function in FUNCTIONS:
-        passed, text = run_answer(A, function, ns)
-        assert not passed and "not implemented" in text, (function, text)
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m.function}: {m.why}" for m in MUTANTS])
-def test_mutant_is_killed_with_its_hint(notebook, mutant):
-    outcome = judge_mutant(A, notebook, mutant)
-    assert outcome.ok, outcome.detail
-
-
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
-def test_alternative_passes(notebook, alternative):
-    outcome = judge_alternative(A, notebook, alternative)
-    assert outcome.ok, outcome.detail
 
 
 # ---------------------------------------------------------------------------- the checks' own machinery

@@ -1,0 +1,130 @@
+"""The tests every exercise has, written once: each tests/test_exNN_*.py installs them with
+
+    globals().update(exercise_tests("exNN_topic", ...))
+
+(pytest collects fixtures and test_ functions from a module's globals) and adds what is special in its checks.
+
+What they assert: the solution notebook follows the cell contract, the solution passes every visible and hidden
+case, every test cell of the solution passes as nbgrader runs it, the released stub fails every case saying it is
+not implemented, every mutant is killed with its hint and every alternative passes.
+"""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from autograder.checks.framework import collect_evidence, get_check, judge_evidence
+from autograder.coursedata.exercises import functions
+from autograder.coursedata.mutants import load, run_answer
+from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.grader.notebook import test_cells as notebook_test_cells
+from autograder.grader.validate import judge_alternative, judge_mutant
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def solution_notebook(assignment: str) -> Path:
+    return ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+
+
+def assert_cell_contract(nb, assignment: str, quizzes: int = 3, points: tuple[int, int] | None = None) -> None:
+    """Every graded function alone in an answer cell named after it, in the course's order, with a test cell
+    test_<name>; at least `quizzes` quiz questions, each with its test cell; no two cells share an id; with
+    `points` = (low, high), every graded function's test cell is worth low to high points."""
+    names = functions(assignment)
+    answers = [grade_id(c) for c in answer_cells(nb)]
+    tests = [grade_id(c) for c in notebook_test_cells(nb)]
+    assert [a for a in answers if not a.startswith("quiz_")] == list(names)
+    assert [t for t in tests if not t.startswith("test_quiz_")] == [f"test_{f}" for f in names]
+    quiz = [a for a in answers if a.startswith("quiz_")]
+    assert len(quiz) >= quizzes and [f"test_{q}" for q in quiz] == [t for t in tests if t.startswith("test_quiz_")]
+    ids = [c.id for c in nb.cells]
+    assert len(ids) == len(set(ids))
+    if points is not None:
+        low, high = points
+        worth = {grade_id(c): c.metadata["nbgrader"]["points"] for c in notebook_test_cells(nb)}
+        assert all(low <= worth[f"test_{f}"] <= high for f in names), worth
+
+
+def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int] | None = None,
+                   contract: bool = True, test_cells: bool = True, quiet: bool = False,
+                   stub_says: str = "not implemented") -> dict:
+    """The fixtures `nb` (the solution notebook) and `solution` (its answer namespace) and the generic tests of
+    `assignment`, by name.
+
+    quizzes, points: what the cell-contract test asks (see assert_cell_contract); contract=False leaves that test
+    out (for a file that asserts the contract within a test of its own). test_cells=False leaves out the test
+    that runs every test cell of the solution; quiet=True runs those cells with warnings silenced (torch's
+    deprecation warnings are not the course's concern). stub_says: the text every case's message for a
+    released stub must contain.
+    """
+    path = solution_notebook(assignment)
+    names = functions(assignment)
+    mutants, alternatives = load(assignment)
+
+    @pytest.fixture(scope="module")
+    def nb():
+        return read_notebook(path)
+
+    @pytest.fixture(scope="module")
+    def solution(nb):
+        return answer_namespace(nb)
+
+    def test_the_notebook_follows_the_cell_contract(nb):
+        """Is every graded function alone in an answer cell named after it, with a test cell test_<name>?"""
+        assert_cell_contract(nb, assignment, quizzes, points)
+
+    @pytest.mark.parametrize("function", names)
+    def test_solution_passes_visible_and_hidden_cases(solution, function):
+        passed, text = run_answer(assignment, function, solution)
+        assert passed, text
+
+    def test_every_test_cell_of_the_solution_passes(nb, solution):
+        """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution."""
+        ns = dict(solution)
+        with warnings.catch_warnings():
+            if quiet:
+                warnings.simplefilter("ignore")
+            for cell in notebook_test_cells(nb):
+                exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)  # noqa: S102 (course code)
+
+    @pytest.mark.parametrize("function", names)
+    def test_released_stub_fails_every_case(nb, function):
+        """The stub raises NotImplementedError, and every case (visible and hidden) says so."""
+        cell = next(c for c in answer_cells(nb) if grade_id(c) == function)
+        ns = answer_namespace(nb, {function: stub_solution(cell.source)})
+        check = get_check(assignment, function)
+        cases = check.cases(False) + check.cases(True)
+        assert cases, f"{function} has no cases"
+        for case in cases:
+            result = judge_evidence(check, case, collect_evidence(check, ns[function], case))
+            assert not result.passed, f"the stub passes {case.label}"
+            assert stub_says in result.message, (case.label, result.message)
+
+    @pytest.mark.parametrize("mutant", mutants, ids=[f"{m.function}: {m.why}" for m in mutants])
+    def test_mutant_is_killed_with_its_hint(nb, mutant):
+        outcome = judge_mutant(assignment, nb, mutant)
+        assert outcome.ok, outcome.detail
+
+    @pytest.mark.parametrize("alternative", alternatives, ids=[f"{a.function}: {a.why}" for a in alternatives])
+    def test_alternative_passes(nb, alternative):
+        outcome = judge_alternative(assignment, nb, alternative)
+        assert outcome.ok, outcome.detail
+
+    tests = {
+        "nb": nb,
+        "solution": solution,
+        "test_the_notebook_follows_the_cell_contract": test_the_notebook_follows_the_cell_contract,
+        "test_solution_passes_visible_and_hidden_cases": test_solution_passes_visible_and_hidden_cases,
+        "test_every_test_cell_of_the_solution_passes": test_every_test_cell_of_the_solution_passes,
+        "test_released_stub_fails_every_case": test_released_stub_fails_every_case,
+        "test_mutant_is_killed_with_its_hint": test_mutant_is_killed_with_its_hint,
+        "test_alternative_passes": test_alternative_passes,
+    }
+    if not contract:
+        del tests["test_the_notebook_follows_the_cell_contract"]
+    if not test_cells:
+        del tests["test_every_test_cell_of_the_solution_passes"]
+    return tests
