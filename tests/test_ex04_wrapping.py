@@ -5,46 +5,21 @@ in an exec'd namespace (as answer_namespace and the grader run cells) the way th
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 import torch.fx as fx
 
 from autograder.checks import ex04_wrapping as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
-from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.validate import judge_alternative, judge_mutant
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.grader.notebook import test_cells as notebook_test_cells
+from autograder.coursedata.mutants import load
+from autograder.grader.notebook import answer_namespace, grade_id
+from exercise_suite import exercise_tests
 
 A = "ex04_wrapping"
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
-FUNCTIONS = functions(A)
 MUTANTS, ALTERNATIVES = load(A)
 
-
-@pytest.fixture(scope="module")
-def nb():
-    return read_notebook(SOLUTION)
-
-
-@pytest.fixture(scope="module")
-def solution(nb):
-    return answer_namespace(nb)
-
-
-def test_the_notebook_follows_the_cell_contract(nb):
-    answers = [grade_id(c) for c in answer_cells(nb)]
-    tests = [grade_id(c) for c in notebook_test_cells(nb)]
-    assert [a for a in answers if not a.startswith("quiz_")] == list(FUNCTIONS)
-    assert [t for t in tests if not t.startswith("test_quiz_")] == [f"test_{f}" for f in FUNCTIONS]
-    quizzes = [a for a in answers if a.startswith("quiz_")]
-    assert len(quizzes) >= 3 and [f"test_{q}" for q in quizzes] == [t for t in tests if t.startswith("test_quiz_")]
-    ids = [c.id for c in nb.cells]
-    assert len(ids) == len(set(ids))
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py)
+globals().update(exercise_tests(A, stub_says="not implemented yet"))
 
 
 def test_the_setup_cell_defines_the_models_the_checks_use(nb):
@@ -59,39 +34,6 @@ def test_the_notebook_gatednet_computes_what_the_reference_computes(solution):
     ours = checks.build_gated("GatedNet", 0, checks.REF)
     for inputs in checks.gated_inputs("GatedNet", 0):
         assert torch.equal(theirs(*inputs), ours(*inputs))
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden_cases(solution, function):
-    passed, text = run_answer(A, function, solution)
-    assert passed, text
-
-
-def test_every_test_cell_of_the_solution_passes(nb, solution):
-    """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution."""
-    ns = dict(solution)
-    for cell in notebook_test_cells(nb):
-        exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)  # noqa: S102 (course code)
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_released_stubs_score_zero(nb, function):
-    stubs = {grade_id(c): stub_solution(c.source) for c in answer_cells(nb) if grade_id(c) in FUNCTIONS}
-    ns = answer_namespace(nb, stubs)
-    passed, text = run_answer(A, function, ns)
-    assert not passed and "not implemented yet" in text
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: f"{m.function}-{m.why[:40]}")
-def test_mutant_is_killed_with_its_hint(nb, mutant):
-    outcome = judge_mutant(A, nb, mutant)
-    assert outcome.ok, outcome.detail
-
-
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=lambda a: f"{a.function}-{a.why[:40]}")
-def test_alternative_passes(nb, alternative):
-    outcome = judge_alternative(A, nb, alternative)
-    assert outcome.ok, outcome.detail
 
 
 # ------------------------------------------------------------------------- trace_gated: the notebook namespace
