@@ -2,41 +2,21 @@
 passes, the released stubs score nothing, and the checks themselves notice what they claim to notice."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 import torch.fx as fx
 
 from autograder.checks import ex05_inserting as checks
-from autograder.checks.framework import collect_evidence, judge_evidence
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.validate import judge_alternative, judge_mutant
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.grader.notebook import answer_cells, grade_id, stub_solution
+from exercise_suite import exercise_tests
 from fxplayground import DropoutNet, ThreeReluNet, TinyNet
 
 A = "ex05_inserting"
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
 FUNCTIONS = functions(A)
-MUTANTS, ALTERNATIVES = load(A)
 
-
-@pytest.fixture(scope="module")
-def notebook():
-    return read_notebook(SOLUTION)
-
-
-@pytest.fixture(scope="module")
-def solution(notebook):
-    return answer_namespace(notebook)
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden_cases(solution, function):
-    passed, text = run_answer(A, function, solution)
-    assert passed, text
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py)
+globals().update(exercise_tests(A))
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -45,32 +25,8 @@ def test_every_function_has_visible_and_hidden_cases(function):
     assert check.cases(False) and len(check.cases(True)) >= 3
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: f"{m.function}: {m.why}")
-def test_mutant_is_killed_with_its_hint(notebook, mutant):
-    outcome = judge_mutant(A, notebook, mutant)
-    assert outcome.ok, outcome.detail
-
-
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=lambda a: f"{a.function}: {a.why}")
-def test_alternative_passes(notebook, alternative):
-    outcome = judge_alternative(A, notebook, alternative)
-    assert outcome.ok, outcome.detail
-
-
-def test_released_stubs_fail_every_check(notebook):
-    overrides = {grade_id(c): stub_solution(c.source) for c in answer_cells(notebook) if grade_id(c) in FUNCTIONS}
-    assert set(overrides) == set(FUNCTIONS)
-    ns = answer_namespace(notebook, overrides)
-    for function in FUNCTIONS:
-        check = checks.CHECKS[function]
-        for hidden in (False, True):
-            for case in check.cases(hidden):
-                result = judge_evidence(check, case, collect_evidence(check, ns[function], case))
-                assert not result.passed and "not implemented" in result.message, result.message
-
-
-def test_stub_keeps_the_dropout_tuples(notebook):
-    cell = next(c for c in answer_cells(notebook) if grade_id(c) == "remove_dropout")
+def test_stub_keeps_the_dropout_tuples(nb):
+    cell = next(c for c in answer_cells(nb) if grade_id(c) == "remove_dropout")
     stub = stub_solution(cell.source)
     assert "DROPOUT_MODULES = (" in stub and "NotImplementedError" in stub
 
