@@ -10,10 +10,12 @@ not implemented, every mutant is killed with its hint and every alternative pass
 """
 from __future__ import annotations
 
+import io
 import warnings
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
@@ -50,7 +52,7 @@ def assert_cell_contract(nb, assignment: str, quizzes: int = 3, points: tuple[in
 
 def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int] | None = None,
                    contract: bool = True, test_cells: bool = True, quiet: bool = False,
-                   stub_says: str = "not implemented") -> dict:
+                   stub_says: str = "not implemented", evidence_cases=None, evidence_unwrapped: bool = False) -> dict:
     """The fixtures `nb` (the solution notebook) and `solution` (its answer namespace) and the generic tests of
     `assignment`, by name.
 
@@ -59,6 +61,12 @@ def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int]
     that runs every test cell of the solution; quiet=True runs those cells with warnings silenced (torch's
     deprecation warnings are not the course's concern). stub_says: the text every case's message for a
     released stub must contain.
+
+    evidence_cases: a function from a check to the cases whose evidence (collected from the solution) must
+    survive torch.save and weights_only loading, as in hardened grading it crosses a process boundary; None
+    leaves that test out. evidence_unwrapped=True asks too that the answer's evidence is wrapped with its
+    snapshots exactly when the check wants its inputs unchanged, and that no key of the answer's own starts with
+    "__" (those keys are the framework's).
     """
     path = solution_notebook(assignment)
     names = functions(assignment)
@@ -113,6 +121,22 @@ def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int]
         outcome = judge_alternative(assignment, nb, alternative)
         assert outcome.ok, outcome.detail
 
+    def test_evidence_is_plain_data(solution):
+        """Evidence crosses a process boundary in hardened grading: it must survive weights_only loading."""
+        for function in names:
+            check = get_check(assignment, function)
+            for case in evidence_cases(check):
+                ev = collect_evidence(check, solution[function], case)
+                if evidence_unwrapped:
+                    if check.unchanged:  # the answer's evidence, with snapshots of the inputs before and after
+                        assert set(ev) == {"__value__", "__before__", "__after__"}, set(ev)
+                        ev = ev["__value__"]
+                    assert not (isinstance(ev, dict) and any(str(k).startswith("__") for k in ev)), ev
+                buf = io.BytesIO()
+                torch.save(ev, buf)
+                buf.seek(0)
+                torch.load(buf, weights_only=True)
+
     tests = {
         "nb": nb,
         "solution": solution,
@@ -123,6 +147,8 @@ def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int]
         "test_mutant_is_killed_with_its_hint": test_mutant_is_killed_with_its_hint,
         "test_alternative_passes": test_alternative_passes,
     }
+    if evidence_cases is not None:
+        tests["test_evidence_is_plain_data"] = test_evidence_is_plain_data
     if not contract:
         del tests["test_the_notebook_follows_the_cell_contract"]
     if not test_cells:

@@ -7,7 +7,6 @@ import io
 import os
 import tempfile
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
@@ -16,79 +15,25 @@ import torch.nn.functional as F
 from autograder.checks import ex07_qat as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence, run_check
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.validate import judge_alternative, judge_mutant
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.grader.notebook import test_cells as notebook_test_cells
+from autograder.coursedata.mutants import load
+from exercise_suite import exercise_tests
 
 A = "ex07_qat"
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
 FUNCTIONS = functions(A)
-MUTANTS, ALTERNATIVES = load(A)
-
+MUTANTS = load(A)[0]
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
-
-@pytest.fixture(scope="module")
-def nb():
-    return read_notebook(SOLUTION)
-
-
-@pytest.fixture(scope="module")
-def solution(nb):
-    return answer_namespace(nb)
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py), test cells worth 2 to 4 points,
+# evidence of the visible cases and two hidden ones, each answer's own evidence unwrapped
+globals().update(exercise_tests(A, points=(2, 4), quiet=True, evidence_unwrapped=True,
+                                evidence_cases=lambda check: check.cases(False) + check.cases(True)[:2]))
 
 
 def _quiet(fn, *args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fn(*args)
-
-
-# ------------------------------------------------------------------------------------------- contract
-
-def test_the_notebook_follows_the_cell_contract(nb):
-    """Is every graded function alone in an answer cell named after it, with a test cell test_<name>?"""
-    answers = [grade_id(c) for c in answer_cells(nb)]
-    tests = [grade_id(c) for c in notebook_test_cells(nb)]
-    assert [a for a in answers if not a.startswith("quiz_")] == list(FUNCTIONS)
-    assert [t for t in tests if not t.startswith("test_quiz_")] == [f"test_{f}" for f in FUNCTIONS]
-    quizzes = [a for a in answers if a.startswith("quiz_")]
-    assert len(quizzes) >= 3 and [f"test_{q}" for q in quizzes] == [t for t in tests if t.startswith("test_quiz_")]
-    ids = [c.id for c in nb.cells]
-    assert len(ids) == len(set(ids))
-    points = {grade_id(c): c.metadata["nbgrader"]["points"] for c in notebook_test_cells(nb)}
-    assert all(2 <= points[f"test_{f}"] <= 4 for f in FUNCTIONS)
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden_cases(solution, function):
-    passed, text = run_answer(A, function, solution)
-    assert passed, text
-
-
-def test_every_test_cell_of_the_solution_passes(nb, solution):
-    """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution."""
-    ns = dict(solution)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for cell in notebook_test_cells(nb):
-            exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)  # noqa: S102 (course code)
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_released_stub_fails_every_case(nb, function):
-    """The stub raises NotImplementedError, and every case (visible and hidden) says so."""
-    cell = next(c for c in answer_cells(nb) if grade_id(c) == function)
-    ns = answer_namespace(nb, {function: stub_solution(cell.source)})
-    check = get_check(A, function)
-    for hidden in (False, True):
-        for case in check.cases(hidden):
-            result = judge_evidence(check, case, collect_evidence(check, ns[function], case))
-            assert not result.passed, f"the stub passes {case.label}"
-            assert "not implemented" in result.message
 
 
 # ----------------------------------------------------------------------------- warnings never decide
@@ -117,18 +62,6 @@ def test_torch_2_13_does_warn_here(solution):
 
 # --------------------------------------------------------------------------------- mutants and alternatives
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m.function}: {m.why}" for m in MUTANTS])
-def test_mutant_is_killed_with_its_hint(nb, mutant):
-    outcome = judge_mutant(A, nb, mutant)
-    assert outcome.ok, outcome.detail
-
-
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
-def test_alternative_passes(nb, alternative):
-    outcome = judge_alternative(A, nb, alternative)
-    assert outcome.ok, outcome.detail
-
-
 def test_the_curriculum_s_wrong_snippet_is_among_the_mutants():
     whys = " | ".join(m.why for m in MUTANTS).lower()
     assert "wrong snippet 6" in whys
@@ -150,22 +83,6 @@ def test_cases_are_deterministic(function):
                     assert all(torch.equal(sa[k], sb[k]) for k in sa if isinstance(sa[k], torch.Tensor)), case.label
                 elif isinstance(x, tuple):
                     assert all(torch.equal(p, q) for p, q in zip(x, y)), case.label
-
-
-def test_evidence_is_plain_data(solution):
-    """Evidence crosses a process boundary in hardened grading: it must survive weights_only loading."""
-    for function in FUNCTIONS:
-        check = get_check(A, function)
-        for case in check.cases(False) + check.cases(True)[:2]:
-            ev = collect_evidence(check, solution[function], case)
-            if check.unchanged:   # the answer's evidence, with snapshots of the inputs before and after the call
-                assert set(ev) == {"__value__", "__before__", "__after__"}, set(ev)
-                ev = ev["__value__"]
-            assert not (isinstance(ev, dict) and any(str(k).startswith("__") for k in ev)), ev
-            buf = io.BytesIO()
-            torch.save(ev, buf)
-            buf.seek(0)
-            torch.load(buf, weights_only=True)
 
 
 def test_a_prepared_model_returned_as_is_is_not_int8(solution):
