@@ -3,7 +3,6 @@ alternatives pass, and the evidence is plain data that survives a process bounda
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pytest
 import torch
@@ -12,34 +11,15 @@ import torch.fx as fx
 from autograder.checks import ex08_pipeline as checks
 from autograder.checks.framework import Case, Check, CheckFailed, collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.validate import judge_alternative, judge_mutant
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from exercise_suite import exercise_tests
 
 A = "ex08_pipeline"
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
 FUNCTIONS = functions(A)
-MUTANTS, ALTERNATIVES = load(A)
-
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
-
-@pytest.fixture(scope="module")
-def nb():
-    return read_notebook(SOLUTION)
-
-
-@pytest.fixture(scope="module")
-def solution_ns() -> dict:
-    return answer_namespace(SOLUTION)
-
-
-def _all_results(function: str, fn) -> list:
-    check = get_check(A, function)
-    return [judge_evidence(check, case, collect_evidence(check, fn, case))
-            for hidden in (False, True) for case in check.cases(hidden)]
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py)
+globals().update(exercise_tests(A, stub_says="not implemented yet"))
 
 
 # ------------------------------------------------------------------------------------------------ core
@@ -58,56 +38,14 @@ def test_core_hands_expected_errors_to_the_judge():
     assert seen and seen[0]["__raised__"] == "RuntimeError"
 
 
-# ------------------------------------------------------------------------------------------ solutions
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden(solution_ns, function):
-    passed, text = run_answer(A, function, solution_ns)
-    assert passed, text
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_released_stub_passes_no_case(function):
-    nb = read_notebook(SOLUTION)
-    stubs = {grade_id(c): stub_solution(c.source) for c in answer_cells(nb) if grade_id(c) in FUNCTIONS}
-    ns = answer_namespace(nb, stubs)
-    results = _all_results(function, ns[function])
-    assert results and not any(r.passed for r in results)
-    assert all("not implemented yet" in r.message for r in results)
-
-
-def test_solution_notebook_cells():
-    nb = read_notebook(SOLUTION)
-    ids = [grade_id(c) for c in nb.cells if grade_id(c)]
-    for f in FUNCTIONS:
-        assert f in ids and f"test_{f}" in ids
-    quizzes = [i for i in ids if i.startswith("quiz_q")]
-    assert len(quizzes) >= 3 and all(f"test_{q}" in ids for q in quizzes)
-    assert len({c.id for c in nb.cells}) == len(nb.cells)
-
-
-# ------------------------------------------------------------------------------- mutants, alternatives
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m.function}: {m.why}" for m in MUTANTS])
-def test_mutant_is_killed_with_its_hint(nb, mutant):
-    outcome = judge_mutant(A, nb, mutant)
-    assert outcome.ok, outcome.detail
-
-
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
-def test_alternative_passes(nb, alternative):
-    outcome = judge_alternative(A, nb, alternative)
-    assert outcome.ok, outcome.detail
-
-
 # ----------------------------------------------------------------------------------- the checks
 
 @pytest.mark.parametrize("function", FUNCTIONS)
-def test_evidence_is_plain_and_survives_a_process_boundary(solution_ns, function):
+def test_evidence_is_plain_and_survives_a_process_boundary(solution, function):
     check = get_check(A, function)
     for hidden in (False, True):
         for case in check.cases(hidden):
-            ev = collect_evidence(check, solution_ns[function], case)
+            ev = collect_evidence(check, solution[function], case)
             buf = io.BytesIO()
             torch.save(ev, buf)
             buf.seek(0)
@@ -140,7 +78,7 @@ def test_visible_pipeline_case_needs_four_rounds():
     assert names == ["cancel_double_neg", "drop_mul_one"] * 4
 
 
-def test_a_pipeline_that_returns_instead_of_raising_is_told_so(solution_ns):
+def test_a_pipeline_that_returns_instead_of_raising_is_told_so(solution):
     check = get_check(A, "run_pipeline")
     case = next(c for c in check.cases(False) if "raises" in c.data)
 
@@ -154,7 +92,7 @@ def test_a_pipeline_that_returns_instead_of_raising_is_told_so(solution_ns):
     assert "lint" in (result.hint or "")
 
 
-def test_raised_error_must_be_a_runtime_error(solution_ns):
+def test_raised_error_must_be_a_runtime_error(solution):
     check = get_check(A, "run_pipeline")
     case = next(c for c in check.cases(False) if "raises" in c.data)
     ev = {"__raised__": "ValueError", "message": "pass 'misplace_neg' broke the graph", "where": "",
@@ -165,12 +103,12 @@ def test_raised_error_must_be_a_runtime_error(solution_ns):
     check.judge(case, ev)  # a subclass of RuntimeError is fine
 
 
-def test_optimize_leaves_the_callers_model_alone(solution_ns):
+def test_optimize_leaves_the_callers_model_alone(solution):
     check = get_check(A, "optimize_for_inference")
     case = check.cases(False)[1]  # ConvBNNet
     model, example = case.make()
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    gm = solution_ns["optimize_for_inference"](model, example)
+    gm = solution["optimize_for_inference"](model, example)
     assert isinstance(gm, fx.GraphModule)
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
 
