@@ -1,9 +1,7 @@
 """Does the ex10_export check library pass the solution, fail the stubs, and kill every mutant with its hint?"""
 from __future__ import annotations
 
-import io
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,94 +9,22 @@ from torch.export import Dim, export
 
 from autograder.checks import ex10_export as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
-from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.validate import judge_alternative, judge_mutant, mutant_cell
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.grader.notebook import test_cells as notebook_test_cells
+from autograder.coursedata.mutants import load
+from exercise_suite import exercise_tests
 
 A = "ex10_export"
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
-FUNCTIONS = functions(A)
-MUTANTS, ALTERNATIVES = load(A)
+MUTANTS = load(A)[0]
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
-
-@pytest.fixture(scope="module")
-def nb():
-    return read_notebook(SOLUTION)
-
-
-@pytest.fixture(scope="module")
-def solution(nb):
-    return answer_namespace(nb)
-
-
-def test_the_notebook_follows_the_cell_contract(nb):
-    answers = [grade_id(c) for c in answer_cells(nb)]
-    tests = [grade_id(c) for c in notebook_test_cells(nb)]
-    assert [a for a in answers if not a.startswith("quiz_")] == list(FUNCTIONS)
-    assert [t for t in tests if not t.startswith("test_quiz_")] == [f"test_{f}" for f in FUNCTIONS]
-    quizzes = [a for a in answers if a.startswith("quiz_")]
-    assert len(quizzes) >= 4 and [f"test_{q}" for q in quizzes] == [t for t in tests if t.startswith("test_quiz_")]
-    ids = [c.id for c in nb.cells]
-    assert len(ids) == len(set(ids))
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden_cases(solution, function):
-    passed, text = run_answer(A, function, solution)
-    assert passed, text
-
-
-def test_every_test_cell_of_the_solution_passes(nb, solution):
-    ns = dict(solution)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for cell in notebook_test_cells(nb):
-            exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)  # noqa: S102 (course code)
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_released_stub_fails_every_case(nb, function):
-    cell = next(c for c in answer_cells(nb) if grade_id(c) == function)
-    ns = answer_namespace(nb, {function: stub_solution(cell.source)})
-    check = get_check(A, function)
-    for hidden in (False, True):
-        for case in check.cases(hidden):
-            result = judge_evidence(check, case, collect_evidence(check, ns[function], case))
-            assert not result.passed and "not implemented" in result.message, case.label
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m.function}: {m.why}" for m in MUTANTS])
-def test_mutant_is_killed_with_its_hint(nb, mutant):
-    outcome = judge_mutant(A, nb, mutant)
-    assert outcome.ok, outcome.detail
-
-
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
-def test_alternative_passes(nb, alternative):
-    outcome = judge_alternative(A, nb, alternative)
-    assert outcome.ok, outcome.detail
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py), evidence of the visible cases
+globals().update(exercise_tests(A, quizzes=4, quiet=True, evidence_cases=lambda check: check.cases(False)))
 
 
 def test_the_pitfalls_of_the_lesson_are_among_the_mutants():
     whys = " | ".join(m.why for m in MUTANTS).lower()
     for needle in ("no recompile", "module()", "operator packet", "'x'", "core aten"):
         assert needle in whys, needle
-
-
-def test_evidence_is_plain_data(solution):
-    """Evidence crosses a process boundary in hardened grading: it must survive weights_only loading."""
-    for function in FUNCTIONS:
-        check = get_check(A, function)
-        for case in check.cases(False):
-            buf = io.BytesIO()
-            torch.save(collect_evidence(check, solution[function], case), buf)
-            buf.seek(0)
-            torch.load(buf, weights_only=True)
 
 
 def test_each_case_gets_its_own_copy_of_the_program(solution):
