@@ -5,9 +5,7 @@ Each mutant and alternative runs here as its own test (tests/test_mutants.py the
 """
 from __future__ import annotations
 
-import io
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,28 +13,18 @@ import torch
 from autograder.checks import ex11_pt2e as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence, run_check
 from autograder.coursedata.exercises import exercise, functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.validate import judge_alternative, judge_mutant
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.grader.notebook import test_cells as notebook_test_cells
+from autograder.coursedata.mutants import load
+from exercise_suite import assert_cell_contract, exercise_tests
 
 A = "ex11_pt2e"
-ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "solutions" / A / f"{A}.ipynb"
 FUNCTIONS = functions(A)
-MUTANTS, ALTERNATIVES = load(A)
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
-
-@pytest.fixture(scope="module")
-def nb():
-    return read_notebook(SOLUTION)
-
-
-@pytest.fixture(scope="module")
-def solution(nb):
-    return answer_namespace(nb)
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py) but the contract, asserted below
+# with the curriculum's names; evidence of the visible cases, each answer's own evidence unwrapped
+globals().update(exercise_tests(A, contract=False, quiet=True, evidence_unwrapped=True,
+                                evidence_cases=lambda check: check.cases(False)))
 
 
 # ------------------------------------------------------------------------------------------- contract
@@ -44,33 +32,7 @@ def solution(nb):
 def test_the_notebook_follows_the_cell_contract_and_the_curriculum_names(nb):
     assert FUNCTIONS == ("prepare_pt2e_qat", "pt2e_fake_quant_count", "pt2e_finetune", "to_qdq", "qdq_counts")
     assert exercise(A).part == 2 and exercise(A).lesson == "11_pt2e_qat"
-    answers = [grade_id(c) for c in answer_cells(nb)]
-    tests = [grade_id(c) for c in notebook_test_cells(nb)]
-    assert [a for a in answers if not a.startswith("quiz_")] == list(FUNCTIONS)
-    assert [t for t in tests if not t.startswith("test_quiz_")] == [f"test_{f}" for f in FUNCTIONS]
-    quizzes = [a for a in answers if a.startswith("quiz_")]
-    assert len(quizzes) >= 4 and [f"test_{q}" for q in quizzes] == [t for t in tests if t.startswith("test_quiz_")]
-    ids = [c.id for c in nb.cells]
-    assert len(ids) == len(set(ids))
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_solution_passes_visible_and_hidden_cases(solution, function):
-    passed, text = run_answer(A, function, solution)
-    assert passed, text
-
-
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_released_stub_fails_every_case(nb, function):
-    """The stub raises NotImplementedError, and every case (visible and hidden) says so."""
-    cell = next(c for c in answer_cells(nb) if grade_id(c) == function)
-    ns = answer_namespace(nb, {function: stub_solution(cell.source)})
-    check = get_check(A, function)
-    for hidden in (False, True):
-        for case in check.cases(hidden):
-            result = judge_evidence(check, case, collect_evidence(check, ns[function], case))
-            assert not result.passed, f"the stub passes {case.label}"
-            assert "not implemented" in result.message
+    assert_cell_contract(nb, A, quizzes=4)
 
 
 def test_every_function_has_five_mutants_and_an_alternative():
@@ -79,18 +41,6 @@ def test_every_function_has_five_mutants_and_an_alternative():
         assert sum(m.function == function for m in mutants) >= 5, function
         assert any(a.function == function for a in alternatives), function
         assert all(m.edits for m in mutants if m.function == function), "mutants state edits"
-
-
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m.function}: {m.why}" for m in MUTANTS])
-def test_mutant_is_killed_with_its_hint(nb, mutant):
-    outcome = judge_mutant(A, nb, mutant)
-    assert outcome.ok, outcome.detail
-
-
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[f"{a.function}: {a.why}" for a in ALTERNATIVES])
-def test_alternative_passes(nb, alternative):
-    outcome = judge_alternative(A, nb, alternative)
-    assert outcome.ok, outcome.detail
 
 
 # ----------------------------------------------------------------------------- warnings never decide
@@ -105,22 +55,6 @@ def test_warnings_never_fail_a_check(solution, function):
 
 
 # ------------------------------------------------------------------------------------ the checks themselves
-
-def test_evidence_is_plain_data(solution):
-    """Evidence crosses a process boundary in hardened grading: it must survive weights_only loading."""
-    for function in FUNCTIONS:
-        check = get_check(A, function)
-        for case in check.cases(False):
-            ev = collect_evidence(check, solution[function], case)
-            if check.unchanged:
-                assert set(ev) == {"__value__", "__before__", "__after__"}, set(ev)
-                ev = ev["__value__"]
-            assert not (isinstance(ev, dict) and any(str(k).startswith("__") for k in ev)), ev
-            buf = io.BytesIO()
-            torch.save(ev, buf)
-            buf.seek(0)
-            torch.load(buf, weights_only=True)
-
 
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_cases_are_deterministic(function):
