@@ -208,3 +208,31 @@ def test_the_processes_a_grading_run_starts_share_its_fork_server(own_server):
     other[forkserver.ADDRESS_ENV] = own_server.address + " /elsewhere/python:/elsewhere"
     child = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=600, env=other)
     assert child.stdout.split() == ["ok", "False", "False"], child.stderr[-2000:]
+
+
+SEEN_CHECKS = """
+import sys
+loaded = sorted(m for m in sys.modules if m.startswith("autograder.checks.ex") and m.count(".") == 2)
+raise RuntimeError("loaded: " + ",".join(loaded))
+"""
+
+
+def _checks_the_server_holds() -> list[str]:
+    """The exercise check modules a newly forked worker finds imported: those the server imported."""
+    outcome = run_worker([_cell(SEEN_CHECKS, "seen")], [], limits=LIMITS)
+    error = _cell_errors(outcome)[0]["error"]
+    return [m for m in error.split("loaded: ", 1)[1].strip().split(",") if m]
+
+
+def test_the_server_imports_an_exercises_checks_on_the_first_job_that_calls_them(own_server):
+    assert _checks_the_server_holds() == []  # nothing up front: one check of ex01 waits for no torchao
+    report = check_notebook(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", Course(ROOT))
+    assert report.score == report.max_score
+    assert _checks_the_server_holds() == ["autograder.checks.ex01_tracing"]
+
+
+def test_the_server_imports_only_the_courses_own_check_modules():
+    from autograder.grader.forking import _import_checks
+
+    with pytest.raises(ValueError, match="'os' is not an exercise of the course"):
+        _import_checks(["os"])

@@ -27,21 +27,30 @@ def _prepare() -> None:
     import torch
 
     torch.set_num_threads(1)
-    import importlib
-    import pkgutil
-
     import torch.fx  # noqa: F401
     import torch.nn.functional  # noqa: F401
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
     from traitlets.config import Config  # noqa: F401
 
-    import autograder.checks
+    import autograder.checks  # noqa: F401  (the framework every job uses)
     import autograder.checks.evidence  # noqa: F401  (the judge's)
     import autograder.grader.grading  # noqa: F401  (the judge's loop; nbformat)
     import autograder.grader.worker  # noqa: F401
     import fxplayground  # noqa: F401
-    for mod in pkgutil.iter_modules(autograder.checks.__path__):
-        importlib.import_module(f"autograder.checks.{mod.name}")
+
+
+def _import_checks(names: list[str]) -> None:
+    """The check modules of the exercises a job calls, imported in the server on the first job that needs each
+    (course code only: a name that is not an exercise id of the course is refused)."""
+    import importlib
+
+    from autograder.coursedata.exercises import EXERCISES
+
+    known = {ex.id for ex in EXERCISES}
+    for name in names:
+        if name not in known:
+            raise ValueError(f"{name!r} is not an exercise of the course")
+        importlib.import_module(f"autograder.checks.{name}")
 
 
 def _threads() -> int:
@@ -278,6 +287,7 @@ def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.s
         req = json.loads(msg)
         import torch
 
+        _import_checks(req.get("checks", []))
         if _threads() > threads or torch.get_num_threads() != 1:
             raise RuntimeError(f"the server has {_threads()} threads and torch {torch.get_num_threads()} "
                                f"intra-op threads (expected at most {threads} and 1): forking now is unsafe")

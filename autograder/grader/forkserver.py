@@ -279,13 +279,16 @@ def prestart() -> None:
 
 
 def spawn(*, job: str, cwd: str, env: dict[str, str], out_fd: int, jail: bool,
-          cgroup: str | None) -> Forked | None:
+          cgroup: str | None, checks: list[str] = ()) -> Forked | None:
     """Fork a worker that runs `job` (the path of its job file) with `env` in `cwd`, writing its output to
     `out_fd`; in fresh namespaces when `jail`, in the pids cgroup whose cgroup.procs file is `cgroup`.
-    None when the fork server is off or cannot be used (the caller then starts a fresh process)."""
+    `checks`: the exercises whose check modules the job calls; the server imports each once, on the first job
+    that needs it, so one check of ex01 does not wait for ex11's torchao. None when the fork server is off or
+    cannot be used (the caller then starts a fresh process)."""
     if not enabled():
         return None
-    return _SERVER.request({"job": job, "cwd": cwd, "env": env, "jail": jail, "cgroup": cgroup}, [out_fd])
+    return _SERVER.request({"job": job, "cwd": cwd, "env": env, "jail": jail, "cgroup": cgroup,
+                            "checks": list(checks)}, [out_fd])
 
 
 class ForkedProcess:

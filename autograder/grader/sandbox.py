@@ -385,13 +385,13 @@ def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
 
 
 def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float, *,
-                    jail: bool) -> tuple[int | None, float]:
+                    jail: bool, checks: list[str]) -> tuple[int | None, float]:
     """Run the worker of `scratch / "job.json"` to its end: forked by the fork server (autograder.grader.forkserver),
     or, where that cannot be used, as a fresh process. (exit code or None on timeout, CPU seconds it used)"""
     env = worker_env(scratch)
     job = str(scratch / "job.json")
     forked = forkserver.spawn(job=job, cwd=str(scratch), env=env, out_fd=out_fd, jail=jail,
-                              cgroup=str(group / "cgroup.procs") if group is not None else None)
+                              cgroup=str(group / "cgroup.procs") if group is not None else None, checks=checks)
     if forked is not None:
         try:
             return forked.wait(wall)
@@ -445,7 +445,8 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
         start = time.monotonic()
         out_fd = os.open(scratch / "stdout.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            code, cpu = _start_and_wait(scratch, group, out_fd, limits.wall, jail=slot is not None)
+            checks = sorted({c["assignment"] for c in calls if c.get("kind") == "check"})
+            code, cpu = _start_and_wait(scratch, group, out_fd, limits.wall, jail=slot is not None, checks=checks)
             tail = _tail(out_fd)
         finally:
             os.close(out_fd)
