@@ -388,6 +388,12 @@ def test_writing_into_the_autograder_sources_is_refused(tmp_path):
     _graded_creating_nothing(tmp_path, _open_each([(p, "a") for p in sources] + [(target, "w")]), target)
 
 
+
+def _nothing_broke(tmp_path, attack: str) -> None:
+    """Grade a submission whose quiz answer turns wrong where `attack` worked (`broke = True`): no score may change."""
+    _, scores = grade(submit(tmp_path, _flag_if(attack)))
+    expect(scores, {})
+
 @namespaces
 def test_writing_etc_is_refused(tmp_path):
     target = f"/etc/fxcourse-probe-{os.getpid()}"
@@ -402,8 +408,7 @@ def test_writing_kernel_settings_under_proc_sys_is_refused(tmp_path):
               "             '/proc/sys/kernel/hostname', '/proc/sysrq-trigger']:\n"
               "    try:\n        with open(path, 'r+') as f:\n            f.write(f.read())\n        broke = True\n"
               "    except OSError:\n        pass\n")
-    _, scores = grade(submit(tmp_path, _flag_if(attack)))
-    expect(scores, {})
+    _nothing_broke(tmp_path, attack)
 
 
 @namespaces
@@ -411,8 +416,7 @@ def test_the_worker_runs_as_an_unprivileged_uid_of_its_own(tmp_path):
     attack = ("import os\nbroke = os.getuid() == 0 or os.geteuid() == 0 or os.getgroups() != []\n"
               "caps = [l for l in open('/proc/self/status') if l.startswith(('CapEff', 'CapPrm'))]\n"
               "broke = broke or any(int(l.split()[1], 16) for l in caps)\n")
-    _, scores = grade(submit(tmp_path, _flag_if(attack)))
-    expect(scores, {})
+    _nothing_broke(tmp_path, attack)
 
 
 @namespaces
@@ -422,8 +426,7 @@ def test_proc_shows_only_the_workers_own_processes(tmp_path):
               "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read()\n    except OSError:\n        continue\n"
               "    if b'pytest' in cmd or (b'autograder.grader.worker' in cmd and int(pid) != os.getpid()) or int(pid) > 50:\n"
               "        broke = True\n")
-    _, scores = grade(submit(tmp_path, _flag_if(attack)))
-    expect(scores, {})
+    _nothing_broke(tmp_path, attack)
 
 
 @namespaces
@@ -462,8 +465,7 @@ def test_writing_its_own_pids_max_is_refused(tmp_path):
               "        for name in ('pids.max', 'cgroup.procs'):\n"
               "            try:\n                open(os.path.join(root + path, name), 'w').write('max')\n"
               "                broke = True\n            except OSError:\n                pass\n")
-    _, scores = grade(submit(tmp_path, _flag_if(attack)))
-    expect(scores, {})
+    _nothing_broke(tmp_path, attack)
 
 
 @namespaces
@@ -474,8 +476,7 @@ def test_filling_scratch_stops_at_its_total_cap_and_scratch_is_removed(tmp_path)
               "                f.write(block)\n                written += len(block)\nexcept OSError:\n    pass\n"
               "broke = written > 300 * 2**20\nfor i in range(1024):\n    try:\n        os.unlink(f'fill-{i}')\n"
               "    except OSError:\n        pass\n")
-    _, scores = grade(submit(tmp_path, _flag_if(attack)))
-    expect(scores, {})
+    _nothing_broke(tmp_path, attack)
     mine = f"fxcourse-worker-{os.getpid()}-"
     assert mine not in open("/proc/self/mountinfo").read()   # unmounted...
     assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith(mine)]  # ...and removed
