@@ -84,6 +84,7 @@ def test_numbers_are_sane_not_fast(smoke):
         for r in secs["pt2e"]["data"]["results"]:
             assert r["qdq"][0] > 0 and r["qdq"][1] >= r["qdq"][0] and all(0 <= a <= 1 for a in r["accuracy"].values())
             assert r["bytes"]["pt2e_lean"] < r["bytes"]["pt2e"]  # the unread float weights are gone
+        check_pt2e_compile_rows(secs["pt2e"])
     if "grading" in secs:
         d = secs["grading"]["data"]
         assert d["throughput"]["sequential"]["students"] == 1 and "parallel" not in d["throughput"]
@@ -109,6 +110,52 @@ def test_markdown_report_has_a_table_per_section(smoke):
     for i, sec in enumerate(result["sections"], 1):
         assert f"## {i}. {sec['title']}" in text
     assert "](plots/" in text
+
+
+def check_pt2e_compile_rows(sec: dict) -> None:
+    """The inductor table has a row per model, each marked skipped in --smoke; the backend table has its three."""
+    titles = [t["title"] for t in sec["tables"]]
+    lowered = sec["tables"][[i for i, t in enumerate(titles) if t.startswith("lowered by torch.compile")][0]]
+    assert [row[0] for row in lowered["rows"]] == [r["model"] for r in sec["data"]["results"]]
+    assert all(row[1].startswith("skipped in smoke run") for row in lowered["rows"]), lowered["rows"]
+    assert all(r["inductor"]["skipped"].startswith("skipped in smoke run") for r in sec["data"]["results"])
+    assert any(n.startswith("Inductor rows: skipped in smoke run") for n in sec["notes"])
+    backends = sec["tables"][[i for i, t in enumerate(titles) if t.startswith("what a backend costs")][0]]
+    assert [row[0] for row in backends["rows"]] == ["no compile", 'torch.compile(backend="eager")',
+                                                    "torch.compile(backend=our gm.forward)"]
+    b = sec["data"]["backends"]
+    assert b["outputs_equal"] and b["graph_nodes"] and all(v > 0 for v in b["first_call_s"].values())
+    assert b["first_call_vs_eager"]["no compile"] == 1 and all(v > 0 for v in b["per_call_vs_eager"].values())
+
+
+def test_pt2e_alone_reports_compile_rows(tmp_path):
+    """`--only pt2e --smoke`: the inductor rows are there and marked skipped, the backend rows are measured."""
+    if not (ROOT / "solutions" / "ex11_pt2e" / "ex11_pt2e.ipynb").is_file():
+        pytest.skip("solutions/ex11_pt2e not present")
+    r = subprocess.run([sys.executable, "-m", "benchmarks", "--smoke", "--only", "pt2e", "--out",
+                        str(tmp_path / "B.md"), "--json", str(tmp_path / "r.json")], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    (sec,) = json.loads((tmp_path / "r.json").read_text())["sections"]
+    assert sec["status"] == "ok", sec["reason"]
+    check_pt2e_compile_rows(sec)
+    text = (tmp_path / "B.md").read_text()
+    assert "skipped in smoke run" in text and "torch.compile(backend=our gm.forward)" in text
+
+
+def test_pt2e_without_a_compiler_skips_inductor_and_break_even_can_be_never(monkeypatch):
+    from benchmarks import pt2e
+
+    monkeypatch.setattr(pt2e.shutil, "which", lambda name: None)
+    assert pt2e.cxx_compiler() is None
+    reason = pt2e.inductor_skip_reason(False, pt2e.cxx_compiler())
+    assert reason.startswith("skipped: no C++ compiler found") and "g++" in reason
+    assert pt2e.inductor_skip_reason(True, "g++").startswith("skipped in smoke run")
+    assert pt2e.inductor_skip_reason(False, "g++") == ""
+    monkeypatch.setattr(pt2e.shutil, "which", lambda name: f"/usr/bin/{name}" if name == "c++" else None)
+    assert pt2e.cxx_compiler() == "c++"
+    assert pt2e.break_even(10.0, 2e-3, 1e-3) == (10_000.0, "10,000")
+    assert pt2e.break_even(10.0, 1e-3, 1e-3)[0] is None and pt2e.break_even(10.0, 1e-3, 2e-3)[1].startswith("never")
 
 
 def test_unknown_section_is_a_usage_error():
