@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -295,6 +296,42 @@ def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_
     assert "KilledWorker" in why and "2 times" in why, why  # allowed-failures 1: two tries, then given up
     got = grades(root)
     assert got == {"a_correct": reference["correct"], "c_wrong": reference["wrong"]}
+
+
+def dying_twice_task(assignment, sources, files, student):
+    """Grades like grade_task, except that a `bystander`'s first two tries die with their worker, as a task
+    queued on a worker that another submission kills does: the scheduler gives it up (KilledWorker)."""
+    if "bystander" in student:
+        tries = Path(tempfile.gettempdir()) / f"fxcourse-tries-{student}"  # a restarted worker keeps no state
+        count = int(tries.read_text()) if tries.exists() else 0
+        tries.write_text(str(count + 1))
+        if count < 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return grade_task(assignment, sources, files, student)
+
+
+def test_a_submission_given_up_only_for_others_faults_is_graded_again_alone(dask, reference, tmp_path):
+    from autograder.grader.cluster import collect_submissions, grade_on_cluster
+    from autograder.grader.grade_progress import GradeProgress
+    from autograder.grader.gradebook import Gradebook
+
+    bystander = f"b_bystander_{os.urandom(4).hex()}"
+    tries = Path(tempfile.gettempdir()) / f"fxcourse-tries-{bystander}"
+    root = new_course(tmp_path, ["a_correct"])
+    hand_in(root, bystander, "correct")
+    dask.wait_for_workers(2)
+    try:
+        with dask.client() as client, Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+            sources = {A: (root / "solutions" / A / NOTEBOOK).read_bytes()}
+            subs = collect_submissions(root_course(root), A, ["a_correct", bystander], [A], sources)
+            progress = GradeProgress(2, live=False)
+            written = grade_on_cluster(root_course(root), A, subs, sources, client, gb, progress,
+                                       task=dying_twice_task)
+        assert written == 2 and progress.not_graded == set(), progress.reasons
+        assert tries.read_text() == "3"  # given up after two tries, then graded once more alone
+    finally:
+        tries.unlink(missing_ok=True)
+    assert grades(root) == {"a_correct": reference["correct"], bystander: reference["correct"]}
 
 
 def root_course(root: Path):

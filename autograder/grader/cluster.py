@@ -16,9 +16,10 @@ starts N local worker processes for the run. Who does what:
   still has one result, so it is written once; a rerun skips what the ledger shows graded from the same
   bytes, so a stopped run finishes with only what is left.
 
-Faults: a worker that dies mid-task has its task run again elsewhere by the scheduler; a submission whose
-grading stops workers again and again is given up by the scheduler after `distributed.scheduler.allowed-failures`
-tries (KilledWorker) and reported "not graded"; a lost scheduler stops the run with a message; Ctrl-C cancels
+Faults: a worker that dies mid-task has its task run again elsewhere by the scheduler; a task the scheduler
+gives up after `distributed.scheduler.allowed-failures` tries (KilledWorker: it may only have waited on a worker
+another submission killed) is graded once more, alone, after the others, and reported "not graded" only when it
+stops a worker then too; a lost scheduler stops the run with a message; Ctrl-C cancels
 what is left (every written submission is whole).
 """
 from __future__ import annotations
@@ -236,6 +237,9 @@ def grade_on_cluster(course: Course, assignment: str, subs: list[Submission], so
                      gradebook: Gradebook, progress: GradeProgress, *, task: Callable = grade_task) -> int:
     """Send one task per submission, write each result as it comes; returns how many were written.
 
+    A task the scheduler gives up (KilledWorker) may only have waited on a worker that another submission
+    killed: each such submission is graded once more, alone on the cluster, after the others, and reported
+    NOT GRADED only when it stops a worker then too. So a submission that kills workers costs no one else a grade.
     Raises ClusterError when the scheduler is lost (what was written stays; a rerun grades the rest)."""
     from distributed import as_completed
 
@@ -244,38 +248,58 @@ def grade_on_cluster(course: Course, assignment: str, subs: list[Submission], so
             lambda dask_scheduler: dask_scheduler.allowed_failures)
     except Exception:
         allowed = None
-    started: dict[Any, tuple[Submission, float]] = {}
-    for sub in subs:
-        fut = client.submit(task, assignment, sources, sub.files, sub.student, pure=False,
-                            key=f"grade-{assignment}-{sub.student}-{sub.digest[:12]}-{os.urandom(4).hex()}")
-        started[fut] = (sub, time.monotonic())
+
+    def submit(sub: Submission):
+        return client.submit(task, assignment, sources, sub.files, sub.student, pure=False,
+                             key=f"grade-{assignment}-{sub.student}-{sub.digest[:12]}-{os.urandom(4).hex()}")
+
+    def finish(fut, sub: Submission, t0: float, alone: bool) -> bool:
+        """Report and write one finished task; False when it must be graded again alone."""
+        nonlocal written
+        if fut.status == "error":
+            exc = fut.exception()
+            if type(exc).__name__ == "KilledWorker" and not alone:
+                return False
+            why = _why_failed(exc, allowed)
+            progress.report(sub.student, False, time.monotonic() - t0,
+                            why.replace("(KilledWorker:", "(also when graded alone; KilledWorker:") if alone else why)
+            return True
+        if fut.status != "finished":  # cancelled: the scheduler went away (or forgot the task)
+            raise ClusterError(_lost(client, written, len(subs)))
+        try:
+            result = json.loads(fut.result())
+        except Exception as exc:
+            progress.report(sub.student, False, time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
+            return True
+        if not result.get("ok"):
+            progress.report(sub.student, False, result.get("seconds", 0.0), result.get("error", "?"))
+            return True
+        try:
+            _save_autograded(course, assignment, sub, result["notebooks"])
+            gradebook.write(assignment, sub.student, result["notebooks"], sub.digest, sub.timestamp)
+        except (OSError, GradebookError, ValueError) as exc:  # nothing of it was written: say so, go on
+            progress.report(sub.student, False, result.get("seconds", 0.0), f"{type(exc).__name__}: {exc}")
+            return True
+        written += 1
+        progress.report(sub.student, True, result.get("seconds", 0.0))
+        return True
+
     written = 0
+    started: dict[Any, tuple[Submission, float]] = {submit(sub): (sub, time.monotonic()) for sub in subs}
     pending = set(started)
+    again: list[Submission] = []
     try:
         for fut in as_completed(list(started)):
             pending.discard(fut)
             sub, t0 = started[fut]
-            if fut.status == "finished":
-                try:
-                    result = json.loads(fut.result())
-                except Exception as exc:
-                    progress.report(sub.student, False, time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
-                    continue
-                if not result.get("ok"):
-                    progress.report(sub.student, False, result.get("seconds", 0.0), result.get("error", "?"))
-                    continue
-                try:
-                    _save_autograded(course, assignment, sub, result["notebooks"])
-                    gradebook.write(assignment, sub.student, result["notebooks"], sub.digest, sub.timestamp)
-                except (OSError, GradebookError, ValueError) as exc:  # nothing of it was written: say so, go on
-                    progress.report(sub.student, False, result.get("seconds", 0.0), f"{type(exc).__name__}: {exc}")
-                    continue
-                written += 1
-                progress.report(sub.student, True, result.get("seconds", 0.0))
-            elif fut.status == "error":
-                progress.report(sub.student, False, time.monotonic() - t0, _why_failed(fut.exception(), allowed))
-            else:  # cancelled: the scheduler went away (or forgot the task)
-                raise ClusterError(_lost(client, written, len(subs)))
+            if not finish(fut, sub, t0, alone=False):
+                again.append(sub)
+        for sub in again:  # one at a time: nothing else is on the cluster to be hurt
+            fut, t0 = submit(sub), time.monotonic()
+            pending.add(fut)
+            for done in as_completed([fut]):
+                pending.discard(done)
+                finish(done, sub, t0, alone=True)
     finally:
         for fut in pending:
             fut.cancel()
