@@ -19,7 +19,7 @@ from autograder.checks.framework import CheckFailed
 __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
     "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
-    "max_difference", "first_far_tensor", "TRAINING_LOOP_HINTS", "expect_trained", "lint_error", "expect_lint",
+    "max_difference", "first_far_tensor", "TRAINING_LOOP_HINTS", "training_loop", "expect_trained", "lint_error", "expect_lint",
     "expect_fresh", "stale_code",
     "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
@@ -183,6 +183,46 @@ def expect_trained(params: dict, initial: dict, steps: int) -> None:
         raise CheckFailed(f"the parameters of the prepared model did not change after {steps} steps",
                           "train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); "
                           "each step zero_grad, loss.backward(), optimizer.step()")
+
+
+def training_loop(prepared: torch.nn.Module, batches: list, steps: int, lr: float, variant: str = "", *,
+                  set_train: bool = True) -> torch.nn.Module:
+    """The reference of a graded training loop: `steps` SGD steps on the cross-entropy, step i on
+    batches[i % len(batches)]. `variant` names a wrong version (a key of TRAINING_LOOP_HINTS or of an exercise's
+    own hints), used only to recognise a learner's mistake. `set_train`: switch to train mode first (an exported
+    PT2E model has no train mode to switch to)."""
+    if set_train and variant != "eval":
+        prepared.train()
+    params = list(prepared.parameters())
+    if variant == "adam":
+        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=lr)
+    else:
+        opt = torch.optim.SGD(params, lr={"lr_0.01": 0.01, "lr_0.001": 0.001}.get(variant, lr),
+                              momentum=0.9 if variant == "momentum" else 0.0, maximize=variant == "ascent")
+    n = {"plus_one": steps + 1, "minus_one": max(steps - 1, 0), "no_cycle": min(steps, len(batches)),
+         "one_epoch": len(batches)}.get(variant, steps)
+    for i in range(n):
+        x, y = batches[i % len(batches)]
+        if variant != "no_zero_grad":
+            opt.zero_grad()
+        out = prepared(x)
+        if variant == "sum":
+            loss = torch.nn.functional.cross_entropy(out, y, reduction="sum")
+        elif variant == "mse":
+            loss = torch.nn.functional.mse_loss(out, torch.nn.functional.one_hot(y, out.shape[-1]).float())
+        else:
+            loss = torch.nn.functional.cross_entropy(out, y)
+        if variant == "extra_forward_before":
+            with torch.no_grad():
+                prepared(x)
+        loss.backward()
+        opt.step()
+        if variant == "extra_forward_after":
+            with torch.no_grad():
+                prepared(x)
+    if variant == "eval_after":
+        prepared.eval()
+    return prepared
 
 
 _CYCLE_HINT = ("do exactly `steps` optimizer steps, cycling through batches: step i uses "

@@ -12,7 +12,8 @@ import torch.nn.functional as F
 from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observer
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import TRAINING_LOOP_HINTS, expect, expect_trained, first_far_tensor, max_difference
+from autograder.checks.evidence import (TRAINING_LOOP_HINTS, expect, expect_trained, first_far_tensor, max_difference,
+                                        training_loop)
 from autograder.checks.ex07_qat.cases import _count_reference, _silent
 from autograder.checks.ex07_qat.evidence import _int8_reference, _prep_reference
 
@@ -179,42 +180,6 @@ def _count_judge(case: Case, got: int) -> None:
     raise CheckFailed(f"counted {got} fake-quantize nodes, expected {expected}", hint)
 
 
-def _train(prepared: nn.Module, batches: list, steps: int, lr: float, variant: str = "") -> nn.Module:
-    """The reference loop; `variant` names a wrong version, used only to recognise a learner's mistake."""
-    if variant != "eval":
-        prepared.train()
-    params = list(prepared.parameters())
-    if variant == "adam":
-        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=lr)
-    else:
-        opt = torch.optim.SGD(params, lr={"lr_0.01": 0.01, "lr_0.001": 0.001}.get(variant, lr),
-                              momentum=0.9 if variant == "momentum" else 0.0, maximize=variant == "ascent")
-    n = {"plus_one": steps + 1, "minus_one": max(steps - 1, 0), "no_cycle": min(steps, len(batches)),
-         "one_epoch": len(batches)}.get(variant, steps)
-    for i in range(n):
-        x, y = batches[i % len(batches)]
-        if variant != "no_zero_grad":
-            opt.zero_grad()
-        out = prepared(x)
-        if variant == "sum":
-            loss = F.cross_entropy(out, y, reduction="sum")
-        elif variant == "mse":
-            loss = F.mse_loss(out, F.one_hot(y, out.shape[-1]).float())
-        else:
-            loss = F.cross_entropy(out, y)
-        if variant == "extra_forward_before":
-            with torch.no_grad():
-                prepared(x)
-        loss.backward()
-        opt.step()
-        if variant == "extra_forward_after":
-            with torch.no_grad():
-                prepared(x)
-    if variant == "eval_after":
-        prepared.eval()
-    return prepared
-
-
 # Wrong versions of the loop, most common first; the judge names the first one the learner's result matches.
 VARIANT_HINTS = {
     **TRAINING_LOOP_HINTS,
@@ -242,7 +207,7 @@ def _loss(model: nn.Module, batches: list) -> float:
 def _ft_reference(case: Case) -> dict:
     prepared, batches, steps, lr = case.make()
     initial = _state(prepared)
-    _train(prepared, batches, steps, lr)
+    training_loop(prepared, batches, steps, lr)
     return {"initial": initial, "final": _state(prepared)}
 
 
@@ -250,14 +215,14 @@ def _ft_losses(case: Case) -> tuple[float, float]:
     """Mean cross-entropy on the batches before and after the reference run (observers frozen)."""
     prepared, batches, steps, lr = case.make()
     before = _loss(prepared, batches)
-    return before, _loss(_train(prepared, batches, steps, lr), batches)
+    return before, _loss(training_loop(prepared, batches, steps, lr), batches)
 
 
 def _variant_params(case: Case, variant: str) -> dict | None:
     def build(case):
         prepared, batches, steps, lr = case.make()
         try:
-            return _state(_train(prepared, batches, steps, lr, variant))["params"]
+            return _state(training_loop(prepared, batches, steps, lr, variant))["params"]
         except Exception:
             return None
     return _reference(f"qat_finetune {variant}", case, build)

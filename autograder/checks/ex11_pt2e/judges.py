@@ -4,12 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (
-    TRAINING_LOOP_HINTS, expect_trained, first_far_tensor, max_difference as _max_diff,
+    TRAINING_LOOP_HINTS, expect_trained, first_far_tensor, max_difference as _max_diff, training_loop,
 )
 from autograder.checks.ex11_pt2e.models import (
     FakeQuantizeBase, FusedMovingAvgObsFakeQuantize, ObserverBase, convert_pt2e, move_exported_model_to_eval,
@@ -144,34 +142,10 @@ def _count_judge(case: Case, got: int) -> None:
     raise CheckFailed(f"counted {got} fake-quantize nodes, expected {expected}", hint)
 
 
-def _train(prepared: nn.Module, batches: list, steps: int, lr: float, variant: str = "") -> nn.Module:
-    """The reference loop; `variant` names a wrong version, used only to recognise a learner's mistake."""
-    params = list(prepared.parameters())
-    if variant == "adam":
-        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=lr)
-    else:
-        opt = torch.optim.SGD(params, lr={"lr_0.01": 0.01, "lr_0.001": 0.001}.get(variant, lr),
-                              momentum=0.9 if variant == "momentum" else 0.0)
-    n = {"plus_one": steps + 1, "minus_one": max(steps - 1, 0), "no_cycle": min(steps, len(batches)),
-         "one_epoch": len(batches)}.get(variant, steps)
-    for i in range(n):
-        x, y = batches[i % len(batches)]
-        if variant != "no_zero_grad":
-            opt.zero_grad()
-        out = prepared(x)
-        loss = F.cross_entropy(out, y, reduction="sum" if variant == "sum" else "mean")
-        loss.backward()
-        opt.step()
-        if variant == "extra_forward":
-            with torch.no_grad():
-                prepared(x)
-    return prepared
-
-
 # Wrong versions of the loop, most common first; the judge names the first one the learner's result matches.
 VARIANT_HINTS = {
     **TRAINING_LOOP_HINTS,
-    "extra_forward": "run exactly one forward pass per step: every forward pass of a prepared model moves its "
+    "extra_forward_after": "run exactly one forward pass per step: every forward pass of a prepared model moves its "
                      "fake-quant statistics, even under torch.no_grad()",
 }
 
@@ -179,7 +153,7 @@ VARIANT_HINTS = {
 def _ft_reference(case: Case) -> dict:
     prepared, batches, steps, lr = case.make()
     initial = _state(prepared)
-    _train(prepared, batches, steps, lr)
+    training_loop(prepared, batches, steps, lr, set_train=False)
     return {"initial": initial, "final": _state(prepared)}
 
 
@@ -187,7 +161,7 @@ def _variant(case: Case, variant: str) -> dict | None:
     def build(case):
         prepared, batches, steps, lr = case.make()
         try:
-            return _state(_train(prepared, batches, steps, lr, variant))
+            return _state(training_loop(prepared, batches, steps, lr, variant, set_train=False))
         except Exception:
             return None
     return _reference(f"pt2e_finetune {variant}", case, build)
@@ -213,7 +187,7 @@ def _ft_judge(case: Case, ev: dict) -> None:
     mismatch = first_far_tensor(ev["buffers"], ref["final"]["buffers"])
     if mismatch is not None:
         raise CheckFailed(f"the parameters match but the fake-quant statistics do not: {mismatch}",
-                          VARIANT_HINTS["extra_forward"])
+                          VARIANT_HINTS["extra_forward_after"])
 
 
 def _qdq_reference(case: Case) -> dict:
