@@ -6,7 +6,9 @@ after (types, nesting depth, item counts, tensor elements), always in the judge'
 """
 from __future__ import annotations
 
+import contextlib
 import io
+import warnings
 import zipfile
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -19,7 +21,7 @@ from autograder.checks.framework import CheckFailed
 __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
     "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
-    "max_difference", "first_far_tensor", "TRAINING_LOOP_HINTS", "training_loop", "expect_trained", "lint_error", "expect_lint",
+    "max_difference", "first_far_tensor", "TRAINING_LOOP_HINTS", "training_loop", "quiet_one_thread", "cached_reference", "expect_trained", "lint_error", "expect_lint",
     "expect_fresh", "stale_code",
     "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
@@ -183,6 +185,29 @@ def expect_trained(params: dict, initial: dict, steps: int) -> None:
         raise CheckFailed(f"the parameters of the prepared model did not change after {steps} steps",
                           "train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); "
                           "each step zero_grad, loss.backward(), optimizer.step()")
+
+
+@contextlib.contextmanager
+def quiet_one_thread():
+    """Quiet and quick references: no warnings (torch.ao.quantization and torchao warn on every call), and one
+    thread (on a busy machine tiny fake-quant ops run about ten times faster on one thread than on several)."""
+    threads = torch.get_num_threads()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+
+
+def cached_reference(cache: dict, function: str, case: Any, build: Callable[[Any], Any]) -> Any:
+    """The reference of a case, built once per process (deterministic, seeded) into `cache`, quietly."""
+    key = (function, case.label)
+    if key not in cache:
+        with quiet_one_thread():
+            cache[key] = build(case)
+    return cache[key]
 
 
 def training_loop(prepared: torch.nn.Module, batches: list, steps: int, lr: float, variant: str = "", *,

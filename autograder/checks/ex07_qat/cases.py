@@ -1,9 +1,7 @@
 """The cases of ex07_qat: the seeded inputs each graded function is called on, and their references."""
 from __future__ import annotations
 
-import contextlib
 import copy
-import warnings
 from typing import Any, Callable
 
 import torch
@@ -16,6 +14,7 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx, prepare_qa
 
 from fxplayground import ConvBNNet, DropoutNet, Net, QATNet
 
+from autograder.checks.evidence import quiet_one_thread
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import RandomMLP, random_mlp, seeded_randn
 from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade, BufferNet, SigmoidHead, TiedNet
@@ -23,18 +22,7 @@ from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade, B
 
 # ------------------------------------------------------------------------------------------ helpers
 
-@contextlib.contextmanager
-def _silent():
-    """Quiet and quick references: torch.ao.quantization warns on every call in torch 2.13, and on a busy
-    machine tiny fake-quant ops run about ten times faster on one thread than on several."""
-    threads = torch.get_num_threads()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(threads)
+_silent = quiet_one_thread  # the exercise's references and checks, quiet on one thread
 
 
 _PROTOTYPES: dict[str, Any] = {}

@@ -12,9 +12,9 @@ import torch.nn.functional as F
 from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observer
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import (TRAINING_LOOP_HINTS, expect, expect_trained, first_far_tensor, max_difference,
-                                        training_loop)
-from autograder.checks.ex07_qat.cases import _count_reference, _silent
+from autograder.checks.evidence import (TRAINING_LOOP_HINTS, cached_reference, expect, expect_trained,
+                                        first_far_tensor, max_difference, training_loop)
+from autograder.checks.ex07_qat.cases import _count_reference
 from autograder.checks.ex07_qat.evidence import _int8_reference, _prep_reference
 
 
@@ -30,11 +30,7 @@ _CACHE: dict[tuple[str, str], Any] = {}
 
 def _reference(function: str, case: Case, build: Callable[[Case], Any]) -> Any:
     """The reference evidence of a case, computed once per process (deterministic, seeded)."""
-    key = (function, case.label)
-    if key not in _CACHE:
-        with _silent():
-            _CACHE[key] = build(case)
-    return _CACHE[key]
+    return cached_reference(_CACHE, function, case, build)
 
 
 def _skeleton(graph: list[dict]) -> list[tuple]:

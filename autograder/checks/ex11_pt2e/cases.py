@@ -1,9 +1,7 @@
 """The cases of ex11_pt2e: the prepared models each graded function is called on, built once per process."""
 from __future__ import annotations
 
-import contextlib
 import copy
-import warnings
 from typing import Any, Callable
 
 import torch
@@ -11,6 +9,7 @@ import torch.fx as fx
 import torch.nn as nn
 
 from fxplayground import Net
+from autograder.checks.evidence import cached_reference, quiet_one_thread
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp
 from autograder.checks.ex11_pt2e.models import (
@@ -19,17 +18,7 @@ from autograder.checks.ex11_pt2e.models import (
 )
 
 
-@contextlib.contextmanager
-def _silent():
-    """Quiet references on one thread (tiny ops run faster on one thread of a busy machine)."""
-    threads = torch.get_num_threads()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(threads)
+_silent = quiet_one_thread  # the exercise's references and checks, quiet on one thread
 
 
 _CACHE: dict[tuple[str, str], Any] = {}
@@ -54,11 +43,7 @@ def _fresh(key: str, build: Callable[[], Any]) -> Any:
 
 def _reference(function: str, case: Case, build: Callable[[Case], Any]) -> Any:
     """The reference of a case, computed once per process (deterministic, seeded)."""
-    key = (function, case.label)
-    if key not in _CACHE:
-        with _silent():
-            _CACHE[key] = build(case)
-    return _CACHE[key]
+    return cached_reference(_CACHE, function, case, build)
 
 
 def _quantizer(**config: Any) -> X86InductorQuantizer:
