@@ -61,3 +61,28 @@ def test_all_mutants_killed_with_their_hint_and_all_alternatives_pass(assignment
     outcomes = evaluate(assignment, ROOT / "solutions")
     failures = [f"{o.kind} {o.function} ({o.why}): {o.detail[:300]}" for o in outcomes if not o.ok]
     assert not failures, "\n".join(failures)
+
+
+def test_a_mutant_shown_a_hint_it_must_not_see_is_not_killed():
+    """`not_hints`: a wrong answer that does right what a hint says must not be shown that hint."""
+    from dataclasses import replace
+
+    from autograder.grader.notebook import read_notebook
+    from autograder.grader.validate import judge_mutant
+
+    nb = read_notebook(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb")
+    mutant = next(m for m in load("ex01_tracing")[0] if m.function == "count_nodes")
+    assert judge_mutant("ex01_tracing", nb, mutant).ok
+    shown = judge_mutant("ex01_tracing", nb, replace(mutant, hint="\u0000never shown")).detail
+    said = shown.split(": ", 1)[1]                       # the failure text the learner saw
+    piece = next(w for w in said.split() if len(w) > 4 and w.lower() not in mutant.hint.lower())
+    blamed = judge_mutant("ex01_tracing", nb, replace(mutant, not_hints=(piece,)))
+    assert not blamed.ok and "blames what it does right" in blamed.detail and piece in blamed.detail
+    assert judge_mutant("ex01_tracing", nb, replace(mutant, not_hints=("no such text anywhere",))).ok
+
+
+def test_not_hints_must_be_a_tuple_apart_from_the_mutant_s_own_hint():
+    with pytest.raises(TypeError, match="tuple of hint texts"):
+        Mutant("count_nodes", "x", hint="count only", edits=(("a", "b"),), not_hints="follow every input")
+    with pytest.raises(MutantError, match="overlap its own hint"):
+        Mutant("count_nodes", "x", hint="count only nodes", edits=(("a", "b"),), not_hints=("count only",))

@@ -60,6 +60,11 @@ def judge_mutant(assignment: str, nb, mutant: Mutant) -> Outcome:
     if mutant.hint.lower() not in text.lower():
         return Outcome(mutant.function, mutant.why, "mutant", False,
                        f"failed, but without the hint {mutant.hint!r}: {text}")
+    undeserved = [h for h in mutant.not_hints if h.lower() in text.lower()]
+    if undeserved:
+        return Outcome(mutant.function, mutant.why, "mutant", False,
+                       f"failed with its hint, but also with {undeserved[0]!r}, which blames what it does right: "
+                       f"{text}")
     wrong = misdiagnosis(assignment, mutant.function, text)
     if wrong:
         return Outcome(mutant.function, mutant.why, "mutant", False,

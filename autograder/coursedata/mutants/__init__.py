@@ -45,6 +45,9 @@ class Mutant:
     `edits` are `(solution text, wrong text)` pairs applied in order to the solution's answer cell (marker lines
     removed); each solution text must occur there exactly once, so a change to the solution that orphans a
     mutant fails loudly. An answer unlike the solution replaces its whole body in one edit.
+
+    `not_hints` are hints this answer must not be shown: a wrong answer that already does right what a hint says
+    (a near miss of that hint's mistake) proves that the hint fires only on its own evidence.
     """
 
     function: str
@@ -52,6 +55,16 @@ class Mutant:
     _: KW_ONLY
     hint: str
     edits: tuple[tuple[str, str], ...]
+    not_hints: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.not_hints, str):
+            raise TypeError(f"mutant {self.function!r} ({self.why}): not_hints is a tuple of hint texts, "
+                            f"got the string {self.not_hints!r} (write ({self.not_hints!r},))")
+        clash = [h for h in self.not_hints if h.lower() in self.hint.lower() or self.hint.lower() in h.lower()]
+        if clash:
+            raise MutantError(f"mutant {self.function!r} ({self.why}): not_hints {clash!r} overlap its own hint "
+                              f"{self.hint!r}")
 
     def cell(self, solution: str) -> str:
         """The wrong answer cell: the solution's answer cell with the edits applied."""
