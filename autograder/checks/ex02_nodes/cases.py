@@ -55,6 +55,36 @@ def _interleaved() -> fx.GraphModule:
     return fx.GraphModule(nn.Module(), g)
 
 
+def _args0_neither() -> fx.GraphModule:
+    """args[0] of the joining add is a middle branch: walking args[0] is neither the longest nor the shortest way."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = x
+    for fn in (torch.relu, torch.tanh, torch.sigmoid):
+        a = g.call_function(fn, (a,))
+    b = x
+    for fn in (torch.neg, torch.exp, torch.abs, torch.sin, torch.cos):
+        b = g.call_function(fn, (b,))
+    joined = g.call_function(torch.add, (a, b))
+    g.output(g.call_function(torch.add, (joined, g.call_function(torch.square, (x,)))))
+    return fx.GraphModule(nn.Module(), g)
+
+
+def _long_keyword_branch() -> fx.GraphModule:
+    """The longest branch reaches the last add as a keyword argument (other=...); its positional input is short."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = x
+    for fn in (torch.relu, torch.tanh, torch.sigmoid):
+        a = g.call_function(fn, (a,))
+    m = g.call_function(torch.add, (x, a))
+    b = x
+    for fn in (torch.neg, torch.exp, torch.abs, torch.sin, torch.cos, torch.atan, torch.erf):
+        b = g.call_function(fn, (b,))
+    g.output(g.call_function(torch.add, (m,), {"other": b}))
+    return fx.GraphModule(nn.Module(), g)
+
+
 def _renamed_modules() -> fx.GraphModule:
     """call_module nodes whose names have nothing to do with their targets."""
     root = nn.Module()
@@ -154,7 +184,11 @@ def _depth_cases(hidden: bool) -> list[Case]:
         return [Case("TinyNet", _traced(TinyNet)), Case("Net", _traced(Net))]
     return [
         Case("a skip connection (ThreeReluNet, unseen)", _traced(ThreeReluNet)),
+        Case("args[0] leads neither the longest nor the shortest way (hand-made graph)",
+             _graph_only(_args0_neither)),
         Case("the short branch is args[0] of the last add (unseen)", _traced(ShallowFirst)),
+        Case("the longest branch is a keyword argument (other=) of the last add (hand-made graph)",
+             _graph_only(_long_keyword_branch)),
         Case("a long chain starting at a parameter (get_attr) (unseen)", _traced(ParamChain)),
         Case("a long chain starting at torch.ones, no input (hand-made graph)", _graph_only(_constant_source)),
         Case("two inputs, the second one deeper (unseen)", _traced(SecondInputDeeper)),

@@ -1,6 +1,9 @@
 """What the checks of ex02_nodes record of a learner's result, as plain data (runs where learner code runs)."""
 from __future__ import annotations
 
+import io
+import sys
+
 from autograder.checks.framework import CheckFailed
 
 
@@ -35,10 +38,20 @@ def _called_evidence(result, args):
     return out
 
 
+def _printed() -> bool:
+    """Did the learner's function print anything? (Checks capture its output in a StringIO while they run.)"""
+    return isinstance(sys.stdout, io.StringIO) and bool(sys.stdout.getvalue().strip())
+
+
 def _cons_evidence(result, args):
     if not isinstance(result, (list, tuple)):
-        raise CheckFailed(f"returned {type(result).__name__}, expected a list of node names",
-                          "return the value instead of printing it" if result is None else
+        gm, name = args[0], args[1]
+        unknown = result is None and name not in {n.name for n in gm.graph.nodes}
+        raise CheckFailed(f"returned {type(result).__name__}, expected a list of node names"
+                          + (f" (for {name!r}, which no node is named, a KeyError)" if unknown else ""),
+                          f"raise KeyError naming {name!r} when no node has that name, instead of returning None"
+                          if unknown else "return the value instead of printing it" if result is None and _printed()
+                          else "end with `return` and the list: the function returned None" if result is None else
                           "return a list of names such as ['relu', 'add']")
     out = []
     for i, item in enumerate(result):

@@ -12,6 +12,17 @@ from autograder.checks.evidence import expect, qualified
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
 
+def sole_hint(got, expected, mistakes) -> str | None:
+    """The hint of the one known mistake whose result is `got`, or None.
+
+    `mistakes` are (what that mistake returns on this case, its hint). A hint is confirmed only when the answer
+    returns exactly what its mistake predicts, that is not the right result, and no mistake with another hint
+    predicts it too: a value two mistakes share diagnoses neither.
+    """
+    hints = {h for value, h in mistakes if value is not None and value != expected and got == value}
+    return hints.pop() if len(hints) == 1 else None
+
+
 def _hist_judge(case, got):
     gm, = case.make()
     expected = dict(collections.Counter(n.op for n in gm.graph.nodes))
@@ -19,8 +30,12 @@ def _hist_judge(case, got):
         return
     strangers = sorted(k for k in got if k not in OPS)
     if strangers:
+        names = {n.name for n in gm.graph.nodes}
+        targets = {str(n.target) for n in gm.graph.nodes} | {qualified(n.target) for n in gm.graph.nodes}
+        what = ("node.name" if strangers[0] in names else "node.target" if strangers[0] in targets else None)
         raise CheckFailed(f"{strangers[0]!r} is not an opcode; the keys must be opcodes such as 'call_module'",
-                          "key the dict by node.op, not by node.name or node.target")
+                          f"key the dict by node.op, not by {what}" if what else
+                          "key the dict by node.op, one of " + ", ".join(OPS))
     zeros = sorted(k for k, v in got.items() if v == 0 and k not in expected)
     if zeros:
         raise CheckFailed(f"{zeros[0]!r} is listed with count 0 but no node has that opcode here",
@@ -28,7 +43,7 @@ def _hist_judge(case, got):
     for op in OPS:
         if op in expected and op not in got:
             hint = ("placeholder and output nodes count too" if op in ("placeholder", "output") else
-                    f"every node counts, {op} nodes too: take node.op from each node instead of a fixed list")
+                    f"every node counts, {op} nodes too: key each node by its own node.op")
             raise CheckFailed(f"opcode {op!r} is missing; the graph has {expected[op]} {op} node(s)", hint)
     for op in OPS:
         if got.get(op) != expected.get(op):
@@ -36,9 +51,11 @@ def _hist_judge(case, got):
             if op == "call_module":
                 n_sub = sum(1 for _ in gm.named_modules()) - 1
                 n_child = sum(1 for _ in gm.children())
-                hint = ("count call_module nodes in gm.graph.nodes: a module called twice is two nodes, and "
-                        "containers such as nn.Sequential are never called"
-                        if got.get(op) in (n_sub, n_child) else None)
+                n_distinct = len({n.target for n in gm.graph.nodes if n.op == op})
+                per_module = ("count call_module nodes in gm.graph.nodes: a module called twice is two nodes, and "
+                              "containers such as nn.Sequential are never called")
+                hint = sole_hint(got.get(op), expected.get(op),
+                                 [(n_sub, per_module), (n_child, per_module), (n_distinct, per_module)])
             raise CheckFailed(f"{op}: counted {got.get(op)}, expected {expected.get(op)}", hint)
 
 
@@ -67,9 +84,13 @@ def _called_judge(case, got):
         hint = "keep graph order: walk gm.graph.nodes and do not sort"
     elif got == [t.rsplit(".", 1)[-1] for t in expected]:
         hint = "return the full qualified name ('blocks.0.proj'), not its last part"
-    elif any(g in other_calls for g in got):
+    elif any(g in other_calls and g not in expected for g in got):
         hint = "only call_module nodes: functions and methods are not module calls"
-    raise CheckFailed(f"call_module targets: got {got}, expected {expected}", hint)
+    missing = [t for t in dict.fromkeys(expected) if got.count(t) < expected.count(t)]
+    extra = [t for t in dict.fromkeys(got) if t not in expected]
+    what = "; ".join(part for part in (f"missing {missing}" if missing else "",
+                                       f"not called by any call_module node: {extra}" if extra else "") if part)
+    raise CheckFailed(f"call_module targets: got {got}, expected {expected}" + (f" ({what})" if what else ""), hint)
 
 
 def _cons_judge(case, got):
@@ -86,8 +107,11 @@ def _cons_judge(case, got):
                    "name the node in the message, for example raise KeyError(f\"no node named {node_name!r}\")")
             return
         by_target = [n for n in gm.graph.nodes if str(n.target) == target]
+        order = {n: i for i, n in enumerate(gm.graph.nodes)}
+        found_by_target = by_target and isinstance(got, list) and sorted(got) == sorted(
+            u.name for u in by_target[0].users) and got
         hint = (f"look nodes up by node.name: {target!r} is the target of {by_target[0].name!r}, not a node name"
-                if by_target else wanted)
+                if found_by_target else wanted)
         raise CheckFailed(f"returned {got!r} for the unknown node name {target!r}, expected a KeyError", hint)
     node = next(n for n in gm.graph.nodes if n.name == target)
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
@@ -103,14 +127,25 @@ def _cons_judge(case, got):
                 "which after inserting nodes is not the order of gm.graph.nodes")
     elif sorted(got) == sorted(expected):
         hint = "return them in graph order (the order of gm.graph.nodes)"
-    elif set(got) < set(expected) and "output" in expected and "output" not in got:
+    elif set(got) < set(expected) and set(expected) - set(got) == {"output"}:
         hint = "the output node is a user too: it reads the node it returns"
-    elif set(got) < set(expected):
+    elif set(got) < set(expected) and got == [u for u in expected if _in_top_args(gm, u, target)]:
         hint = ("uses inside lists (torch.cat([h, x])) and keyword arguments (other=h) count too: "
                 "read node.users (or node.all_input_nodes of each candidate), not only node.args")
     elif got and set(got) == {a.name for a in node.all_input_nodes}:
         hint = "consumers are the nodes that read this node (node.users), not the nodes it reads"
-    raise CheckFailed(f"consumers of {target!r}: got {got}, expected {expected}", hint)
+    missing = [u for u in expected if u not in got]
+    extra = [u for u in dict.fromkeys(got) if u not in expected]
+    what = "; ".join(part for part in (f"missing {missing}" if missing else "",
+                                       f"not consumers: {extra}" if extra else "") if part)
+    raise CheckFailed(f"consumers of {target!r}: got {got}, expected {expected}" + (f" ({what})" if what else ""),
+                      hint)
+
+
+def _in_top_args(gm: fx.GraphModule, user: str, name: str) -> bool:
+    """Does node `user` read node `name` as one of its top-level positional args (not in a list, not a kwarg)?"""
+    node = next(n for n in gm.graph.nodes if n.name == user)
+    return any(isinstance(a, fx.Node) and a.name == name for a in node.args)
 
 
 # -------------------------------------------------------------------------------------- graph_depth
@@ -143,6 +178,18 @@ def _shortest(gm: fx.GraphModule) -> int | None:
     return dist.get(next(n for n in gm.graph.nodes if n.op == "output"))
 
 
+def _longest_over_args(gm: fx.GraphModule) -> int | None:
+    """The longest path when only top-level positional args are followed (no kwargs, nothing inside lists)."""
+    dist: dict[fx.Node, int] = {}
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            dist[n] = 0
+        reach = [dist[a] + 1 for a in n.args if isinstance(a, fx.Node) and a in dist]
+        if reach:
+            dist[n] = max(reach)
+    return dist.get(next(n for n in gm.graph.nodes if n.op == "output"))
+
+
 def _first_arg_walk(gm: fx.GraphModule) -> int:
     node, steps = next(n for n in gm.graph.nodes if n.op == "output"), 0
     while node.all_input_nodes and steps < 10_000:
@@ -162,6 +209,8 @@ def _depth_judge(case, got):
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     wrong = [
         (_first_arg_walk(gm), "follow every input of a node (node.all_input_nodes), not only args[0]"),
+        (_longest_over_args(gm), "inputs passed as keyword arguments (other=h) or inside lists count too: follow "
+                                 "node.all_input_nodes, not only the Node entries of node.args"),
         (_shortest(gm), "take the longest path, not the shortest: a skip connection is a shortcut, "
                         "the depth goes the long way round"),
         (_longest(gm, any_source=True), "paths start at placeholders only: get_attr nodes and calls without "
@@ -174,6 +223,6 @@ def _depth_judge(case, got):
         (expected + 1, "count edges, not nodes: x -> fc -> output has depth 2"),
         (expected - 1, "the edge into the output node counts too"),
     ]
-    hint = next((h for value, h in wrong if value is not None and value != expected and got == value), None)
+    hint = sole_hint(got, expected, wrong)
     expect(False, f"depth {got}, expected {expected} (edges on the longest path from a placeholder "
                   f"to the output node)", hint)

@@ -236,6 +236,28 @@ MUTANTS = [
          "    return len(gm.graph.nodes) - 1"),)),
 ]
 
+# ------------------------------------------ near misses: right in what a hint says, wrong in another way
+
+MUTANTS += [
+    Mutant("op_histogram", "keys by node.op shortened ('function', 'module'): neither node.name nor node.target",
+           hint="key the dict by node.op", not_hints=("not by node.name", "not by node.target"), edits=(
+        ("        counts[node.op] = counts.get(node.op, 0) + 1",
+         '        key = node.op.removeprefix("call_")\n'
+         "        counts[key] = counts.get(key, 0) + 1"),)),
+    Mutant("called_modules", "only call_module nodes, but skips modules without parameters (nn.ReLU)",
+           hint="missing ['act']", not_hints=("only call_module nodes", "not the submodules of gm"), edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         "    return [node.target for node in gm.graph.nodes\n"
+         '            if node.op == "call_module" and any(True for _ in gm.get_submodule(node.target).parameters())]'),)),
+    Mutant("consumers", "returns None (prints nothing) for an unknown name", hint="instead of returning None",
+           not_hints=("instead of printing",), edits=(
+        ('        raise KeyError(f"no node named {node_name!r} in this graph")', "        return None"),)),
+    Mutant("graph_depth", "the longest path, over every Node of node.args, but not kwargs or lists",
+           hint="keyword arguments", not_hints=("not the shortest", "not only args[0]"), edits=(
+        ("        reached = [depth[a] + 1 for a in node.all_input_nodes if a in depth]",
+         "        reached = [depth[a] + 1 for a in node.args if isinstance(a, fx.Node) and a in depth]"),)),
+]
+
 ALTERNATIVES = [
     Alternative("op_histogram", "collections.Counter", '''
 def op_histogram(gm):
