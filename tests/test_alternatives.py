@@ -18,14 +18,15 @@ MECHANISMS = {
     "concrete_args": r"concrete_args", "optimization.fuse": r"optimization import fuse\b",
     "Tracer.call_module": r"def call_module\(self, m, forward", "tracing a subclass whose forward fixes values":
         r"__class__ = type\(",
+    "fx.symbolic_trace": r"\bsymbolic_trace\(", "passes.infra PassManager": r"\bPassManager\b",
+    "a stream of one's own (write())": r"def write\(self",
 }
 # Functions whose answer is not graph code: no torch.fx mechanism applies, only the APIs the task names.
 EXEMPT = {
-    ("ex07_qat", "prepare_for_qat"): "one call of prepare_qat_fx, the API the task asks for",
-    ("ex07_qat", "qat_finetune"): "a training loop on a GraphModule: no graph is read or changed",
-    ("ex07_qat", "to_int8"): "one call of convert_fx, the API the task asks for",
-    ("ex07_qat", "state_dict_bytes"): "torch.save of a state_dict: no graph involved",
-    ("ex08_pipeline", "run_pipeline"): "calls passes and compares gm.code: the passes are the graph code",
+    ("ex07_qat", "to_int8"): "convert_fx is the only public way from a prepared GraphModule to int8 modules: it "
+        "reads prepare's state kept in prepared.meta, which a Transformer, node_copy or replace_pattern does not "
+        "carry, and a QConfigMapping given to it must repeat prepare's (the backend is not passed) or skip modules; "
+        "what may vary, the copy and the eval mode, other alternatives vary",
     ("ex09_dynamo", "graph_break_count"): "one call of torch._dynamo.explain, the API the task asks for",
     ("ex10_export", "export_dynamic_batch"): "one call of torch.export.export, the API the task asks for",
     ("ex11_pt2e", "prepare_pt2e_qat"): "export and prepare_qat_pt2e, the APIs the task asks for",

@@ -206,3 +206,19 @@ def test_state_dict_size_depends_on_the_file_name_but_not_on_a_bytesio():
         torch.save(sd, long)
         assert os.path.getsize(short) != os.path.getsize(long)
     assert sizes[0] == sizes[1]
+
+
+def test_the_hand_built_qconfig_mapping_alternative_is_torch_s_default_mapping(solution):
+    """The alternative that writes the QAT mapping out entry by entry is right on every backend, not only on the
+    cases the checks happen to run: each entry equals get_default_qat_qconfig_mapping(backend)'s."""
+    from torch.ao.quantization import get_default_qat_qconfig_mapping
+    from torch.ao.quantization.qconfig import qconfig_equals
+    alternative = next(a for a in load(A)[1] if a.function == "prepare_for_qat" and "by hand" in a.why)
+    ns = dict(solution)
+    exec(compile(alternative.source, "<alternative>", "exec"), ns)  # noqa: S102 (course code)
+    for backend in ("x86", "fbgemm", "qnnpack", "onednn"):
+        mine, default = _quiet(ns["qat_mapping"], backend), _quiet(get_default_qat_qconfig_mapping, backend)
+        assert qconfig_equals(mine.global_qconfig, default.global_qconfig), backend
+        assert list(mine.object_type_qconfigs) == list(default.object_type_qconfigs), backend
+        assert all(qconfig_equals(q, default.object_type_qconfigs[k]) for k, q in mine.object_type_qconfigs.items())
+        assert not (default.module_name_qconfigs or default.module_name_regex_qconfigs)

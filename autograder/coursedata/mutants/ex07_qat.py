@@ -355,4 +355,78 @@ def fake_quant_count(prepared):
     return sum(isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)
                for n in prepared.graph.find_nodes(op="call_module"))
 '''),
+    Alternative("prepare_for_qat", "fx.symbolic_trace of the train-mode model first, then prepare the GraphModule", '''
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    traced = fx.symbolic_trace(model.train())   # train mode first: tracing freezes what self.training reads
+    return prepare_qat_fx(traced, get_default_qat_qconfig_mapping(backend), example_inputs)
+'''),
+    # The default QAT mapping of torch 2.13 written out entry by entry (tests/test_ex07_qat.py asserts that
+    # qat_mapping(backend) equals get_default_qat_qconfig_mapping(backend) for every backend).
+    Alternative("prepare_for_qat", "the QConfigMapping built by hand, per op and module type", '''
+from torch.ao.quantization import (
+    FixedQParamsFakeQuantize, QConfig, default_fixed_qparams_range_0to1_observer,
+    default_fixed_qparams_range_neg1to1_observer, default_placeholder_observer, default_quint8_weight_qconfig,
+    default_reuse_input_qconfig, default_weight_fake_quant, get_default_qat_qconfig,
+)
+
+
+def qat_mapping(backend):
+    qconfig = get_default_qat_qconfig(backend)
+    transpose = (QConfig(activation=qconfig.activation, weight=default_weight_fake_quant)
+                 if backend in ("fbgemm", "x86") else qconfig)
+    layer_norm = QConfig(activation=qconfig.activation, weight=default_placeholder_observer)
+    mapping = QConfigMapping().set_global(qconfig).set_object_type("reshape", default_reuse_input_qconfig)
+    for kind in (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d,
+                 F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d):
+        mapping.set_object_type(kind, transpose)
+    mapping.set_object_type(F.layer_norm, layer_norm).set_object_type(nn.LayerNorm, layer_norm)
+    mapping.set_object_type(nn.PReLU, default_quint8_weight_qconfig)
+    # ops whose output range is known get fake-quants with fixed scale and zero point
+    for observer, ops in ((default_fixed_qparams_range_0to1_observer,
+                           (nn.Hardsigmoid, F.hardsigmoid, "hardsigmoid", "hardsigmoid_", nn.Sigmoid,
+                            torch.sigmoid, "sigmoid", "sigmoid_", nn.Softmax)),
+                          (default_fixed_qparams_range_neg1to1_observer, (nn.Tanh, torch.tanh, "tanh", "tanh_"))):
+        fixed = QConfig(activation=FixedQParamsFakeQuantize.with_args(observer=observer),
+                        weight=default_weight_fake_quant)
+        for op in ops:
+            mapping.set_object_type(op, fixed)
+    return mapping
+
+
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    return prepare_qat_fx(model.train(), qat_mapping(backend), example_inputs)
+'''),
+    Alternative("qat_finetune", "the forward pass run node by node by an fx.Interpreter (autograd records it)", '''
+def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    forward = fx.Interpreter(prepared)
+    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for step in range(steps):
+        x, y = batches[step % len(batches)]
+        optimizer.zero_grad()
+        F.cross_entropy(forward.run(x), y).backward()
+        optimizer.step()
+    return prepared
+'''),
+    Alternative("state_dict_bytes", "torch.save into a stream of one's own that only counts what is written", '''
+class ByteCounter:
+    """A write-only stream: it keeps nothing but the number of bytes written to it."""
+
+    def __init__(self):
+        self.written = 0
+
+    def write(self, data):
+        size = memoryview(data).nbytes
+        self.written += size
+        return size
+
+    def flush(self):
+        pass
+
+
+def state_dict_bytes(model):
+    sink = ByteCounter()
+    torch.save(model.state_dict(), sink)
+    return sink.written
+'''),
 ]

@@ -367,6 +367,46 @@ def optimize_for_inference(model, example_inputs):
 '''),
 ]
 
+_RUN_ALTERNATIVES += [
+    Alternative("run_pipeline", "torch.fx.passes.infra's PassManager: steps=max_rounds, lint as its check", '''
+from torch.fx.passes.infra.pass_base import PassResult
+from torch.fx.passes.infra.pass_manager import PassManager
+
+
+def run_pipeline(gm, passes, max_rounds=10):
+    this_round = {"start": None, "changed": False}
+
+    def as_step(p, first, last):
+        name = getattr(p, "__name__", type(p).__name__)
+
+        def step(module):
+            if first:
+                this_round["start"] = module.code
+            out = p(module)
+            if not isinstance(out, fx.GraphModule):
+                raise TypeError(f"pass {name!r} returned {type(out).__name__}, expected a GraphModule")
+            out.graph.lint()
+            out.recompile()
+            if last:
+                this_round["changed"] = out.code != this_round["start"]
+            # PassManager stops after a round no pass reports as modified: the last pass reports the round's
+            return PassResult(out, last and this_round["changed"])
+        step.__name__ = name   # PassManager names the pass that failed by it
+        return step
+
+    manager = PassManager([as_step(p, i == 0, i == len(passes) - 1) for i, p in enumerate(passes)],
+                          steps=max_rounds)
+    try:
+        gm = manager(gm).graph_module
+    except Exception as exc:   # PassManager re-raises every error as a bare Exception that names the pass
+        kind = TypeError if isinstance(exc.__cause__, TypeError) else RuntimeError
+        raise kind(str(exc)) from exc
+    if this_round["changed"]:
+        raise RuntimeError(f"no fixed point after max_rounds={max_rounds} rounds")
+    return gm
+'''),
+]
+
 MUTANTS = _RUN_MUTANTS + _OPT_MUTANTS
 ALTERNATIVES = _RUN_ALTERNATIVES + _OPT_ALTERNATIVES
 
