@@ -13,8 +13,8 @@ from autograder.checks.framework import Case
 from autograder.checks.evidence import flat_outputs
 from autograder.checks.randmodels import random_convnet, random_mlp, seeded_randn
 from autograder.checks.ex05_inserting.models import (
-    DropoutZooNet, FunctionalDropNet, FunctionalLinearNet, OutputDropNet, ReshapeNet, ShapeZoo, SharedDropNet,
-    SharedUse, SingleOut, TwoInputs,
+    DropoutZooNet, FunctionalDropNet, FunctionalLinearNet, OutputDropNet, ReshapeNet, RowsNet, ShapeZoo,
+    SharedDropNet, SharedUse, SingleOut, TwoInputs,
 )
 
 
@@ -98,7 +98,8 @@ def _insert_cases(hidden: bool) -> list[Case]:
                      ThreeReluNet, ((4, 8),), "x", torch.tanh, seed=2),
         _insert_case("ThreeReluNet, a Python function after 'head' (its user is the output node)",
                      ThreeReluNet, ((4, 8),), "head", double, seed=3),
-        _insert_case("a node read twice by one user and once inside a list argument (torch.cat([h, h * h]))",
+        _insert_case("a node read twice by one user, once inside a list argument and once by keyword "
+                     "(torch.cat([h, h * h, torch.add(h, other=h)]))",
                      SharedUse, ((2, 5),), "fc", torch.sigmoid, seed=4),
         _insert_case("random model seed 21, after its first call_module (name differs from target)",
                      lambda: random_mlp(21), _width(3), None, torch.neg, pick="first call_module"),
@@ -211,6 +212,7 @@ def _flops_cases(hidden: bool) -> list[Case]:
         _flops_case("TinyNet on a 3-D (2, 3, 4) input", TinyNet, ((2, 3, 4),), 2),
         _flops_case("TinyNet on a 1-D (4,) input", TinyNet, ((4,),), 3),
         _flops_case("one nn.Linear called three times, after an F.linear call", FunctionalLinearNet, ((3, 6),), 5),
+        _flops_case("a reshape between the input and the Linear: (2, 12) -> (6, 4)", RowsNet, ((2, 12),), 8),
         _flops_case("a view between the input and the Linear: (2, 12) -> (2, 3, 4)", ReshapeNet, ((2, 12),), 4),
         _flops_case("random model seed 61 (shared and chained linears) on a 3-D input",
                     lambda: random_mlp(61, width=6, steps=("shared", "chain", "branch", "linear")),

@@ -22,10 +22,21 @@ def _run(gm: fx.GraphModule, inputs: tuple) -> dict:
     return {"outputs": [t.detach().clone() if isinstance(t, torch.Tensor) else t for t in flat_outputs(out)]}
 
 
+def _names_made(graph: fx.Graph) -> list[str]:
+    """Every name the graph has handed out, present or not: a node created and later erased leaves its name
+    behind in the graph's namespace (read defensively: the namespace is torch.fx's own)."""
+    used = getattr(getattr(graph, "_graph_namespace", None), "_used_names", None)
+    return sorted(str(n) for n in used) if isinstance(used, (set, frozenset, dict)) else []
+
+
 def _pass_evidence(result, args, function: str) -> dict:
     expect_type(result, fx.GraphModule, function, "a torch.fx.GraphModule")
+    given = args[0] if args and isinstance(args[0], fx.GraphModule) else None
     return {
         "graph": describe_graph(result),
+        "names_made": _names_made(result.graph),
+        "same_gm": result is given,
+        "given_nodes": [n.name for n in given.graph.nodes] if given is not None else [],
         "code": result.code,
         "stale": _stale(result),
         "lint": lint_error(result),
@@ -48,8 +59,13 @@ def _shape_evidence(result, args):
     shapes, kinds = {}, {}
     for key, value in result.items():
         if not isinstance(key, str):
-            raise CheckFailed(f"a key is {type(key).__name__} {key!r}, expected a node name (str)",
-                              "key the dict by node.name, not node.target or the node itself")
+            if isinstance(key, fx.Node):
+                hint = "key the dict by node.name (a str), not by the node itself"
+            elif callable(key):
+                hint = "key the dict by node.name: a call_function node's target is the function itself"
+            else:
+                hint = "key the dict by node.name (a str)"
+            raise CheckFailed(f"a key is {type(key).__name__} {repr(key)[:80]}, expected a node name (str)", hint)
         kinds[key] = type(value).__name__
         if isinstance(value, tuple) and all(isinstance(d, int) and not isinstance(d, bool) for d in value):
             shapes[key] = [int(d) for d in value]
@@ -62,6 +78,7 @@ def _shape_evidence(result, args):
 
 def _flops_evidence(result, args):
     if isinstance(result, bool) or not isinstance(result, int):
-        raise CheckFailed(f"returned {type(result).__name__} {result!r}, expected an int",
+        raise CheckFailed(f"returned {type(result).__name__} {repr(result)[:80]}, expected an int",
+                          "return the total instead of printing it" if result is None else
                           "FLOPs are a whole number: sum ints (math.prod of a torch.Size is an int)")
     return int(result)

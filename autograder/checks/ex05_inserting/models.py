@@ -7,7 +7,8 @@ import torch.nn.functional as F
 
 
 class SharedUse(nn.Module):
-    """`h` is read twice by one node and once inside a list argument."""
+    """`h` is read twice by one node, once inside a list argument, and by one node both as a plain argument
+    and as a keyword argument (so a pass that rewires plain arguments only is seen doing so)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -15,7 +16,7 @@ class SharedUse(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x)
-        return torch.cat([h, h * h], dim=-1)
+        return torch.cat([h, h * h, torch.add(h, other=h)], dim=-1)
 
 
 # =================================================================================== remove_dropout
@@ -39,17 +40,18 @@ class SharedDropNet(nn.Module):
 
 
 class OutputDropNet(nn.Module):
-    """Dropout feeding the output directly, and dropout right on the input, back to back."""
+    """Dropout feeding the output directly, and dropout right on the input, back to back; only one of the
+    three is named like a dropout (drop_in), so a name never decides."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.inp = nn.Dropout(0.5)
+        self.drop_in = nn.Dropout(0.5)
         self.again = nn.Dropout(0.5)
         self.fc = nn.Linear(5, 5)
         self.out = nn.Dropout(0.5)
 
     def forward(self, x: torch.Tensor):
-        h = self.fc(self.again(self.inp(x)))
+        h = self.fc(self.again(self.drop_in(x)))
         return self.out(h), h.sum(dim=-1)
 
 
@@ -137,6 +139,18 @@ class ReshapeNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = torch.relu(self.fc(x.view(x.size(0), 3, 4)))
         return self.out(h.flatten(1))
+
+
+class RowsNet(nn.Module):
+    """A reshape changes how many rows reach the Linear: (2, 12) -> (6, 4), so the rows of the model's input,
+    the first dimension of the Linear's input and the right count all differ."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x.reshape(-1, 4)).sum(dim=0)
 
 
 class FunctionalLinearNet(nn.Module):

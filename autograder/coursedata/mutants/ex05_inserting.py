@@ -45,7 +45,8 @@ MUTANTS = [
         ("    # without delete_user_cb the new node would be rewired to read itself\n"
          "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)\n",
          ""),)),
-    Mutant("insert_after", "rewires only the first user", hint="every former user", edits=(
+    Mutant("insert_after", "rewires only the first user", hint="every former user", not_hints=("inside lists",),
+           edits=(
         ("    if node is None:\n"
          "        raise KeyError(node_name)",
          "    first = next(iter(node.users))"),
@@ -53,7 +54,7 @@ MUTANTS = [
          "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)",
          "    first.replace_input_with(node, new)"),)),
     Mutant("insert_after", "rewires top-level positional args only (misses lists and kwargs)",
-           hint="uses inside lists", edits=(
+           hint="uses inside lists", not_hints=("not only some",), edits=(
         ("    if node is None:\n"
          "        raise KeyError(node_name)",
          "    users = list(node.users)"),
@@ -61,7 +62,7 @@ MUTANTS = [
          "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)",
          "    for user in users:\n"
          "        user.args = tuple(new if a is node else a for a in user.args)"),)),
-    Mutant("insert_after", "inserting_before instead of inserting_after", hint="not inserting_before", edits=(
+    Mutant("insert_after", "inserting_before instead of inserting_after", hint="puts them right after", edits=(
         ("    with gm.graph.inserting_after(node):",
          "    with gm.graph.inserting_before(node):"),
         ("    gm.graph.lint()\n",
@@ -92,7 +93,8 @@ MUTANTS = [
          "            node.replace_all_uses_with(node.args[0])"),
         ("        gm.graph.erase_node(node)",
          "            gm.graph.erase_node(node)"),)),
-    Mutant("remove_dropout", "only exactly nn.Dropout and F.dropout", hint="isinstance", edits=(
+    Mutant("remove_dropout", "only exactly nn.Dropout and F.dropout", hint="isinstance", not_hints=("not by name",),
+           edits=(
         ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
          "            is_dropout = type(gm.get_submodule(node.target)) is nn.Dropout"),
         ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
@@ -132,7 +134,7 @@ MUTANTS = [
          ""),
         ("        gm.graph.erase_node(node)",
          "            gm.graph.erase_node(node)"),)),
-    Mutant("remove_dropout", "only switches to eval mode", hint="still calls", edits=(
+    Mutant("remove_dropout", "only switches to eval mode", hint="still called", not_hints=("not by name",), edits=(
         ("    for node in list(gm.graph.nodes):\n"
          '        if node.op == "call_module":\n'
          "            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)\n"
@@ -200,7 +202,8 @@ MUTANTS = [
          '    return {n.name: list(n.meta["tensor_meta"].shape) for n in gm.graph.nodes\n'
          '            if n.op != "output" and isinstance(n.meta.get("tensor_meta"), torch.fx.passes.shape_prop.TensorMetadata)}'),)),
     # ------------------------------------------------------------------------------------ linear_flops
-    Mutant("linear_flops", "forgets the factor 2", hint="2 FLOPs", edits=(
+    Mutant("linear_flops", "forgets the factor 2", hint="2 FLOPs",
+           not_hints=("not the shape of the model's input", "ALL leading dimensions"), edits=(
         ("    for node in gm.graph.nodes:",
          "    for n in gm.graph.nodes:"),
         ('        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear):',
@@ -432,4 +435,61 @@ def insert_after(gm, node_name, fn):
     new.recompile()
     return new
 '''),
+]
+
+# ------------------------------------------- near misses: each does right what some hint says, and must not see it
+
+MUTANTS += [
+    Mutant("insert_after", "creates the node inside inserting_after but never rewires, then tidies the graph with "
+           "eliminate_dead_code (which removes the unread node)", hint="created in it and are gone again",
+           not_hints=("only sets where new nodes go",), edits=(
+        ("    # without delete_user_cb the new node would be rewired to read itself\n"
+         "    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)\n",
+         "    gm.graph.eliminate_dead_code()\n"),)),
+    Mutant("insert_after", "inserting_after the node before it (node.prev), and no graph.lint()",
+           hint="puts them right after", not_hints=("inserting_before",), edits=(
+        ("    with gm.graph.inserting_after(node):",
+         "    with gm.graph.inserting_after(node.prev):"),
+        ("    gm.graph.lint()\n",
+         ""),)),
+    Mutant("insert_after", "wraps fn in a function of its own: the call_function node's target is the wrapper",
+           hint="`fn` itself", not_hints=("create it with graph.call_function",), edits=(
+        ("    with gm.graph.inserting_after(node):\n"
+         "        new = gm.graph.call_function(fn, (node,))",
+         "    def apply(t):\n"
+         "        return fn(t)\n"
+         "\n"
+         "    with gm.graph.inserting_after(node):\n"
+         "        new = gm.graph.call_function(apply, (node,))"),)),
+    Mutant("insert_after", "creates the node without an insertion point (it goes to the end of the graph), and no "
+           "graph.lint()", hint="comes after its user", not_hints=("so that it comes after its input",), edits=(
+        ("    with gm.graph.inserting_after(node):\n"
+         "        new = gm.graph.call_function(fn, (node,))",
+         "    new = gm.graph.call_function(fn, (node,))"),
+        ("    gm.graph.lint()\n",
+         ""),)),
+    Mutant("remove_dropout", "isinstance with a tuple that leaves out AlphaDropout and FeatureAlphaDropout",
+           hint="FeatureAlphaDropout module 'feat' is still called",
+           not_hints=("not by name", "subclasses count too"), edits=(
+        ("            is_dropout = isinstance(gm.get_submodule(node.target), DROPOUT_MODULES)",
+         "            is_dropout = isinstance(gm.get_submodule(node.target), (nn.Dropout, nn.Dropout1d, nn.Dropout2d,\n"
+         "                                                                     nn.Dropout3d))"),)),
+    Mutant("remove_dropout", "every dropout module, but of the functions only F.dropout and torch.dropout",
+           hint="every dropout function counts, dropout2d too", not_hints=("functional dropout counts too",), edits=(
+        ('            is_dropout = node.op == "call_function" and node.target in DROPOUT_FUNCTIONS',
+         '            is_dropout = node.op == "call_function" and node.target in (F.dropout, torch.dropout)'),)),
+    Mutant("record_shapes", "drops the batch dimension: tuple(value.shape[1:])", hint="the shape of its value when gm runs",
+           not_hints=("record the shape of the node's own value",), edits=(
+        ("                shapes[n.name] = tuple(value.shape)",
+         "                shapes[n.name] = tuple(value.shape[1:])"),)),
+    Mutant("record_shapes", "keys the dict by the node itself", hint="not by the node itself",
+           not_hints=("node.target",), edits=(
+        ("                shapes[n.name] = tuple(value.shape)",
+         "                shapes[n] = tuple(value.shape)"),)),
+    Mutant("linear_flops", "a typo: in_features * in_features, with the right rows and factor 2",
+           hint="rows from the input each call receives",
+           not_hints=("find each call_module node whose module is an nn.Linear", "2 FLOPs", "ALL leading dimensions",
+                      "counts twice", "model's input"), edits=(
+        ("            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features",
+         "            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.in_features"),)),
 ]
