@@ -22,7 +22,7 @@ __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
     "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
     "max_difference", "first_far_tensor", "TRAINING_LOOP_HINTS", "training_loop", "quiet_one_thread", "cached_reference", "expect_trained", "lint_error", "expect_lint",
-    "expect_fresh", "stale_code",
+    "expect_fresh", "stale_code", "sole_hint",
     "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
 ]
@@ -310,6 +310,17 @@ def unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
         idx.append(flat % size if size else 0)
         flat //= size if size else 1
     return tuple(reversed(idx))
+
+
+def sole_hint(got: Any, expected: Any, mistakes: Sequence[tuple[Any, str]]) -> str | None:
+    """The hint of the one known mistake whose result is `got`, or None.
+
+    `mistakes` are (what that mistake returns on this case, its hint). A hint is confirmed only when the answer
+    returns exactly what its mistake predicts, that is not the right result, and no mistake with another hint
+    predicts it too: a value two mistakes share diagnoses neither.
+    """
+    hints = {h for value, h in mistakes if value is not None and value != expected and got == value}
+    return hints.pop() if len(hints) == 1 else None
 
 
 def nodes_where(graph: list[dict], pred: Callable[[dict], bool]) -> list[dict]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import sys
 
 import torch
 import torch.fx as fx
@@ -10,7 +11,7 @@ import torch.nn as nn
 from fxplayground import Net, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import expect, expect_equal, expect_type
+from autograder.checks.evidence import expect, expect_equal, expect_type, sole_hint
 from autograder.checks.randmodels import random_mlp, seeded_randn
 
 
@@ -71,26 +72,86 @@ def _summary_evidence(result, args):
     return {"rows": rows, "tuples": all(type(r) is tuple for r in result)}
 
 
+OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
+
+
 def _summary_judge(case, ev):
     gm, = case.make()
     expected = [(n.op, n.name) for n in gm.graph.nodes]
     got = [tuple(r) for r in ev["rows"]]
-    if got and got[0] == (expected[0][1], expected[0][0]):
+    swapped = [(name, op) for op, name in got]
+    if got and set(swapped) <= set(expected) and all(second in OPS for _, second in got):
         raise CheckFailed("the pairs are (name, op), expected (op, name)", "put node.op first, then node.name")
     if sorted(got) == sorted(expected) and got != expected:
         raise CheckFailed("the right nodes in the wrong order", "walk gm.graph.nodes: it is already in graph order")
+    missing = [row for row in expected if row not in got]
     hint = None
-    if len(got) == len(expected) - 2:
-        hint = "placeholder and output nodes count too"
-    elif got and {op for op, _ in got} <= {"call_module"}:
-        hint = "every node counts, not only call_module nodes"
-    expect_equal(got, expected, "(op, name) pairs", hint)
+    if missing and [row for row in expected if row in got] == got:   # a part of the nodes, nothing else
+        ops = list(dict.fromkeys(op for op, _ in missing))
+        hint = ("placeholder and output nodes count too" if set(ops) <= {"placeholder", "output"} else
+                f"every node counts, {' and '.join(ops)} nodes too")
+    where = f" (missing {', '.join(name for _, name in missing[:4])})" if missing and len(got) < len(expected) else ""
+    expect_equal(got, expected, "(op, name) pairs" + where, hint)
     expect(ev["tuples"], "items must be tuples, not lists", "return (node.op, node.name) with parentheses")
 
 
 # ------------------------------------------------------------------------------------ count_nodes
 
+_LISTINGS = ("modules", "named_modules", "children", "named_children")
+
+
+class _Op(str):
+    """The op a case passes: a str that records being compared (==) or tested for truth (`not op`)."""
+
+    __hash__ = str.__hash__
+
+    def _seen(self, what: str) -> None:
+        log = self.__dict__.setdefault("log", [])
+        if what not in log:
+            log.append(what)
+
+    def __eq__(self, other):
+        self._seen("==")
+        return str.__eq__(self, other)
+
+    def __ne__(self, other):
+        self._seen("==")
+        return str.__ne__(self, other)
+
+    def __bool__(self):
+        self._seen("truth")
+        return len(self) > 0
+
+
+def _spied(make):
+    """gm with its module listings (gm.modules() and the like) recording that they were asked for, so the hint
+    about counting modules fires only for an answer that listed them."""
+    def spied():
+        gm, *rest = make()
+        asked: list = []
+        for name in _LISTINGS:
+            def spy(*a, _listing=getattr(gm, name), _name=name, **k):
+                caller = sys._getframe(1).f_globals.get("__name__", "")
+                if len(asked) < 20 and not caller.startswith(("autograder.", "torch.")):   # the grader's own
+                    asked.append(_name)                                                 # snapshots do not count
+                return _listing(*a, **k)
+            object.__setattr__(gm, name, spy)
+        gm.__dict__["_fxcourse_asked"] = asked
+        return (gm, *rest)
+    return spied
+
+
 def _count_cases(hidden: bool) -> list[Case]:
+    def watched_op(make):
+        return lambda: tuple(_Op(a) if type(a) is str else a for a in make())
+
+    def watched_kwargs(kwargs):
+        return lambda: {k: _Op(v) if type(v) is str else v for k, v in kwargs().items()}
+    return [Case(c.label, _spied(watched_op(c.make)), watched_kwargs(c.kwargs), c.data)
+            for c in _plain_count_cases(hidden)]
+
+
+def _plain_count_cases(hidden: bool) -> list[Case]:
     out = []
     for base in _graph_cases(hidden):
         out.append(Case(f"{base.label}, op=None", base.make, data={"op": None}))
@@ -110,26 +171,81 @@ def _count_evidence(result, args):
     if isinstance(result, bool) or not isinstance(result, int):
         raise CheckFailed(f"returned {type(result).__name__} {result!r}, expected an int",
                           "return len(...) or a sum, an int")
-    return result
+    op = next((a for a in args[1:] if isinstance(a, _Op)), None)
+    return {"count": result, "asked": list(args[0].__dict__.get("_fxcourse_asked", [])),
+            "op_used": list(op.__dict__.get("log", [])) if op is not None else None}
 
 
-def _count_judge(case, got):
+def _count_judge(case, ev):
+    got = ev["count"]
     gm = case.make()[0]
     op = case.data["op"]
     expected = sum(1 for n in gm.graph.nodes if op is None or n.op == op)
-    hint = None
-    if op is None and got == expected - 2:
-        hint = "placeholder and output are nodes too"
-    elif op == "" and got == len(gm.graph.nodes):
-        hint = "only op=None means every node: test `op is None`, not `not op` (an empty string is an op no node has)"
-    elif op is not None and got == len(gm.graph.nodes):
-        hint = "when op is given, count only nodes whose node.op equals it"
-    elif op is None and got == 0:
-        hint = "op=None means: count every node"
-    expect(got == expected, f"counted {got} nodes, expected {expected}", hint)
+    nodes = list(gm.graph.nodes)
+    # what the known mistakes count on this case, each with its hint; a hint fires when it alone predicts `got`
+    mistakes = []
+    if op is None:
+        mistakes += [(sum(1 for n in nodes if n.op not in ("placeholder", "output")),
+                      "placeholder and output are nodes too"),
+                     (0, "op=None means: count every node")]
+    elif op == "" and "truth" in (ev.get("op_used") or ()):   # it tested `not op` (or `if op`)
+        mistakes += [(len(nodes), "only op=None means every node: test `op is None`, not `not op` (an empty string "
+                                  "is an op no node has)")]
+    elif "==" not in (ev.get("op_used") or ()) and ev.get("op_used") is not None:   # it never compared op
+        mistakes += [(len(nodes), "when op is given, count only nodes whose node.op equals it")]
+    which = "every node" if op is None else f"nodes with op={op!r}"
+    if got != expected and ev["asked"]:   # it listed gm's modules: what it counted is not the nodes
+        raise CheckFailed(f"counted {got} nodes, expected {expected} ({which})",
+                          f"count the nodes of gm.graph, not the modules of gm (your answer called gm.{ev['asked'][0]}())")
+    expect(got == expected, f"counted {got} nodes, expected {expected} ({which})",
+           sole_hint(got, expected, mistakes))
 
 
 # ---------------------------------------------------------------------------------- outputs_match
+
+class _Watched(torch.Tensor):
+    """An output handed to the learner's comparison: records which comparison functions are called on it, so a
+    hint about torch.equal or allclose's rtol fires only when the answer called them."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if name in ("equal", "allclose", "isclose"):
+            log = next((a.__dict__.get("_fxcourse_log") for a in args if isinstance(a, _Watched)
+                        and a.__dict__.get("_fxcourse_log") is not None), None)
+            if log is not None and len(log) < 100:
+                entry = {"fn": name}
+                if name != "equal":
+                    for key, at, default in (("rtol", 2, 1e-5), ("atol", 3, 1e-8)):
+                        value = kwargs.get(key, args[at] if len(args) > at else default)
+                        entry[key] = float(value) if isinstance(value, (int, float)) else None
+                log.append(entry)
+        with torch._C.DisableTorchFunctionSubclass():
+            return func(*args, **kwargs)
+
+
+def _watch(model: nn.Module, gm: nn.Module) -> tuple[nn.Module, nn.Module]:
+    """Hooks on both modules: each call records whether autograd was on and how many inputs it got, and hands
+    back its output as a _Watched tensor that records the comparisons made with it (all in model._fxcourse_runs)."""
+    runs: list = []
+    compared: list = []
+
+    def hook(who):
+        def record(module, inputs, output):
+            if len(runs) < 100:
+                runs.append({"who": who, "grad": torch.is_grad_enabled(), "inputs": len(inputs)})
+            if type(output) is torch.Tensor:
+                output = output.as_subclass(_Watched)
+                output._fxcourse_log = compared
+            return output
+        return record
+
+    model.register_forward_hook(hook("model"))
+    gm.register_forward_hook(hook("gm"))
+    model.__dict__["_fxcourse_runs"] = (runs, compared)
+    return model, gm
+
 
 def _perturbed(gm: fx.GraphModule, delta: float) -> fx.GraphModule:
     with torch.no_grad():
@@ -137,9 +253,13 @@ def _perturbed(gm: fx.GraphModule, delta: float) -> fx.GraphModule:
     return gm
 
 
-def _match_case(label, make, expected, atol=None):
+def _match_case(label, make, expected, atol=None, why=""):
     kwargs = (lambda: {"atol": atol}) if atol is not None else dict
-    return Case(label, make, kwargs=kwargs, data={"expected": expected})
+
+    def watched():
+        model, gm, *inputs = make()
+        return (*_watch(model, gm), *inputs)
+    return Case(label, watched, kwargs=kwargs, data={"expected": expected, "atol": atol or 0.0, "why": why})
 
 
 def _match_cases(hidden: bool) -> list[Case]:
@@ -156,8 +276,8 @@ def _match_cases(hidden: bool) -> list[Case]:
         return model, gm, seeded_randn(5, 4, seed=seed)
 
     if not hidden:
-        return [_match_case("TinyNet and its trace", lambda: tiny_pair(), True),
-                _match_case("TinyNet and a trace with a changed bias", lambda: tiny_pair(0.5), False)]
+        return [_match_case("TinyNet and its trace", lambda: tiny_pair(), True, why="same"),
+                _match_case("TinyNet and a trace with a changed bias", lambda: tiny_pair(0.5), False, why="changed")]
 
     def two_inputs():
         torch.manual_seed(3)
@@ -179,16 +299,18 @@ def _match_cases(hidden: bool) -> list[Case]:
         return m, fx.symbolic_trace(m), seeded_randn(3, 2, seed=5)
 
     return [
-        _match_case("TinyNet off by 1e-7, atol=0 (exact)", lambda: tiny_pair(1e-7, seed=1), False),
-        _match_case("TinyNet off by 1e-7, atol=1e-3", lambda: tiny_pair(1e-7, seed=1), True, atol=1e-3),
-        _match_case("TinyNet off by 0.1, atol=1e-3", lambda: tiny_pair(0.1, seed=2), False, atol=1e-3),
+        _match_case("TinyNet off by 1e-7, atol=0 (exact)", lambda: tiny_pair(1e-7, seed=1), False, why="exact"),
+        _match_case("TinyNet off by 1e-7, atol=1e-3", lambda: tiny_pair(1e-7, seed=1), True, atol=1e-3,
+                    why="tolerance"),
+        _match_case("TinyNet off by 0.1, atol=1e-3", lambda: tiny_pair(0.1, seed=2), False, atol=1e-3, why="far"),
         _match_case("TinyNet with outputs near 1e4, off by 0.05, atol=1e-3 (no relative tolerance)",
-                    lambda: tiny_pair(0.05, seed=6, scale=1e4), False, atol=1e-3),
-        _match_case("a model with two inputs and its trace", two_inputs, True),
-        _match_case("outputs of shapes (1, 2) and (2,) that broadcast", broadcast_trap, False),
-        _match_case("a model whose output shows whether no_grad was on", grad_mode, False),
-        _match_case("outputs of shapes (1, 2) and (2,) that broadcast, atol=1e-3", broadcast_trap, False, atol=1e-3),
-        _match_case("TinyNet off by 0.5, atol=1.0", lambda: tiny_pair(0.5, seed=7), True, atol=1.0),
+                    lambda: tiny_pair(0.05, seed=6, scale=1e4), False, atol=1e-3, why="rtol"),
+        _match_case("a model with two inputs and its trace", two_inputs, True, why="same"),
+        _match_case("outputs of shapes (1, 2) and (2,) that broadcast", broadcast_trap, False, why="shape"),
+        _match_case("a model whose output shows whether no_grad was on", grad_mode, False, why="grad"),
+        _match_case("outputs of shapes (1, 2) and (2,) that broadcast, atol=1e-3", broadcast_trap, False, atol=1e-3,
+                    why="shape"),
+        _match_case("TinyNet off by 0.5, atol=1.0", lambda: tiny_pair(0.5, seed=7), True, atol=1.0, why="tolerance"),
     ]
 
 
@@ -198,27 +320,52 @@ def _match_evidence(result, args):
                           "torch.equal returns a bool; for a tensor of booleans use .all().item()")
     if not isinstance(result, bool):
         raise CheckFailed(f"returned {type(result).__name__}, expected a Python bool")
-    return result
+    runs, compared = args[0].__dict__.get("_fxcourse_runs", ([], []))
+    return {"result": result, "runs": list(runs), "compared": list(compared)}
 
 
-def _match_judge(case, got):
-    expected = case.data["expected"]
-    hints = {
-        "TinyNet off by 1e-7, atol=0 (exact)": "with atol == 0 the outputs must be exactly equal: use torch.equal",
-        "outputs of shapes (1, 2) and (2,) that broadcast":
-            "outputs of different shapes do not match, even when they broadcast: compare shapes too",
-        "outputs of shapes (1, 2) and (2,) that broadcast, atol=1e-3":
-            "outputs of different shapes do not match, even when they broadcast: compare shapes first, also "
-            "when atol > 0 (torch.allclose broadcasts)",
-        "TinyNet off by 0.5, atol=1.0": "any atol other than 0 is a tolerance, 1.0 included: torch.allclose(a, b, "
-                                        "rtol=0, atol=atol)",
-        "a model whose output shows whether no_grad was on": "run both modules inside `with torch.no_grad():`",
-        "TinyNet off by 1e-7, atol=1e-3": "with atol > 0, compare with torch.allclose(a, b, rtol=0, atol=atol)",
-        "TinyNet with outputs near 1e4, off by 0.05, atol=1e-3 (no relative tolerance)":
-            "the tolerance is atol alone: torch.allclose(a, b, rtol=0, atol=atol) (its default rtol=1e-5 adds "
-            "1e-5 * |b|, which is 0.1 for outputs near 1e4)",
-    }
-    expect(got == expected, f"returned {got}, expected {expected}", hints.get(case.label))
+def _match_judge(case, ev):
+    expected, atol = case.data["expected"], case.data["atol"]
+    got = ev["result"]
+    if got == expected:
+        return
+    runs, compared = ev["runs"], ev["compared"]
+    with_grad = [r["who"] for r in runs if r["grad"]]
+    used = {c["fn"] for c in compared}
+    loose = [c for c in compared if c["fn"] != "equal" and c.get("rtol") not in (0, 0.0)]
+    why = case.data["why"]
+    hint = None
+    if why == "grad" and with_grad:
+        hint = (f"{' and '.join(dict.fromkeys(with_grad))} ran with autograd on: run both modules inside "
+                "`with torch.no_grad():`")
+    elif why == "shape":
+        hint = ("outputs of different shapes do not match, even when they broadcast: "
+                + ("compare shapes first, also when atol > 0 (torch.allclose broadcasts)" if atol else
+                   "compare shapes too"))
+    elif why == "exact" and used & {"allclose", "isclose"} and "equal" not in used:
+        tolerances = [c.get("atol") for c in compared if c["fn"] != "equal"]
+        hint = (f"atol defaults to 0.0, but with no atol given your answer compared with atol={tolerances[0]!r}: "
+                "keep the signature's default, atol=0.0" if tolerances and tolerances[0] not in (None, 0, 0.0)
+                and "atol" not in case.kwargs() else
+                "with atol == 0 the outputs must be exactly equal: use torch.equal (allclose has tolerances of its own)")
+    elif why == "rtol" and loose:
+        hint = ("the tolerance is atol alone: torch.allclose(a, b, rtol=0, atol=atol) (its default rtol=1e-5 adds "
+                "1e-5 * |b|, which is 0.1 for outputs near 1e4)")
+    elif why == "tolerance" and "equal" in used and not used & {"allclose", "isclose"}:
+        hint = f"atol={atol!r} is a tolerance: compare with torch.allclose(a, b, rtol=0, atol=atol), not torch.equal"
+    expect(False, f"returned {got}, expected {expected}" + (f": {_WHY[why]}" if why in _WHY else ""), hint)
+
+
+_WHY = {
+    "exact": "with atol == 0 (the default) the outputs must be exactly equal, and these differ by about 1e-7",
+    "tolerance": "the outputs differ by less than atol, so they match",
+    "far": "the outputs differ by more than atol",
+    "rtol": "the outputs, near 1e4, differ by 0.05, more than atol=1e-3",
+    "shape": "the outputs have different shapes",
+    "grad": "the model's output depends on whether autograd is on, and under torch.no_grad() the two differ",
+    "changed": "gm's fc2 bias was changed, so the outputs differ",
+    "same": "gm is a trace of the model, so their outputs are equal",
+}
 
 
 CHECKS = {

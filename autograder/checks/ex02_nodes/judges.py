@@ -6,21 +6,10 @@ import collections
 import torch.fx as fx
 
 from autograder.checks.framework import CheckFailed
-from autograder.checks.evidence import expect, qualified
+from autograder.checks.evidence import expect, qualified, sole_hint
 
 
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
-
-
-def sole_hint(got, expected, mistakes) -> str | None:
-    """The hint of the one known mistake whose result is `got`, or None.
-
-    `mistakes` are (what that mistake returns on this case, its hint). A hint is confirmed only when the answer
-    returns exactly what its mistake predicts, that is not the right result, and no mistake with another hint
-    predicts it too: a value two mistakes share diagnoses neither.
-    """
-    hints = {h for value, h in mistakes if value is not None and value != expected and got == value}
-    return hints.pop() if len(hints) == 1 else None
 
 
 def _hist_judge(case, got):

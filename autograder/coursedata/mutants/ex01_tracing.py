@@ -40,7 +40,8 @@ MUTANTS = [
     Mutant("count_nodes", "op=None counts nothing", hint="op=None means: count every node", edits=(
         ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
          "    return sum(1 for n in gm.graph.nodes if n.op == op)"),)),
-    Mutant("count_nodes", "counts modules of the GraphModule instead of nodes", hint="counted", edits=(
+    Mutant("count_nodes", "counts modules of the GraphModule instead of nodes", hint="not the modules of gm",
+           not_hints=("placeholder and output",), edits=(
         ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
          "    return len(list(gm.modules())) if op is None else sum(1 for n in gm.graph.nodes if n.op == op)"),)),
     Mutant("count_nodes", "returns a list", hint="expected an int", edits=(
@@ -74,6 +75,21 @@ MUTANTS = [
         (_COMPARE,
          "        a, b = model(inputs[0]), gm(inputs[0])\n"
          "    return a.shape == b.shape and (torch.equal(a, b) if atol == 0 else torch.allclose(a, b, rtol=0, atol=atol))"),)),
+]
+
+# ------------------------------------------ near misses: right in what a hint says, wrong in another way
+
+MUTANTS += [
+    Mutant("node_summary", "keeps placeholder and output but skips the call_module nodes",
+           hint="every node counts, call_module nodes too", not_hints=("placeholder and output",), edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         '    return [(n.op, n.name) for n in gm.graph.nodes if n.op != "call_module"]'),)),
+    Mutant("count_nodes", "tests `op is None`, but matches with startswith, so op='' counts every node",
+           hint="count only nodes whose node.op equals it", not_hints=("not `not op`",), edits=(
+        ("node.op == op)", "node.op.startswith(op))"),)),
+    Mutant("outputs_match", "torch.equal when atol == 0, but the signature's default is atol=1e-6",
+           hint="atol defaults to 0.0", not_hints=("use torch.equal",), edits=(
+        ("*inputs: torch.Tensor, atol: float = 0.0)", "*inputs: torch.Tensor, atol: float = 1e-6)"),)),
 ]
 
 ALTERNATIVES = [
