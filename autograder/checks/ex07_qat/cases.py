@@ -84,18 +84,20 @@ def _custom_fq() -> fx.GraphModule:
 
 
 def _diagnostic() -> fx.GraphModule:
-    """Every count a usual mistake gives differs from the others and from the answer, 6: by the name
-    activation_post_process 9, by that name or 'fake' 10, modules 8, unique targets 3, isinstance FakeQuantize 2,
-    with observers 7, every call_module 17, class name 5, type(m) is FakeQuantize 0."""
+    """Every count a usual mistake gives differs from the others and from the answer, 7: by the name
+    activation_post_process 9, by that name or 'fake' 10, modules 11, unique targets 4, isinstance FakeQuantize 3,
+    with observers 8, every call_module 19, class name 6, type(m) is FakeQuantize 1, and 0 (a test of the node
+    or its target instead of the module, among others)."""
     torch.manual_seed(11)
     root = _Diagnostic()
     g = fx.Graph()
     h = g.placeholder("x")
-    for target in ("qa", "qb", "qa", "qb", "qc", "qb", "fake_stats") + ("activation_post_process_act",) * 9 + ("lin",):
+    for target in ("qa", "qb", "qa", "qb", "qc", "qb", "qd", "fake_stats") + ("activation_post_process_act",) * 9 \
+            + ("lin",):
         h = g.call_module(target, (h,))
     g.output(h)
     gm = fx.GraphModule(root, g)
-    for i in range(4):   # registered, never called (a GraphModule keeps only what its graph calls: add them after)
+    for i in range(6):   # registered, never called (a GraphModule keeps only what its graph calls: add them after)
         gm.add_submodule(f"spare{i}", FusedMovingAvgObsFakeQuantize())
     return gm
 

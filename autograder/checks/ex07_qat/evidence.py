@@ -68,6 +68,12 @@ def _run(gm: nn.Module, inputs: tuple) -> Any:
         return f"{type(exc).__name__}: {str(exc)[:300]}"
 
 
+def _tensors(model: nn.Module) -> dict:
+    """The parameters and the floating-point buffers (observer statistics, scales) of a model, by name."""
+    return {"params": {n: p.detach().clone() for n, p in model.named_parameters()},
+            "buffers": {n: b.detach().clone() for n, b in model.named_buffers() if b.is_floating_point()}}
+
+
 def _prep_evidence(result: Any, args: tuple) -> dict:
     expect_type(result, fx.GraphModule, "prepare_for_qat", "a torch.fx.GraphModule (what prepare_qat_fx returns)")
     return {
@@ -75,14 +81,19 @@ def _prep_evidence(result: Any, args: tuple) -> dict:
         "modules": _module_rows(result),
         "training": bool(result.training),
         "eval_submodules": sorted(n for n, m in result.named_modules() if not m.training)[:5],
+        "caller_training": bool(getattr(args[0], "training", False)),  # the model passed in, after the call
+        "tensors": _tensors(result),  # before _run: running moves the observers
         "outputs": _run(result, args[1]),
     }
 
 
-def _prep_reference(case: Case) -> dict:
+def _prep_reference(case: Case, backend: str | None = None) -> dict:
+    """The reference evidence of a case, prepared for the case's backend (or for `backend`)."""
     model, example_inputs = case.make()
-    backend = case.kwargs().get("backend", "x86")
-    return _prep_evidence(_prepare_ref(model, example_inputs, backend), (model, example_inputs))
+    arrived_training = bool(model.training)
+    backend = backend or case.kwargs().get("backend", "x86")
+    ev = _prep_evidence(_prepare_ref(model, example_inputs, backend), (model, example_inputs))
+    return {**ev, "arrived_training": arrived_training}
 
 
 def _count_evidence(result: Any, args: tuple) -> int:
@@ -105,11 +116,34 @@ def _ft_evidence(result: Any, args: tuple) -> dict:
     }
 
 
+def _quant_params(gm: nn.Module) -> dict:
+    """The quantization parameters of a converted model: every scalar scale and zero point of its state_dict (the
+    quantize nodes' _scale_N/_zero_point_N and the quantized modules' output ones), and each quantized module's
+    weight, dequantized (its per-channel scales are in it)."""
+    out: dict = {"qparams": {}, "weights": {}}
+    try:
+        for k, v in gm.state_dict().items():
+            if k.rsplit(".", 1)[-1].startswith(("scale", "zero_point", "_scale", "_zero_point")) \
+                    and isinstance(v, torch.Tensor) and v.numel() == 1:
+                out["qparams"][k] = float(v)
+        for name, m in gm.named_modules():
+            w = getattr(m, "weight", None)
+            if callable(w) and not isinstance(w, nn.Parameter):
+                w = w()
+                if isinstance(w, torch.Tensor) and w.is_quantized:
+                    out["weights"][name] = w.dequantize().detach().clone()
+    except Exception:  # a result that is no converted model: the other evidence says what it is
+        pass
+    return out
+
+
 def _int8_evidence(result: Any, args: tuple) -> dict:
     expect_type(result, fx.GraphModule, "to_int8", "a torch.fx.GraphModule (what convert_fx returns)")
     mods = dict(result.named_modules())
     x = getattr(args[0], "input_for_checks", None)
     ev = {
+        "same": result is args[0],
+        "quant": _quant_params(result),
         "training": bool(result.training),
         "graph": describe_graph(result),
         "fake_quant_left": [n for n, m in mods.items() if isinstance(m, FakeQuantizeBase)][:5],
@@ -133,7 +167,8 @@ def _int8_reference(case: Case) -> dict:
     out_fq = [n for n in prepared.graph.nodes if n.op == "output"][0].args[0]
     out_scale = float(prepared.get_submodule(out_fq.target).scale.max()) if out_fq.op == "call_module" else 0.0
     quant_out = _run(converted, (x,))
-    return {"ev": {"graph": describe_graph(converted), "types": sorted({_qual(type(m)) for m in converted.modules()})},
+    return {"ev": {"graph": describe_graph(converted), "types": sorted({_qual(type(m)) for m in converted.modules()}),
+                   "quant": _quant_params(converted)},
             "outputs": quant_out, "fake": fake.detach(), "out_scale": out_scale}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 from torch.ao.quantization import (
-    FakeQuantizeBase, FusedMovingAvgObsFakeQuantize, MinMaxObserver, MovingAverageMinMaxObserver,
+    FakeQuantize, FakeQuantizeBase, FusedMovingAvgObsFakeQuantize, MinMaxObserver, MovingAverageMinMaxObserver,
 )
 from torch.ao.quantization._learnable_fake_quantize import _LearnableFakeQuantize
 
@@ -88,6 +88,7 @@ class _Diagnostic(nn.Module):
         super().__init__()
         from torch.ao.quantization import get_default_qat_qconfig
         self.qa = FusedMovingAvgObsFakeQuantize()            # a FakeQuantize subclass
+        self.qd = FakeQuantize()                               # exactly a FakeQuantize
         self.qb = _LearnableFakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255)
         self.qc = RoundTrip()                                  # a FakeQuantizeBase named otherwise
         self.fake_stats = MinMaxObserver()                     # an observer with 'fake' in its name

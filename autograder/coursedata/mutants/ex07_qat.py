@@ -38,7 +38,7 @@ MUTANTS = [
         (_PREPARE_RETURN,
          '    return prepare_qat_fx(model.train(), {"": default_qat_qconfig}, example_inputs)'),)),
     Mutant("prepare_for_qat", "a mapping with only a global qconfig: sigmoid/tanh lose their fixed qparams",
-           hint="fixed-qparams", edits=(
+           hint="fixed-qparams", not_hints=("for the backend you are given",), edits=(
         (_PREPARE_DEF, "from torch.ao.quantization import get_default_qat_qconfig\n\n" + _PREPARE_DEF),
         ("    mapping = get_default_qat_qconfig_mapping(backend)",
          "    mapping = QConfigMapping().set_global(get_default_qat_qconfig(backend))"),)),
@@ -48,6 +48,16 @@ MUTANTS = [
          "    traced = fx.symbolic_trace(model)"),
         (_PREPARE_RETURN,
          "    return prepare_qat_fx(traced.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
+    # near misses: each does right what another hint of prepare_for_qat says
+    Mutant("prepare_for_qat", "calls model.train() first, then hands the result back in eval mode",
+           hint="leave the prepared model in train mode", not_hints=("call model.train() before prepare_qat_fx",),
+           edits=((_PREPARE_RETURN, "    return prepare_qat_fx(model.train(), mapping, example_inputs).eval()"),)),
+    Mutant("prepare_for_qat", "runs the prepared model once on example_inputs before returning it",
+           hint="moves its fake-quant observers", not_hints=("do not change the weights",), edits=(
+        (_PREPARE_RETURN,
+         "    prepared = prepare_qat_fx(model.train(), mapping, example_inputs)\n"
+         "    prepared(*example_inputs)  # a quick check that it runs\n"
+         "    return prepared"),)),
     Mutant("prepare_for_qat", "forgets to return", hint="return the value instead of printing it", edits=(
         (_PREPARE_RETURN,
          "    prepared = prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
@@ -115,6 +125,10 @@ MUTANTS = [
          ""),
         ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
          "               and isinstance(prepared.get_submodule(n.target), (FakeQuantizeBase, ObserverBase)))"),)),
+    Mutant("fake_quant_count", "tests isinstance of the node's target, a string, instead of its module",
+           hint="prepared.get_submodule(node.target)", not_hints=("not type(module) is",), edits=(
+        ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         "               and isinstance(node.target, FakeQuantizeBase))"),)),
     Mutant("fake_quant_count", "returns the nodes instead of their number", hint="expected an int", edits=(
         ("    return sum(1 for node in prepared.graph.nodes",
          "    return [n for n in prepared.graph.nodes"),
@@ -144,15 +158,20 @@ MUTANTS = [
         ("    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)",
          "    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)"),)),
     Mutant("qat_finetune", "forgets prepared.train(): a model handed over in eval mode trains in eval mode",
-           hint="call prepared.train() at the start", edits=(
+           hint="call prepared.train() at the start", not_hints=("leave the model in train mode",), edits=(
         ("    prepared.train()\n",
          ""),)),
-    Mutant("qat_finetune", "switches to eval mode at the end", hint="leave the model in train mode", edits=(
+    Mutant("qat_finetune", "switches to eval mode at the end", hint="leave the model in train mode",
+           not_hints=("call prepared.train() at the start",), edits=(
         ("    return prepared",
          "    return prepared.eval()"),)),
     Mutant("qat_finetune", "trains a copy and returns it", hint="train prepared in place", edits=(
         ("    prepared.train()",
          "    model = copy.deepcopy(prepared).train()"),
+        ("    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)",
+         "    optimizer = torch.optim.SGD(model.parameters(), lr=lr)"),
+        ("        loss = F.cross_entropy(prepared(x), y)",
+         "        loss = F.cross_entropy(model(x), y)"),
         ("    return prepared",
          "    return model"),)),
     Mutant("qat_finetune", "prints the loss with an extra forward pass per step",
@@ -161,6 +180,17 @@ MUTANTS = [
          "        optimizer.step()\n"
          "        with torch.no_grad():\n"
          '            print(f"step {step}: loss {F.cross_entropy(prepared(x), y).item():.4f}")'),)),
+    Mutant("qat_finetune", "trains prepared in place, then returns a deep copy of it", hint="return prepared itself",
+           not_hints=("train prepared in place",), edits=(
+        ("    return prepared",
+         "    return copy.deepcopy(prepared)"),)),
+    Mutant("qat_finetune", "prints the loss once more after the last step, in eval mode under torch.no_grad()",
+           hint="run no forward pass besides the one of each step", not_hints=("run exactly one forward pass per step",),
+           edits=(
+        ("    return prepared",
+         "    with torch.no_grad():\n"
+         '        print("final loss", F.cross_entropy(prepared.eval()(x), y).item())\n'
+         "    return prepared.train()"),)),
     Mutant("qat_finetune", "a hard-coded learning rate", hint="use the learning rate `lr`", edits=(
         ("    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)",
          "    optimizer = torch.optim.SGD(prepared.parameters(), lr=0.01)"),)),
@@ -183,10 +213,11 @@ MUTANTS = [
          "    prepared.eval()"),
         ("    return converted.eval()",
          "    return converted"),)),
-    Mutant("to_int8", "no conversion: the fake-quant model in eval mode", hint="convert with convert_fx", edits=(
+    Mutant("to_int8", "no conversion: the fake-quant model in eval mode", hint="return the GraphModule convert_fx returns", edits=(
         ("    return converted.eval()",
          "    return prepared.eval()"),)),
-    Mutant("to_int8", "ignores what convert_fx returns", hint="return the GraphModule it returns", edits=(
+    Mutant("to_int8", "ignores what convert_fx returns", hint="return the GraphModule convert_fx returns",
+           not_hints=("convert with convert_fx",), edits=(
         ("    converted = convert_fx(copy.deepcopy(prepared).eval())\n"
          "    return converted.eval()",
          "    prepared.eval()\n"
@@ -202,7 +233,14 @@ MUTANTS = [
          "    return convert_to_reference_fx(copy.deepcopy(prepared).eval())"),
         ("    return converted.eval()\n",
          ""),)),
-    Mutant("to_int8", "dynamic quantization of the prepared model", hint="convert with convert_fx", edits=(
+    Mutant("to_int8", "runs the copy once on the check's input in eval mode before converting it",
+           hint="convert_fx takes the scales the observers hold", not_hints=("put the model in eval mode",), edits=(
+        ("    converted = convert_fx(copy.deepcopy(prepared).eval())",
+         "    model = copy.deepcopy(prepared).eval()\n"
+         "    with torch.no_grad():\n"
+         "        model(prepared.input_for_checks * 3)  # a last look at some data\n"
+         "    converted = convert_fx(model)"),)),
+    Mutant("to_int8", "dynamic quantization of the prepared model", hint="return convert_fx(", edits=(
         ("    converted = convert_fx(copy.deepcopy(prepared).eval())\n"
          "    return converted.eval()",
          "    return torch.ao.quantization.quantize_dynamic(prepared.eval(), {nn.Linear}, dtype=torch.qint8)"),)),
@@ -245,6 +283,14 @@ MUTANTS = [
         ("    torch.save(model.state_dict(), buf)",
          "    torch.save(model.state_dict(), buf)\n"
          "    buf.seek(0)"),)),
+    Mutant("state_dict_bytes", "reads the stream after torch.save, without rewinding it", hint="before any buf.seek(0) or buf.read()",
+           not_hints=("buf.tell() after buf.seek(0)",), edits=(
+        ("    return buf.tell()",
+         "    return len(buf.read())"),)),
+    Mutant("state_dict_bytes", "saves into an io.BytesIO, but a state_dict that keeps its Parameters (keep_vars=True)",
+           hint="torch.save(model.state_dict(), buf)", not_hints=("not a file",), edits=(
+        ("    torch.save(model.state_dict(), buf)",
+         "    torch.save(model.state_dict(keep_vars=True), buf)"),)),
     Mutant("state_dict_bytes", "pickle instead of torch.save", hint="torch.save", edits=(
         ("def state_dict_bytes(model: nn.Module) -> int:",
          "import pickle\n"
