@@ -53,6 +53,9 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[var] = str(path)
     os.environ["MPLBACKEND"] = "Agg"
     os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    # A learner's `fxcourse check` keeps its fork server for the next one; nothing started by a test outlives it
+    # (test_forkserver.py turns keeping on where it tests it, and stops what it started).
+    os.environ["FXCOURSE_FORKSERVER_KEEP"] = "0"
     # The kernel spec python3 must be the interpreter running the tests.
     from jupyter_client.kernelspec import KernelSpecManager  # noqa: F401
     _timing.pytest_configure(config)  # build/test-times.txt and the slowest files in the summary
@@ -69,6 +72,10 @@ XDIST_GROUPS = {
     "test_benchmarks_smoke.py": "benchmarks",
     "test_cluster.py": "cluster",
     "test_instructor.py": "instructor",  # its tests share one graded class, which they regrade in turn
+    # one kept server per user and code: the tests of it one at a time
+    "test_forkserver.py::test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it": "kept",
+    "test_forkserver.py::test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home": "kept",
+    "test_forkserver.py::test_without_keeping_a_check_leaves_no_server_behind": "kept",
 }
 
 

@@ -12,6 +12,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 
 _PR_SET_PDEATHSIG = 1
 _CLONE = {"mount": 0x00020000, "uts": 0x04000000, "ipc": 0x08000000, "pid": 0x20000000, "net": 0x40000000}
@@ -225,12 +226,15 @@ def _accept(lsock: socket.socket) -> socket.socket | None:
     return conn
 
 
-def serve(fd: int, address: str = "") -> int:
+def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
     """The server's loop: import once, then one fork per request, until the process that started it closes its
-    socket. Other grading processes of the same run (fxcourse grade's nbgrader processes) connect at `address`."""
-    sock = socket.socket(fileno=fd)
+    socket. Other grading processes of the same run (fxcourse grade's nbgrader processes) connect at `address`.
+    A kept server (`keep` > 0 seconds) goes on after that, for the same user's next commands, and ends once it has
+    had no client and no child for `keep` seconds (then it removes its home, a folder made for it alone)."""
+    sock: socket.socket | None = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the grader's to handle; the socket's end stops us
     lsock = _listen(address)  # before the imports: who connects meanwhile waits in the backlog
+    keep = keep if lsock is not None else 0.0  # another server holds the address: serve our starter only
     try:
         _prepare()
     except BaseException as exc:
@@ -239,41 +243,64 @@ def serve(fd: int, address: str = "") -> int:
         return 1
     threads = _threads()
     sock.send(json.dumps({"ready": True, "pid": os.getpid(), "threads": threads}).encode())
+    if keep:  # nobody reads our stderr once the starter has gone; SIGTERM ends us as idleness does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     me = os.getpid()
     clients: list[socket.socket] = []
-    while True:
-        # Managers are waited for here, so that their CPU time (the workers' included) is counted as this
-        # process's children's, as a fresh worker's is counted by the grading process.
-        ready = select.select([sock, *clients, *([lsock] if lsock else [])], [], [], 0.5)[0]
-        _reap()
-        for src in ready:
-            if src is lsock:
-                conn = _accept(lsock)
-                if conn is not None:
-                    clients.append(conn)
-                continue
-            try:
-                msg, fds, _, _ = socket.recv_fds(src, _MSG, 3)
-            except OSError:
-                msg, fds = b"", []
-            if not msg:
-                if src is sock:
-                    _reap()
+    idle_since = time.monotonic()
+    try:
+        while True:
+            # Managers are waited for here, so that their CPU time (the workers' included) is counted as this
+            # process's children's, as a fresh worker's is counted by the grading process.
+            listening = [*([sock] if sock else []), *clients, *([lsock] if lsock else [])]
+            ready = select.select(listening, [], [], 0.5)[0]
+            children = _reap()
+            if sock is None and not clients and not children:
+                if time.monotonic() - idle_since > keep:
                     return 0
-                clients.remove(src)
-                src.close()
-                continue
-            _fork(msg, fds, threads, me, [sock, *clients, *([lsock] if lsock else [])])
+            else:
+                idle_since = time.monotonic()
+            for src in ready:
+                if src is lsock:
+                    conn = _accept(lsock)
+                    if conn is not None:
+                        clients.append(conn)
+                    continue
+                try:
+                    msg, fds, _, _ = socket.recv_fds(src, _MSG, 3)
+                except OSError:
+                    msg, fds = b"", []
+                if not msg:
+                    if src is sock:
+                        if not keep:
+                            _reap()
+                            return 0
+                        sock.close()
+                        sock = None
+                    else:
+                        clients.remove(src)
+                        src.close()
+                    continue
+                _fork(msg, fds, threads, me, [s for s in (sock, *clients, lsock) if s is not None])
+    finally:
+        if keep:
+            import shutil
+
+            home = os.environ.get("HOME", "")
+            if os.path.basename(home).startswith("fxcourse-forkserver-kept-"):
+                shutil.rmtree(home, ignore_errors=True)
 
 
-def _reap() -> None:
+def _reap() -> bool:
+    """Wait for the managers that ended; True while a child of ours still runs."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return False
         if not pid:
-            return
+            return True
 
 
 def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.socket]) -> None:
@@ -300,6 +327,7 @@ def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.s
             os.close(fd)
         return
     if pid == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         for s in ours:
             s.close()
         _manager(req, conn, rest, me)
@@ -308,4 +336,6 @@ def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.s
 
 
 if __name__ == "__main__":
-    sys.exit(serve(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else ""))
+    _args = sys.argv[1:]
+    _keep = float(_args[_args.index("--keep") + 1]) if "--keep" in _args else 0.0
+    sys.exit(serve(int(_args[0]), _args[1] if len(_args) > 1 else "", _keep))

@@ -19,6 +19,12 @@ The processes a grading run starts (`fxcourse grade`'s nbgrader processes) share
 is in FXCOURSE_FORKSERVER_ADDRESS (an abstract Unix socket, for processes of the same uid running the same
 checkout with the same Python); a process without one starts its own.
 
+A learner's `fxcourse check` and `watch` keep their server warm (`keep_warm`): it is started in a session of its
+own and, once the command that started it ends, waits FXCOURSE_FORKSERVER_KEEP seconds (default 300; 0: off) for
+the next command of the same user, same Python and same code, which connects to it instead of paying the imports
+again. The address names the uid and a fingerprint of the code (the autograder, fxplayground and torch files);
+both ends check that the other is the same uid. A changed checkout gets a new server; the old one times out.
+
 Where the server cannot start or a fork fails, `spawn` returns None and the grader starts a fresh process as
 before; one line on stderr says so, once per grading process. FXCOURSE_FORKSERVER=0 turns it off quietly.
 """
@@ -35,11 +41,13 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["Forked", "spawn", "prestart", "stop", "server_pid", "enabled"]
+__all__ = ["Forked", "spawn", "prestart", "keep_warm", "stop", "server_pid", "enabled", "kept_address"]
 
-_READY_TIMEOUT = 300.0
+_READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 ADDRESS_ENV = "FXCOURSE_FORKSERVER_ADDRESS"
-_CODE = f"{sys.executable}:{Path(__file__).resolve().parents[2]}"  # which Python and which checkout  # seconds the server may take to import everything (a busy machine)
+KEEP_ENV = "FXCOURSE_FORKSERVER_KEEP"
+_KEEP_DEFAULT = 300.0
+_CODE = f"{sys.executable}:{Path(__file__).resolve().parents[2]}"  # which Python and which checkout
 _MSG = 1 << 16
 
 
@@ -50,6 +58,61 @@ def enabled() -> bool:
 
 
 # ------------------------------------------------------------------------------------ the grader's side
+
+
+def keep_seconds() -> float:
+    """How long a kept server waits for the next command (FXCOURSE_FORKSERVER_KEEP; 0 turns keeping off)."""
+    raw = os.environ.get(KEEP_ENV, "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else _KEEP_DEFAULT
+    except ValueError:
+        return _KEEP_DEFAULT
+
+
+def _fingerprint() -> str:
+    """What a kept server's imports came from: the Python, the checkout, and the size and time of every file of
+    the autograder, fxplayground and torch's package entry (a change to any of them means a new server)."""
+    import hashlib
+    import importlib.util
+
+    h = hashlib.sha256(_CODE.encode())
+    root = Path(__file__).resolve().parents[2]
+    files = sorted([*(root / "autograder").rglob("*.py"), *(root / "fxplayground").rglob("*.py")])
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.origin:
+        files.append(Path(spec.origin))
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:20]
+
+
+def kept_address() -> str:
+    """The abstract socket name of this user's kept server for this code."""
+    return f"fxcourse-forkserver-u{os.getuid()}-{_fingerprint()}"
+
+
+def _peer_uid(sock: socket.socket) -> int:
+    import struct
+
+    _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return uid
+
+
+def _connect_to(address: str) -> socket.socket | None:
+    """A connection to the server at `address` when one listens there and runs as this user, else None."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        sock.connect("\0" + address)
+        if _peer_uid(sock) != os.getuid():  # an abstract name anyone may take: only our own server will do
+            raise OSError("the server at that address is another user's")
+    except OSError:
+        sock.close()
+        return None
+    return sock
 
 
 def worker_env(scratch: Path) -> dict[str, str]:
@@ -79,21 +142,23 @@ class _Server:
         self.said = False
         self.address = ""
         self.home: Path | None = None
+        self.keep = 0.0    # > 0: start (or join) the user's kept server, which outlives this process that long
+        self.kept = False  # this process started a kept server
 
     def _argv(self, fd: int) -> list[str]:
-        return [sys.executable, "-s", "-m", "autograder.grader.forking", str(fd), self.address]
+        argv = [sys.executable, "-s", "-m", "autograder.grader.forking", str(fd), self.address]
+        return argv + (["--keep", f"{self.keep:g}"] if self.kept else [])
 
     def _connect(self) -> bool:
         """Use the fork server of the grading run this process belongs to (FXCOURSE_FORKSERVER_ADDRESS, set by
-        the process that started it), when it runs the same code."""
+        the process that started it), when it runs the same code; else, when keeping, the user's kept server."""
         address, _, code = os.environ.get(ADDRESS_ENV, "").partition(" ")
-        if not address or code != _CODE or address == self.address:
-            return False
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            sock.connect("\0" + address)
-        except OSError:
-            sock.close()
+        sock = None
+        if address and code == _CODE and address != self.address:
+            sock = _connect_to(address)
+        if sock is None and self.keep > 0:
+            sock = _connect_to(kept_address())
+        if sock is None:
             return False
         self.sock, self.ready, self.shared = sock, True, True
         return True
@@ -108,16 +173,20 @@ class _Server:
             import tempfile
 
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self.kept = self.keep > 0
             if self.home is None:  # the server's own home for what its imports may write
-                self.home = Path(tempfile.mkdtemp(prefix=f"fxcourse-forkserver-{os.getpid()}-"))
-                atexit.register(shutil.rmtree, self.home, True)
+                prefix = "fxcourse-forkserver-kept-" if self.kept else f"fxcourse-forkserver-{os.getpid()}-"
+                self.home = Path(tempfile.mkdtemp(prefix=prefix))
+                if not self.kept:  # a kept server removes its home itself when it ends
+                    atexit.register(shutil.rmtree, self.home, True)
                 atexit.register(self.stop)
-            self.address = f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
+            self.address = kept_address() if self.kept else \
+                f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
             env = worker_env(self.home)
             try:
                 self.proc = subprocess.Popen(self._argv(theirs.fileno()), pass_fds=[theirs.fileno()],
                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.PIPE, env=env)
+                                             stderr=subprocess.PIPE, env=env, start_new_session=self.kept)
             except OSError as exc:
                 self.broken = f"could not start ({exc})"
                 ours.close()
@@ -172,6 +241,8 @@ class _Server:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
+        if self.proc is not None and self.kept and self.ready and self.proc.poll() is None:
+            self.proc = None  # it outlives us, waiting for the user's next command (then it ends by itself)
         if self.proc is not None:
             try:
                 self.proc.wait(timeout=2)  # the closed socket stops it (after it waited for its managers)
@@ -276,6 +347,13 @@ def prestart() -> None:
     """Start the fork server now if it will be used, so its imports overlap with the grader's own."""
     if enabled():
         _SERVER.start()
+
+
+def keep_warm() -> None:
+    """For a learner's command: join the user's kept server, or start one that waits for the next command
+    (FXCOURSE_FORKSERVER_KEEP seconds after the last one ends), instead of a server that ends with this process."""
+    if _SERVER.sock is None and not _SERVER.broken:
+        _SERVER.keep = keep_seconds()
 
 
 def spawn(*, job: str, cwd: str, env: dict[str, str], out_fd: int, jail: bool,

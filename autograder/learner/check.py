@@ -40,8 +40,10 @@ def print_report(report) -> None:
 
 def check(notebook: str, as_json: bool = False, visible_only: bool = False, course: str | None = None) -> int:
     """`fxcourse check`: exit 0 on full marks, 1 when points are lost, 2 when the notebook cannot be graded."""
+    from autograder.grader import forkserver
     from autograder.grader.grading import check_notebook
 
+    forkserver.keep_warm()  # the next check starts without the imports
     path = Path(notebook)
     try:
         report = check_notebook(path, find_course(path, course), visible_only=visible_only)
