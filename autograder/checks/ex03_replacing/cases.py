@@ -12,8 +12,8 @@ from fxplayground import LinearChain, Net, ThreeReluNet, TinyNet
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp
 from autograder.checks.ex03_replacing.models import (
-    ClampFunctionNet, InplaceReluNet, KeywordReluNet, ReluLikeNet, ReluOutputNet, SharedLinearNet, SharedReluNet,
-    SwapNet,
+    ClampFunctionNet, InplaceReluNet, KeywordReluNet, NestedAndTopLinear, ReluLikeNet, ReluOutputNet,
+    SharedLinearNet, SharedReluNet, SwapNet,
 )
 
 
@@ -124,6 +124,8 @@ def _matmul_cases(hidden: bool) -> list[Case]:
         return [Case("TinyNet", lambda: (_prepare(TinyNet, (5, 4)),))]
     return [
         Case("ThreeReluNet (fc2 has no bias)", lambda: (_prepare(ThreeReluNet, (4, 8), seed=9),)),
+        Case("a top-level Linear 'fc' and a nested one 'block.0'",
+             lambda: (_prepare(NestedAndTopLinear, (3, 5), seed=13),)),
         Case("LinearChain 6->12->5 without biases (targets 'layers.0', 'layers.1')",
              lambda: (_prepare(lambda: LinearChain((6, 12, 5), bias=False), (3, 6), seed=10),)),
         Case("one Linear called twice, on 3-d inputs",

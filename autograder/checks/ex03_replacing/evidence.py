@@ -21,7 +21,6 @@ MATMUL_FUNCTIONS = (torch.matmul, operator.matmul, torch.mm, torch.bmm, torch.ei
                     torch.Tensor.mm)
 MATMUL_METHODS = ("matmul", "mm", "bmm", "__matmul__")
 LINEAR_FUNCTIONS = (F.linear, torch.addmm, torch.Tensor.addmm)
-RETURN_HINT = "a pass ends with graph.lint(), gm.recompile() and `return gm`"
 STR_TARGET_HINT = ("a call_module node's target must be the string name of a submodule registered on the "
                    "GraphModule (gm.add_submodule(name, module)); to call a function, use a call_function node")
 
@@ -103,21 +102,45 @@ def _facts(gm: fx.GraphModule, model: nn.Module) -> list[dict]:
     return out
 
 
-def _run_hint(message: str) -> str | None:
-    """The hint for an error raised while running (or linting) the returned GraphModule."""
-    if re.search(r"nonexistent attribute bias|NoneType", message):
+def untransposed_weights(graph: list[dict]) -> list[str]:
+    """Names of the matmul nodes of a described graph whose second operand is a get_attr of a weight itself."""
+    reads = {n["name"]: n["target"] for n in graph if n["op"] == "get_attr"}
+    out = []
+    for n in graph:
+        if n.get("matmul") and len(n["args"]) > 1 and isinstance(n["args"][1], dict):
+            source = reads.get(n["args"][1].get("node"))
+            if source is not None and source.endswith("weight"):
+                out.append(n["name"])
+    return out
+
+
+def _run_hint(message: str, graph: list[dict] | None = None) -> str | None:
+    """The hint for an error raised while running (or linting) the returned GraphModule.
+
+    With `graph` (the result's described graph, from _facts) each diagnosis must also be seen in it: a missing
+    bias only when a get_attr reads a None bias, a missing transpose only when a matmul multiplies by a weight
+    as it is, torch.mm only when a node calls it, a missing submodule only when a node names one gm lacks."""
+    seen = (lambda pred: True) if graph is None else (lambda pred: any(pred(n) for n in graph))  # noqa: E731
+    if re.search(r"nonexistent attribute bias|NoneType", message) and seen(
+            lambda n: (n.get("reads") or {}).get("kind") == "None" or (
+                n["op"] == "get_attr" and n["target"].endswith("bias") and (n.get("reads") or {}).get("kind")
+                == "missing")):
         return "this nn.Linear has no bias (bias=None): leave the add out for it"
     if "unexpected keyword argument" in message:
-        if "gelu" in message:
+        if "gelu" in message and "inplace" in message:
             return ("F.gelu takes no `inplace` argument: give the new node only the ReLU's input, not the old "
                     "node's kwargs")
-        return ("the node's new target does not accept the kwargs the node carries: did the pass change a node it "
-                "should have left alone?")
-    if re.search(r"shapes cannot be multiplied|size mismatch|must match the size", message):
+        return ("a node's target does not accept the kwargs the node carries (the error names the argument): give "
+                "each node you changed the arguments its new target takes")
+    if re.search(r"shapes cannot be multiplied|size mismatch|must match the size", message) and (
+            graph is None or untransposed_weights(graph)):
         return "nn.Linear computes x @ W.T + b, with W of shape (out_features, in_features): transpose W"
-    if "must be a matrix" in message or "expected 2D" in message:
+    if ("must be a matrix" in message or "expected 2D" in message) and seen(
+            lambda n: n["target"] in ("torch.mm", "torch._C._VariableFunctions.mm", "mm")):
         return "torch.mm only multiplies 2-d matrices: use torch.matmul (or @), which handles leading dimensions"
-    if "has no attribute" in message or "nonexistent attribute" in message:
+    if ("has no attribute" in message or "nonexistent attribute" in message) and seen(
+            lambda n: (n.get("reads") or {}).get("kind") == "missing" or (
+                n["op"] == "call_module" and n.get("module_type", "") is None)):
         return ("a node names a submodule or attribute that no longer exists on gm: keep every submodule that a "
                 "call_module or get_attr node still uses (gm.delete_all_unused_submodules() removes only the others)")
     if re.search(r"str is expected|Expected node.target to be str", message):
@@ -125,7 +148,7 @@ def _run_hint(message: str) -> str | None:
     return None
 
 
-def _run(fn, inputs: list) -> tuple[list, dict | None]:
+def _run(fn, inputs: list, graph: list[dict] | None = None) -> tuple[list, dict | None]:
     outs = []
     with torch.no_grad():
         for x in inputs:
@@ -133,7 +156,7 @@ def _run(fn, inputs: list) -> tuple[list, dict | None]:
                 outs.append(fn(x.clone()))
             except Exception as exc:
                 msg = f"{type(exc).__name__}: {exc}"[:600]
-                return outs, {"error": msg, "hint": _run_hint(msg)}
+                return outs, {"error": msg, "hint": _run_hint(msg, graph)}
     return outs, None
 
 
@@ -141,8 +164,10 @@ def _evidence(function: str, result, args: tuple, *, step: bool = False) -> dict
     gm_in = args[0]
     stash = _stash(gm_in)
     if not isinstance(result, fx.GraphModule):
-        raise CheckFailed(f"{function} returned {type(result).__name__}, expected a torch.fx.GraphModule",
-                          RETURN_HINT)
+        hint = ("end the pass with `return gm`: it returned None" if result is None else
+                "return gm, the GraphModule, not its graph" if isinstance(result, fx.Graph) else
+                f"return gm, the GraphModule you changed, not a {type(result).__name__}")
+        raise CheckFailed(f"{function} returned {type(result).__name__}, expected a torch.fx.GraphModule", hint)
     model, inputs = stash["model"], stash["inputs"]
     ev: dict = {"graph": _facts(result, model), "code": result.code, "codegen": None, "graph_code": None}
     try:
@@ -152,11 +177,11 @@ def _evidence(function: str, result, args: tuple, *, step: bool = False) -> dict
     ev["lint"] = lint_error(result)
     # result.forward, not result(...): when a GraphModule raises, its __call__ builds a pretty error message and
     # that imports torch._dynamo (seconds, once per process); the error itself is the same
-    ev["outputs"], ev["run_error"] = _run(result.forward, inputs)
+    ev["outputs"], ev["run_error"] = _run(result.forward, inputs, ev["graph"])
     ev["original_outputs"], ev["original_error"] = _run(model, inputs)
     if step:
         _sgd_step(model)
-        ev["stepped_outputs"], ev["stepped_error"] = _run(result.forward, inputs)
+        ev["stepped_outputs"], ev["stepped_error"] = _run(result.forward, inputs, ev["graph"])
     return ev
 
 

@@ -12,7 +12,9 @@ from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import describe_graph, expect_close, expect_lint, flat_outputs, qualified
 from autograder.checks.ex03_replacing.models import _EagerSwap
 from autograder.checks.ex03_replacing.cases import STASH
-from autograder.checks.ex03_replacing.evidence import _facts, _run_hint, _sgd_step, RELU_FUNCTIONS
+from autograder.checks.ex03_replacing.evidence import (
+    _facts, _run_hint, _sgd_step, RELU_FUNCTIONS, untransposed_weights,
+)
 
 
 LAMBDA_HINT = ("give node.target a real function such as torch.clamp and put its extra arguments in node.args/"
@@ -70,10 +72,10 @@ def _judge_common(ev: dict) -> None:
             raise CheckFailed(f"{n['op']} node '{n['name']}' targets a lambda; {where}, so nobody reading the "
                               "code (or searching it for the op) can see what the node computes", LAMBDA_HINT)
     if ev["lint"]:
-        expect_lint(ev, _run_hint(ev["lint"]))
-    if ev["codegen"]:
+        expect_lint(ev, _run_hint(ev["lint"], ev["graph"]))
+    if ev["codegen"]:   # recompile() would fail the same way: the graph itself is at fault
         raise CheckFailed(f"the returned graph cannot be turned into code: {ev['codegen']}",
-                          _run_hint(ev["codegen"]) or RECOMPILE_HINT)
+                          _run_hint(ev["codegen"], ev["graph"]))
     if ev["graph_code"] != ev["code"]:
         line = _first_changed_line(ev["code"], ev["graph_code"])
         raise CheckFailed("the graph was changed but gm.code (and so forward) is out of date"
@@ -83,8 +85,13 @@ def _judge_common(ev: dict) -> None:
 
 def _judge_ran(ev: dict) -> None:
     if ev["run_error"]:
-        raise CheckFailed(f"the returned GraphModule raised {ev['run_error']['error']} when run",
-                          ev["run_error"]["hint"])
+        hint = ev["run_error"]["hint"]
+        empty = [n["name"] for n in ev["graph"] if n["op"].startswith("call_") and (
+            (n["args"] and n["args"][0] is None) or (not n["args"] and n["kwargs"].get("input", 0) is None))]
+        if hint is None and empty:
+            hint = (f"node '{empty[0]}' has None as its input: take the old node's input from node.args[0], or "
+                    "from node.kwargs['input'] when it was passed by keyword")
+        raise CheckFailed(f"the returned GraphModule raised {ev['run_error']['error']} when run", hint)
 
 
 def _judge_outputs(got: list, expected: list, what: str, hint: str | None, *, rtol=1e-5, atol=1e-5) -> None:
@@ -132,7 +139,7 @@ def _swap_judge(case: Case, ev: dict) -> None:
         elif swapped:
             hint = "replace every node that targets `old`, not only the first one"
         else:
-            hint = "set node.target = new on every call_function node whose target is old (compare with `is`)"
+            hint = "set node.target = new on every call_function node whose target is old"
         raise CheckFailed(f"call_function node '{left[0]['name']}' still targets {old}", hint)
     expected = [(n["op"], new if n["op"] == "call_function" and n["target"] == old else n["target"])
                 for n in before]
@@ -140,21 +147,34 @@ def _swap_judge(case: Case, ev: dict) -> None:
     if len(got) != len(expected):
         raise CheckFailed(f"the graph has {len(got)} nodes, expected {len(expected)}: swap_function only changes "
                           "targets", "retarget nodes in place (node.target = new); if you insert new nodes, erase "
-                                     "the old ones")
+                                     "the old ones" if len(got) > len(expected) else
+                          "retarget nodes in place (node.target = new): no node is removed")
     for i, (g, e) in enumerate(zip(got, expected)):
         if g != e:
             name, was = graph[i]["name"], before[i]["target"]
+            same_name = g[1] == new and was.rsplit(".", 1)[-1] == old.rsplit(".", 1)[-1]
             hint = ("compare targets by identity (node.target is old): different functions can share a "
-                    "__name__, such as torch.relu and F.relu") if g[1] == new else (
+                    "__name__, such as torch.relu and F.relu") if same_name else (
                 "only call_function nodes whose target is `old` change; leave every other node as it is")
             now = f"now {g[0]} {g[1]}" if g[0] != e[0] else f"now calls {g[1]}"
             raise CheckFailed(f"{e[0]} node '{name}' ({was}) should have stayed as it was, since {was} is not "
                               f"`old` ({old}); it is {now}", hint)
     _judge_ran(ev)
+    changed = [n["name"] for n, b in zip(graph, before) if (n["args"], n["kwargs"]) != (b["args"], b["kwargs"])]
     _judge_outputs(ev["outputs"], _eager(model, inputs, case.data["eager"]),
                    f"output (compared with the eager model calling {new} where it called {old})",
-                   "every call_function node that targeted old must target new, with the same args and kwargs")
+                   f"node '{changed[0]}' has other args or kwargs than before: swap_function changes targets only, "
+                   "each node keeps its args and kwargs" if changed else None)
     _judge_original(ev, model, inputs)
+
+
+def _short(target: str) -> str:
+    return str(target).rsplit(".", 1)[-1]
+
+
+def _bound(n: dict, position: int, key: str):
+    """A clamp node's min (position 1) or max (position 2) bound, given by position or keyword."""
+    return n["args"][position] if len(n["args"]) > position else n["kwargs"].get(key)
 
 
 def _is_torch_relu(n: dict) -> bool:
@@ -170,7 +190,8 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     if left:
         fed = [n for n in graph if n["clamp"] and {"node": left[0]["name"]} in n["args"]]
         hint = ("replace the relu node itself: a clamp after the relu still leaves torch.relu in the graph"
-                if fed else "set node.target = torch.clamp on every torch.relu node, with min=0 and max=max_value")
+                if fed else "set node.target = torch.clamp on every torch.relu node, with min=0 and max=max_value"
+                + (", not only the first" if any(n["clamp"] for n in graph) else ""))
         raise CheckFailed(f"call_function node '{left[0]['name']}' still calls torch.relu", hint)
     kinds = lambda g: sorted(n["kind"] for n in g if n["relu"] and n["kind"] != "torch.relu")  # noqa: E731
     if kinds(graph) != kinds(before):
@@ -182,15 +203,21 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     want = _count(before, _is_torch_relu) + _count(before, lambda n: n["clamp"])
     got = _count(graph, lambda n: n["clamp"])
     if got != want:
+        lookalikes = [n for n in graph if _short(n["target"]) in ("clip", "hardtanh", "clamp", "relu6")
+                      and not n["clamp"]]
         raise CheckFailed(f"expected {want} call_function node(s) calling torch.clamp (one per torch.relu), "
-                          f"found {got}", "use torch.clamp itself (not torch.clip, F.hardtanh or x.clamp()) as "
-                                          "the target of a call_function node")
+                          f"found {got}" + (f"; node '{lookalikes[0]['name']}' calls {lookalikes[0]['target']}"
+                                            if lookalikes else ""),
+                          f"use torch.clamp itself, not {lookalikes[0]['target']}, as the target of a call_function "
+                          "node" if lookalikes else None)
     _judge_ran(ev)
     if want and "clamp" not in ev["code"]:
         raise CheckFailed("gm.code does not mention clamp", RECOMPILE_HINT)
     expected = _eager(model, inputs, [(torch.relu, lambda *a, **k: torch.clamp(_input_of(a, k), min=0,
                                                                              max=max_value))])
-    hint = f"every torch.relu(x) must become torch.clamp(x, min=0, max=max_value), here max_value={max_value!r}"
+    off = [n for n in graph if n["clamp"] and _bound(n, 2, "max") != max_value]
+    hint = (f"node '{off[0]['name']}' clamps with max={_bound(off[0], 2, 'max')!r}: every torch.relu(x) must become "
+            f"torch.clamp(x, min=0, max=max_value), here max_value={max_value!r}" if off else None)
     try:
         _judge_outputs(ev["outputs"], expected, "output", hint)
     except CheckFailed as exc:
@@ -252,10 +279,12 @@ def _matmul_judge(case: Case, ev: dict) -> None:
     for n in graph:
         if n["op"] == "call_module" and n["linear"]:
             sites = sum(1 for c in calls if c["target"] == n["target"])
-            if "." in n["target"]:
+            left = sum(1 for m in graph if m["op"] == "call_module" and m["target"] == n["target"])
+            replaced = {c["target"] for c in calls} - {m["target"] for m in graph if m["op"] == "call_module"}
+            if "." in n["target"] and any("." not in t for t in replaced):
                 hint = ("getattr(gm, 'layers.0') does not follow dotted names: use gm.get_submodule(node.target) "
                         "and graph.get_attr(f'{node.target}.weight')")
-            elif sites > 1:
+            elif sites > 1 and left < sites:
                 hint = "a Linear can be called from more than one node: replace every call_module node, not one per module"
             else:
                 hint = "replace every call_module node whose module is an nn.Linear"
@@ -290,10 +319,16 @@ def _matmul_judge(case: Case, ev: dict) -> None:
         lin = model.get_submodule(c["target"])
         for pname in ("weight", "bias"):
             if getattr(lin, pname) is not None and f"{c['target']}.{pname}" not in read:
-                raise CheckFailed(f"no get_attr node reads the {pname} of nn.Linear '{c['target']}'", SHARED_HINT)
+                # copies were caught above: nothing reads this parameter at all
+                raise CheckFailed(f"no get_attr node reads the {pname} of nn.Linear '{c['target']}'",
+                                  f"nn.Linear computes x @ W.T + b: read its {pname} with a get_attr node "
+                                  f"(graph.get_attr(f'{{node.target}}.{pname}'))"
+                                  + (" and add it to the product" if pname == "bias" else ""))
     _judge_ran(ev)
-    _judge_outputs(ev["outputs"], _eager(model, inputs), "output",
-                   "nn.Linear computes x @ W.T + b, with W of shape (out_features, in_features)")
+    flat = untransposed_weights(graph)
+    _judge_outputs(ev["outputs"], _eager(model, inputs), "output (expected x @ W.T + b for each former Linear)",
+                   f"matmul node '{flat[0]}' multiplies by the weight as it is: nn.Linear computes x @ W.T + b, with "
+                   "W of shape (out_features, in_features)" if flat else None)
     _judge_original(ev, model, inputs)
     if ev["stepped_error"]:
         raise CheckFailed(f"after an SGD step on the original model the result raised {ev['stepped_error']['error']}",

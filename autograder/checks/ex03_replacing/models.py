@@ -121,6 +121,19 @@ class SharedLinearNet(nn.Module):
         return self.head(self.proj(torch.tanh(self.proj(x))) + x)
 
 
+class NestedAndTopLinear(nn.Module):
+    """A top-level Linear ('fc') and one nested in a Sequential ('block.0'): a pass that handles one form only
+    shows which one it misses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(5, 6)
+        self.block = nn.Sequential(nn.Linear(6, 3), nn.Tanh())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(torch.relu(self.fc(x)))
+
+
 class _EagerSwap(TorchFunctionMode):
     """Run eager code with some torch functions replaced: the reference for passes that change an op."""
 

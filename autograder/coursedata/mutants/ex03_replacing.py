@@ -270,6 +270,36 @@ MUTANTS = [
          '            out = graph.call_function(torch.mm, (x, graph.call_method("t", (weight,))))'),)),
 ]
 
+# ------------------------------------------ near misses: right in what a hint says, wrong in another way
+
+MUTANTS += [
+    Mutant("swap_function", "compares with `is`, but retargets the nodes of a deep copy of the graph it never installs",
+           hint="set node.target = new on every call_function node whose target is old",
+           not_hints=("compare with `is`",), edits=(
+        ("    for node in gm.graph.nodes:",
+         "    import copy\n"
+         "    graph = copy.deepcopy(gm.graph)\n"
+         "    for node in graph.nodes:"),)),
+    Mutant("relu_to_clamp", "torch.clamp itself, but two of them per relu (min=0, then max=max_value)",
+           hint="one per torch.relu", not_hints=("not torch.clip", "use torch.clamp itself"), edits=(
+        ('            node.kwargs = {"min": 0, "max": max_value}',
+         '            node.kwargs = {"min": 0}\n'
+         "            with gm.graph.inserting_after(node):\n"
+         '                upper = gm.graph.call_function(torch.clamp, (node,), {"max": max_value})\n'
+         "            node.replace_all_uses_with(upper, delete_user_cb=lambda user: user is not upper)"),)),
+    Mutant("relu_to_gelu", "takes a keyword input from kwargs['x'] instead of kwargs['input']: F.gelu(None)",
+           hint="has None as its input", not_hints=("no bias",), edits=(
+        ('        x = node.args[0] if node.args else node.kwargs["input"]',
+         '        x = node.args[0] if node.args else node.kwargs.get("x")'),)),
+    Mutant("linear_to_matmul", "transposes W, but forgets the bias", hint="add it to the product",
+           not_hints=("must stay shared",), edits=(
+        ("            if linear.bias is not None:\n"
+         '                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))\n', ""),)),
+    Mutant("linear_to_matmul", "transposes W, but subtracts the bias", hint="expected x @ W.T + b",
+           not_hints=("with W of shape",), edits=(
+        ("                out = graph.call_function(torch.add,", "                out = graph.call_function(torch.sub,"),)),
+]
+
 ALTERNATIVES = [
     Alternative("swap_function", "insert a new node, rewire the users, erase the old node", '''
 def swap_function(gm, old, new):
