@@ -22,5 +22,8 @@ __all__ = ["CHECKS", "_reference_pipeline"]
 
 CHECKS = {
     "run_pipeline": Check("run_pipeline", _pipeline_cases, _pipeline_evidence, _pipeline_judge),
-    "optimize_for_inference": Check("optimize_for_inference", _opt_cases, _opt_evidence, _opt_judge, unchanged="weights"),
+    # optimize_for_inference calls the learner's run_pipeline: a failure that the course's run_pipeline does not
+    # have costs points in run_pipeline's test only
+    "optimize_for_inference": Check("optimize_for_inference", _opt_cases, _opt_evidence, _opt_judge, unchanged="weights",
+                                    helpers={"run_pipeline": _reference_pipeline}),
 }

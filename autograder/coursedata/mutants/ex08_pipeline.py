@@ -62,7 +62,8 @@ _RUN_MUTANTS = [
          "            gm.graph.lint()\n"
          "        except Exception as exc:\n"
          '            raise RuntimeError(f"round {round_number} broke the graph: {exc}") from exc'),)),
-    Mutant("run_pipeline", "lints before each pass, so the error names the next pass", hint="names that pass", edits=(
+    Mutant("run_pipeline", "lints before each pass, so the error names the next pass",
+           hint="so that the error names the pass that just ran", edits=(
         ("            result = p(gm)\n"
          "            if not isinstance(result, fx.GraphModule):\n"
          '                raise TypeError(f"pass {name!r} returned {type(result).__name__}, expected a GraphModule")\n'
@@ -71,7 +72,8 @@ _RUN_MUTANTS = [
         ('                raise RuntimeError(f"pass {name!r} (round {round_number}) left a broken graph: {exc}") from exc',
          '                raise RuntimeError(f"pass {name!r} (round {round_number}) left a broken graph: {exc}") from exc\n'
          "            gm = p(gm)"),)),
-    Mutant("run_pipeline", "lets the lint error propagate without naming the pass", hint="names that pass", edits=(
+    Mutant("run_pipeline", "lets the lint error propagate without naming the pass",
+           hint="catch the error of gm.graph.lint()", not_hints=("lint right after each pass",), edits=(
         ("            result = p(gm)",
          "            gm = p(gm)"),
         ("            if not isinstance(result, fx.GraphModule):\n"
@@ -97,6 +99,11 @@ _RUN_MUTANTS = [
         ('    raise RuntimeError(f"no fixed point after max_rounds={max_rounds} rounds: "\n'
          '                       "every round still changed gm.code")',
          "    return gm"),)),
+    Mutant("run_pipeline", "max_rounds right, but the error does not say how many rounds ran",
+           hint="say in the message how many rounds ran", not_hints=("max_rounds defaults to",), edits=(
+        ('    raise RuntimeError(f"no fixed point after max_rounds={max_rounds} rounds: "\n'
+         '                       "every round still changed gm.code")',
+         '    raise RuntimeError("no fixed point: every round still changed gm.code")'),)),
     Mutant("run_pipeline", "one round too few", hint="on its first 3 calls", edits=(
         ("    for round_number in range(1, max_rounds + 1):",
          "    for round_number in range(1, max_rounds):"),)),
@@ -236,11 +243,12 @@ _OPT_MUTANTS = [
         (_FROZEN, "    frozen = copy.deepcopy(model)\n"),
         ("    gm.eval()  # modules created by the passes start in training mode\n" + _CHECKED, ""))),
     Mutant("optimize_for_inference", "removes dropout modules only, not F.dropout",
-           hint="F.dropout is a call_function node", edits=(
+           hint="F.dropout is a call_function node", not_hints=("traced with training=True",), edits=(
         ("        if calls_module(gm, node, modules) or (node.op == \"call_function\" and node.target in functions):",
          "        if calls_module(gm, node, modules):"),)),
     Mutant("optimize_for_inference", "tests isinstance(m, nn.Dropout): misses nn.Dropout2d",
-           hint="nn.Dropout2d is not a subclass of nn.Dropout", edits=(
+           hint="nn.Dropout2d is not nn.Dropout nor a subclass of it",
+           not_hints=("point its users at its input and erase the node",), edits=(
         ("    modules = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)",
          "    modules = nn.Dropout"),)),
     Mutant("optimize_for_inference", "fuses before removing dropout", hint="remove dropout first", edits=(
@@ -281,7 +289,8 @@ _OPT_MUTANTS = [
     Mutant("optimize_for_inference", "keeps submodules the graph no longer calls",
            hint="delete_all_unused_submodules", edits=(
         ("    gm.delete_all_unused_submodules()\n", ""),)),
-    Mutant("optimize_for_inference", "its own BN fold, without eps", hint="keep bn.eps", edits=(
+    Mutant("optimize_for_inference", "its own BN fold, without eps", hint="keep bn.eps",
+           not_hints=("put the copy in eval mode",), edits=(
         ("        gm.add_submodule(conv_node.target, fold_bn_into_conv(gm.get_submodule(conv_node.target), bn))\n",
          "        conv = gm.get_submodule(conv_node.target)\n"
          "        fused = copy.deepcopy(conv)\n"
