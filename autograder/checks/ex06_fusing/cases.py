@@ -13,7 +13,7 @@ from autograder.checks.framework import Case
 from autograder.checks.randmodels import example_input, random_convnet, random_mlp, randomize_batchnorm
 from autograder.checks.ex06_fusing.models import (
     BigEps, Conv1dBN, ForkedChain, FunctionalBreak, MixedChain, ModuleFedBN, NameClash, NoStatsBN, SelfChain,
-    SharedFirst, SharedSecond, TwoUserConv,
+    SharedFirst, SharedSecond, TwoBlocks, TwoChains, TwoUserConv,
 )
 
 
@@ -109,7 +109,9 @@ def _random_case(label: str, make_model, seed: int) -> Case:
 
 def _chains_cases(hidden: bool) -> list[Case]:
     if not hidden:
-        return [_model_case("LinearChain 8->16->4 (a chain of two)", lambda: LinearChain((8, 16, 4)), 0, (5, 8)),
+        return [_model_case("TwoChains: fc1 -> fc2 beside body.0 -> body.1, alike but for the names", TwoChains, 13,
+                            (5, 6)),
+                _model_case("LinearChain 8->16->4 (a chain of two)", lambda: LinearChain((8, 16, 4)), 0, (5, 8)),
                 _model_case("LinearChain 6->12->12->3 (a chain of three)", lambda: LinearChain((6, 12, 12, 3)), 1,
                             (5, 6)),
                 _model_case("Net (a ReLU between the Linears: nothing to fuse)", Net, 2, (5, 8))]
@@ -216,6 +218,8 @@ def _fuse_cases(hidden: bool) -> list[Case]:
                     (2, 3, 7), bn=True),
         _model_case("ConvBNNet in float64, small running_var (unseen)", ConvBNNet, 6, (2, 3, 8, 8), bn=True,
                     dtype=torch.float64, var=(1e-3, 1e-2)),
+        _model_case("TwoBlocks: conv1 -> bn1 beside features.0 -> features.1, alike but for the names (unseen)",
+                    TwoBlocks, 10, (2, 3, 6, 6), bn=True),
         _train_case("ConvBNNet in eval mode except bn2, left in training mode (unseen)", ConvBNNet, 7,
                     (2, 3, 8, 8), "gm.bn2 is in training mode (gm itself is in eval mode)", partial=True),
     ] + [_random_case(f"random convnet seed {s} (unseen)", random_convnet, s) for s in (5, 11, 0, 9)]

@@ -12,12 +12,13 @@ from autograder.checks.evidence import expect_type, lint_error, qualified, stale
 from autograder.checks.ex06_fusing.cases import PROBE
 
 
-LINEAR_FORMULA = ("fused weight W = second.weight @ first.weight (the second layer's weight on the left: "
-                  "W1 @ W2 has the wrong orientation), fused bias b = second.weight @ first.bias + second.bias "
-                  "(W2 @ b1 + b2)")
-BN_FORMULA = ("use the BatchNorm's stored running_mean and running_var (not statistics of any batch): "
-              "scale = weight / sqrt(running_var + eps), W' = W * scale.reshape(-1, 1, 1, 1), "
-              "b' = (b - running_mean) * scale + bias")
+# What a right answer computes, stated without guessing what a wrong one did (the judges add a diagnosis only
+# where the evidence confirms it).
+LINEAR_FORMULA = ("expected: fused weight W = second.weight @ first.weight, of shape (second.out_features, "
+                  "first.in_features), and fused bias b = second.weight @ first.bias + second.bias (W2 @ b1 + b2, "
+                  "a missing bias counting as zero)")
+BN_FORMULA = ("expected, with the BatchNorm's running_mean and running_var: scale = weight / sqrt(running_var + "
+              "eps), W' = W * scale.reshape(-1, 1, 1, 1), b' = (b - running_mean) * scale + bias")
 
 
 def _probe(obj: object) -> tuple:
@@ -108,9 +109,11 @@ def _pair_evidence(result, args) -> dict:
     if not isinstance(result, nn.Linear):
         raise CheckFailed(f"fuse_linear_pair returned {type(result).__name__}, expected one nn.Linear",
                           "return the value instead of printing it" if result is None else
-                          "fusing means ONE nn.Linear computing x @ W.T + b, with " + LINEAR_FORMULA)
+                          "fusing means ONE nn.Linear computing x @ W.T + b; " + LINEAR_FORMULA)
     return {
         "in": int(result.in_features), "out": int(result.out_features),
+        "weight": result.weight.detach().clone(),
+        "bias": None if result.bias is None else result.bias.detach().clone(),
         "shape": list(result.weight.shape), "dtype": str(result.weight.dtype),
         "bias_dtype": None if result.bias is None else str(result.bias.dtype),
         "output": _run(result, _probe(first)),
@@ -130,12 +133,14 @@ def _fold_evidence(result, args) -> dict:
     if not isinstance(result, nn.Conv2d):
         raise CheckFailed(f"fold_bn_into_conv returned {type(result).__name__}, expected one nn.Conv2d",
                           "return the value instead of printing it" if result is None else
-                          "folding means ONE nn.Conv2d whose weight and bias absorb the BatchNorm: " + BN_FORMULA)
+                          "folding means ONE nn.Conv2d whose weight and bias absorb the BatchNorm; " + BN_FORMULA)
     hyper = {}
     for k in _HYPER:
         v = getattr(result, k)
         hyper[k] = list(v) if isinstance(v, tuple) else v
     return {"hyper": hyper, "dtype": str(result.weight.dtype), "has_bias": result.bias is not None,
+            "weight": result.weight.detach().clone(),
+            "bias": None if result.bias is None else result.bias.detach().clone(),
             "bias_dtype": None if result.bias is None else str(result.bias.dtype),
             "output": _run(result, _probe(conv)), "conv": _state(conv), "bn": _state(bn)}
 

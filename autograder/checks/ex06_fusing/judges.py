@@ -48,20 +48,32 @@ def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
             and torch.allclose(got.double(), expected.double(), rtol=rtol, atol=atol))
 
 
-def _expect_output(got, expected: torch.Tensor, what: str, hint: str | None) -> None:
+def _dtype_culprit(weights: dict | None, want: torch.dtype) -> str:
+    """Which module of the result holds a tensor of another dtype than `want`, in words ("" when none does)."""
+    for name, wb in (weights or {}).items():
+        odd = [f"{k} {t.dtype}" for k, t in wb.items() if isinstance(t, torch.Tensor) and t.dtype != want]
+        if odd:
+            return f": module '{name}' has {' and '.join(odd)}"
+    return ""
+
+
+def _expect_output(got, expected: torch.Tensor, what: str, hint: str | None, weights: dict | None = None) -> None:
     if isinstance(got, str):
         raise CheckFailed(f"{what}: running it raised {got}", hint)
     if tuple(got.shape) != tuple(expected.shape):
         raise CheckFailed(f"{what}: output shape {tuple(got.shape)}, expected {tuple(expected.shape)}", hint)
     if got.dtype != expected.dtype:
-        raise CheckFailed(f"{what}: output dtype {got.dtype}, expected {expected.dtype}",
-                          "keep the dtype of the input layers (pass dtype=... when you build a module)")
+        raise CheckFailed(f"{what}: output dtype {got.dtype}, expected {expected.dtype}"
+                          + _dtype_culprit(weights, expected.dtype),
+                          f"keep the dtype of the original layers ({expected.dtype}): pass dtype=... when you build "
+                          "a module, and cast nothing")
     if not _close(got, expected):
         if expected.dtype == torch.float64 and torch.allclose(got.double(), expected.double(), rtol=RTOL, atol=ATOL):
             raise CheckFailed(f"{what}: {worst_difference(got, expected)}, within float32's tolerance but not "
                               "float64's",
-                              "compute in the dtype of the inputs: a .float(), torch.zeros(n) or torch.tensor(...) "
-                              "without dtype= turns float64 arithmetic into float32")
+                              "float64 results are compared at float64's precision, and this difference is of "
+                              "float32's size: look for a step computed in float32 (a .float(), or torch.zeros(n) "
+                              "or torch.tensor(...) without dtype=)")
         raise CheckFailed(f"{what}: {worst_difference(got, expected)}", hint)
 
 
@@ -94,8 +106,7 @@ def _shared_changed(gm: fx.GraphModule, ev: dict, kind: type, what: str) -> None
 
 
 def _common_graph_checks(ev: dict, gm: fx.GraphModule, kinds: tuple[type, ...], function: str) -> None:
-    expect_lint(ev, "insert new nodes with graph.inserting_after(...) and erase a node only after "
-                    "replace_all_uses_with; finish with gm.graph.lint() and gm.recompile()")
+    expect_lint(ev)
     expect_fresh(ev["stale"], "call gm.recompile() after changing the graph")
     before, after = _other_nodes(gm, kinds), Counter(ev["others"])
     if before != after:
@@ -142,7 +153,8 @@ def _pair_judge(case: Case, ev: dict) -> None:
     expect((ev["in"], ev["out"]) == (first.in_features, second.out_features),
            f"in_features/out_features are {ev['in']}/{ev['out']}, expected "
            f"{first.in_features}/{second.out_features}",
-           "build a fresh nn.Linear(first.in_features, second.out_features, ...) instead of reusing a layer")
+           "in_features and out_features must match the weight's (out, in) shape: build a fresh "
+           "nn.Linear(first.in_features, second.out_features, ...), or set both when a copied layer gets a new weight")
     want = str(first.weight.dtype)
     expect(ev["dtype"] == want and ev["bias_dtype"] in (None, want),
            f"the fused layer's weight dtype is {ev['dtype']}"
@@ -162,7 +174,21 @@ def _pair_judge(case: Case, ev: dict) -> None:
             elif _close(got, x @ W.T + b2) or _close(got, x @ W.T + W2 @ b1):
                 hint = ("the first bias passes through the second layer: b = W2 @ b1 + b2 "
                         "(both terms; a missing bias counts as zero)")
+            elif _close(ev["weight"], W) and not (ev["bias"] is not None and _close(ev["bias"], W2 @ b1 + b2)):
+                hint = ("the fused weight is right; the bias is not: b = second.weight @ first.bias + second.bias "
+                        f"(W2 @ b1 + b2), here {_few(W2 @ b1 + b2)}, yours {_few(ev['bias'])}")
+            elif ev["bias"] is not None and _close(ev["bias"], W2 @ b1 + b2) and not _close(ev["weight"], W):
+                hint = ("the fused bias is right; the weight is not: W = second.weight @ first.weight, of shape "
+                        "(second.out_features, first.in_features)")
         _expect_output(got, expected, "fused(x) compared with second(first(x))", hint)
+
+
+def _few(t: torch.Tensor | None) -> str:
+    """The first values of a tensor, to show in a message."""
+    if t is None:
+        return "none"
+    flat = t.detach().flatten()
+    return "[" + ", ".join(f"{float(v):.4g}" for v in flat[:3]) + (", ...]" if flat.numel() > 3 else "]")
 
 
 def _links(gm: fx.GraphModule) -> list[tuple[fx.Node, fx.Node]]:
@@ -227,32 +253,83 @@ def _chains_judge(case: Case, ev: dict) -> None:
     for c in calls:
         if (len(c["users"]) == 1 and c["users"][0] in by_name and by_name[c["users"][0]]["input_name"] == c["name"]
                 and result_sites[c["target"]] == 1 and result_sites[by_name[c["users"][0]]["target"]] == 1):
-            u = by_name[c["users"][0]]
-            new = [t for t in (c["target"], u["target"]) if t not in original_targets]
-            if len(calls) == sum(1 for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear)):
-                hint = ("nothing was fused: find Linear calls by module type "
-                        "(isinstance(gm.get_submodule(node.target), nn.Linear)), not by their names")
-            elif new:
-                hint = ("chains of any length become ONE layer: after fusing two Linears, keep going while the "
-                        "next node is a Linear that reads it")
-            else:
-                hint = "follow node.users from each Linear while the single user is another Linear"
-            raise CheckFailed(f"node '{c['name']}' (Linear '{c['target']}') feeds only node '{u['name']}' "
-                              f"(Linear '{u['target']}'), but the two were not fused", hint)
+            _unfused(gm, c, by_name[c["users"][0]], result_sites)
     _shared_changed(gm, ev, nn.Linear, "Linear")
+    odd = next((c for c in calls if c.get("shape") and c["shape"] != [c["out"], c["in"]]), None)
+    if odd:
+        raise CheckFailed(f"node '{odd['name']}' calls Linear '{odd['target']}' with in_features={odd['in']} and "
+                          f"out_features={odd['out']}, but its weight has shape {tuple(odd['shape'])}",
+                          "in_features and out_features must match the weight's (out, in) shape: build a fresh "
+                          "nn.Linear(in, out, ...), or set both when a copied layer gets a new weight")
     expected = _expected_linears(gm)
     got = Counter((c["in"], c["out"], c["input"]) for c in calls)
     if got != expected:
-        raise CheckFailed(f"after fusion the graph should call {sum(expected.values())} Linear(s): "
-                          f"{_lin_text(expected)}; it calls {sum(got.values())}: {_lin_text(got)}",
-                          "a chain ends at a Linear whose output has more than one user: fuse a Linear into the "
-                          "next one only when len(node.users) == 1" if n_links else
-                          "there was nothing to fuse here: leave the graph as it is")
+        message = (f"after fusion the graph should call {sum(expected.values())} Linear(s): "
+                   f"{_lin_text(expected)}; it calls {sum(got.values())}: {_lin_text(got)}")
+        fork = _fused_through_fork(gm, calls, original_targets, expected, got)
+        if fork:
+            raise CheckFailed(f"{message}; a new Linear reads '{fork.args[0].name}', the input of '{fork.target}', "
+                              f"whose output has {len(fork.users)} users",
+                              "a chain ends at a Linear whose output has more than one user: fuse a Linear into "
+                              "the next one only when len(node.users) == 1")
+        raise CheckFailed(message, None if n_links else "there was nothing to fuse here: leave the graph as it is")
     x = _probe(gm)
     with torch.no_grad():
         expected_out = gm(*x)
     _expect_output(ev["output"], expected_out, "the fused module's output compared with the original's",
-                   LINEAR_FORMULA)
+                   "a chain's fused layer computes what the chain computed: W = W_last @ ... @ W_first, "
+                   "b = W_last @ (... (W_2 @ b_1 + b_2) ...) + b_last", ev["weights"])
+
+
+def _linear_kind(gm: fx.GraphModule, n: fx.Node) -> tuple:
+    """What makes two Linear calls alike apart from their names: widths, bias, and what feeds them."""
+    mod = _module_of(gm, n)
+    return mod.in_features, mod.out_features, mod.bias is not None, _input_kind(gm, n.args[0])
+
+
+def _unfused(gm: fx.GraphModule, c: dict, u: dict, result_sites: Counter) -> None:
+    """Fail for the link c -> u of the result, which should have been fused, with the hint the evidence
+    confirms: a link alike but for its names was fused (so names decided); the chain was fused part of the
+    way (a fused layer feeds the chain's next Linear); else the rule, without a diagnosis."""
+    where = (f"node '{c['name']}' (Linear '{c['target']}') feeds only node '{u['name']}' (Linear "
+             f"'{u['target']}'), but the two were not fused")
+    orig = {n.target: n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear)}
+    links = _links(gm)
+    if c["target"] in orig and u["target"] in orig:
+        a, b = orig[c["target"]], orig[u["target"]]
+        twin = next(((p, q) for p, q in links if not result_sites[p.target] and not result_sites[q.target]
+                     and _linear_kind(gm, p) == _linear_kind(gm, a) and _linear_kind(gm, q) == _linear_kind(gm, b)),
+                    None)
+        if twin:
+            raise CheckFailed(f"{where}, while '{twin[0].target}' -> '{twin[1].target}', alike but for the names, "
+                              "was fused",
+                              "find Linear calls by module type (isinstance(gm.get_submodule(node.target), "
+                              "nn.Linear)), not by their names")
+    if c["target"] not in orig and u["target"] in orig and any(q.target == u["target"] for _, q in links):
+        raise CheckFailed(f"{where}; '{c['target']}' is a fused layer, and '{u['target']}' continues its chain",
+                          "chains of any length become ONE layer: after fusing two Linears, keep going while the "
+                          "next node is a Linear that reads it")
+    raise CheckFailed(where, "expected: a Linear call whose only user is a Linear call reading it (both modules "
+                             "called from one site) is fused with it, along the whole chain")
+
+
+def _fused_through_fork(gm: fx.GraphModule, calls: list[dict], original_targets: set, expected: Counter,
+                        got: Counter) -> fx.Node | None:
+    """An original Linear call with two or more users, one a Linear, whose input a new (fused) Linear of its
+    width reads, where the result has more such Linears than expected: the chain was fused through the fork.
+    None otherwise."""
+    for n in gm.graph.nodes:
+        mod = _module_of(gm, n)
+        if not isinstance(mod, nn.Linear) or len(n.users) < 2 or not n.args or not isinstance(n.args[0], fx.Node):
+            continue
+        if not any(isinstance(_module_of(gm, u), nn.Linear) for u in n.users):
+            continue
+        for c in calls:
+            if (c["target"] not in original_targets and c["input_name"] == n.args[0].name
+                    and c["in"] == mod.in_features
+                    and got[(c["in"], c["out"], c["input"])] > expected[(c["in"], c["out"], c["input"])]):
+                return n
+    return None
 
 
 def _bn_eval(bn: nn.BatchNorm2d, z: torch.Tensor, eps: float | None = None) -> torch.Tensor:
@@ -280,9 +357,9 @@ def _fold_judge(case: Case, ev: dict) -> None:
     expect(ev["has_bias"], "the folded conv has no bias, but folding the BatchNorm creates one",
            "set a bias even when the conv had none: b' = (b - running_mean) * scale + bias, with b = 0")
     want = str(conv.weight.dtype)
-    expect(ev["dtype"] == want and ev["bias_dtype"] == want,
-           f"the folded conv's dtype is {ev['dtype']} (bias {ev['bias_dtype']}), expected {want}",
-           "keep the conv's dtype: compute in the dtype of conv.weight and do not build float32 tensors")
+    odd = [f"its {k} is {ev[d]}" for k, d in (("weight", "dtype"), ("bias", "bias_dtype")) if ev[d] != want]
+    expect(not odd, f"the folded conv's dtype: {' and '.join(odd)}, expected {want} like conv.weight",
+           f"give the folded weight and bias conv.weight's dtype ({want}), e.g. nn.Parameter(shift.to(conv.weight.dtype))")
     with torch.no_grad():
         z = conv(x)
         expected = _bn_eval(bn, z)
@@ -291,16 +368,35 @@ def _fold_judge(case: Case, ev: dict) -> None:
         if isinstance(got, torch.Tensor) and got.shape == expected.shape and not _close(got, expected):
             if _close(got, _bn_eval(bn, z, eps=0.0)):
                 hint = "add bn.eps to running_var before the square root: scale = weight / sqrt(running_var + eps)"
-            elif conv.in_channels == conv.out_channels and conv.groups == 1:
-                scale = torch.rsqrt(bn.running_var + bn.eps) * (bn.weight if bn.affine else 1.0)
-                b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-                bias = (b - bn.running_mean) * scale + (bn.bias if bn.affine else 0.0)
-                wrong = F.conv2d(x, conv.weight * scale.reshape(1, -1, 1, 1), bias, conv.stride, conv.padding,
-                                 conv.dilation, conv.groups)
-                if _close(got, wrong):
-                    hint = ("the scale belongs to the OUTPUT channels (dim 0 of the weight): "
-                            "W * scale.reshape(-1, 1, 1, 1)")
+            else:
+                hint = _fold_diagnosis(conv, bn, x, ev, got) or hint
         _expect_output(got, expected, "folded(x) compared with bn(conv(x)) in eval mode", hint)
+
+
+def _fold_diagnosis(conv: nn.Conv2d, bn: nn.BatchNorm2d, x: torch.Tensor, ev: dict, got: torch.Tensor) -> str | None:
+    """What the folded conv's own weight and bias show about a wrong fold, or None when they show nothing sure."""
+    gamma = bn.weight if bn.affine else 1.0
+    beta = bn.bias if bn.affine else 0.0
+    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
+    scale = torch.rsqrt(bn.running_var + bn.eps) * gamma
+    weight, bias = conv.weight * scale.reshape(-1, 1, 1, 1), (b - bn.running_mean) * scale + beta
+    no_sqrt = gamma / (bn.running_var + bn.eps)
+    if _close(ev["weight"], conv.weight * no_sqrt.reshape(-1, 1, 1, 1)) and not _close(ev["weight"], weight):
+        return ("the folded weight is conv.weight * weight / (running_var + eps): the scale divides by the standard "
+                "deviation, scale = weight / sqrt(running_var + eps)")
+    if conv.in_channels == conv.out_channels and conv.groups == 1:
+        wrong = F.conv2d(x, conv.weight * scale.reshape(1, -1, 1, 1), bias, conv.stride, conv.padding,
+                         conv.dilation, conv.groups) if conv.padding_mode == "zeros" else None
+        if wrong is not None and _close(got, wrong):
+            return "the scale belongs to the OUTPUT channels (dim 0 of the weight): W * scale.reshape(-1, 1, 1, 1)"
+    w_ok = _close(ev["weight"], weight)
+    b_ok = ev["bias"] is not None and _close(ev["bias"], bias)
+    if w_ok and not b_ok:
+        return ("the folded weight is right; the bias is not: b' = (b - running_mean) * scale + bias, with b = 0 when "
+                f"the conv has none; here {_few(bias)}, yours {_few(ev['bias'])}")
+    if b_ok and not w_ok:
+        return "the folded bias is right; the weight is not: W' = conv.weight * scale.reshape(-1, 1, 1, 1)"
+    return None
 
 
 def _foldable(gm: fx.GraphModule) -> dict[str, str | None]:
@@ -355,7 +451,9 @@ def _fuse_judge(case: Case, ev: dict) -> None:
     got_conv = sum(1 for c in ev["calls"] if c["type"] == "Conv2d" or c["type"].endswith("Conv2d"))
     expect(got_conv == n_conv, f"the graph calls {got_conv} Conv2d module(s) after fusion, expected {n_conv} "
                                "(folding changes a conv's weights, it does not add or remove conv calls)",
-           "replace the BatchNorm node's uses with the conv node, then erase only the BatchNorm node")
+           "replace the BatchNorm node's uses with the conv node, then erase only the BatchNorm node"
+           if got_conv < n_conv else
+           "each folded pair keeps one conv call: when you add a node for the folded conv, erase the old conv node")
     rules = _foldable(gm)
     bn_nodes = {n.name: n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.BatchNorm2d)}
     remaining = Counter(c["target"] for c in ev["calls"] if c["type"] != "Conv2d" and "BatchNorm" in c["type"])
@@ -364,14 +462,18 @@ def _fuse_judge(case: Case, ev: dict) -> None:
         for name, why in rules.items():
             target = bn_nodes[name].target
             if why is None and remaining[target] > 0:
-                none_folded = sum(remaining.values()) == len(bn_nodes)
-                raise CheckFailed(
-                    f"BatchNorm2d '{target}' is still called after fusion (it follows conv "
-                    f"'{bn_nodes[name].args[0].target}', whose output has one user)",
-                    "match nodes by module type (isinstance(gm.get_submodule(node.target), nn.BatchNorm2d) and "
-                    "its input node calls an nn.Conv2d), not by name" if none_folded else
-                    "fold every Conv2d -> BatchNorm2d pair, replace the BatchNorm node's uses with the conv node "
-                    "and erase the BatchNorm node")
+                where = (f"BatchNorm2d '{target}' is still called after fusion (it follows conv "
+                         f"'{bn_nodes[name].args[0].target}', whose output has one user)")
+                twin = next((m for m, w in rules.items() if w is None and not remaining[bn_nodes[m].target]
+                             and _pair_kind(gm, bn_nodes[m]) == _pair_kind(gm, bn_nodes[name])), None)
+                if twin:
+                    raise CheckFailed(f"{where}, while '{bn_nodes[twin].target}', after conv "
+                                      f"'{bn_nodes[twin].args[0].target}', a pair alike but for the names, was folded",
+                                      "match nodes by module type (isinstance(gm.get_submodule(node.target), "
+                                      "nn.BatchNorm2d) and its input node calls an nn.Conv2d), not by name")
+                raise CheckFailed(where, "expected: a BatchNorm2d whose input is a Conv2d call with one user (that "
+                                         "conv called from one site, the BatchNorm with running statistics) is "
+                                         "folded into the conv, and the BatchNorm node erased")
             if why is not None and remaining[target] < expected[target]:
                 key = next((k for k in _STAY_HINTS if k in why), "Conv2d")
                 raise CheckFailed(f"BatchNorm2d '{target}' was folded, but {why}: it must stay", _STAY_HINTS[key])
@@ -382,7 +484,8 @@ def _fuse_judge(case: Case, ev: dict) -> None:
     with torch.no_grad():
         expected_out = gm(*x)
         got = ev["output"]
-        hint = BN_FORMULA
+        hint = ("expected: each folded conv computes what its Conv2d -> BatchNorm2d pair computed in eval mode (what "
+                "fold_bn_into_conv returns), and every other module computes what it did")
         if isinstance(got, torch.Tensor) and got.shape == expected_out.shape and not _close(got, expected_out):
             no_eps = copy.deepcopy(gm)   # the folded BatchNorms without eps, the others as they are
             for name, why in rules.items():
@@ -390,4 +493,14 @@ def _fuse_judge(case: Case, ev: dict) -> None:
                     no_eps.get_submodule(bn_nodes[name].target).eps = 0.0
             if _close(got, no_eps(*x)):
                 hint = "add bn.eps to running_var before the square root: scale = weight / sqrt(running_var + eps)"
-    _expect_output(got, expected_out, "the fused module's output compared with the original's in eval mode", hint)
+    _expect_output(got, expected_out, "the fused module's output compared with the original's in eval mode", hint,
+                   ev["weights"])
+
+
+def _pair_kind(gm: fx.GraphModule, bn_node: fx.Node) -> tuple:
+    """What makes two Conv2d -> BatchNorm2d pairs alike apart from their names: the conv's and BatchNorm's
+    settings and what feeds the conv."""
+    conv_node = bn_node.args[0]
+    conv, bn = _module_of(gm, conv_node), _module_of(gm, bn_node)
+    return (tuple(getattr(conv, k) for k in _HYPER), conv.bias is not None, bn.affine, bn.eps,
+            _input_kind(gm, conv_node.args[0]))

@@ -8,6 +8,20 @@ import torch.nn.functional as F
 
 # ========================================================================= fuse_consecutive_linears
 
+class TwoChains(nn.Module):
+    """Two chains alike but for their names (fc1 -> fc2, body.0 -> body.1): whatever a pass does to one it should
+    do to the other, so a pass that fuses one only is seen deciding by name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(6, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.body = nn.Sequential(nn.Linear(6, 8), nn.Linear(8, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.fc1(x)) + self.body(x)
+
+
 class ForkedChain(nn.Module):
     """l1's output feeds l2 and a relu, so l1 ends its chain; l2 -> l3 is a chain of two."""
 
@@ -101,6 +115,19 @@ class FunctionalBreak(nn.Module):
 
 
 # ====================================================================================== fuse_conv_bn
+
+class TwoBlocks(nn.Module):
+    """Two Conv2d -> BatchNorm2d pairs alike but for their names (conv1 -> bn1, features.0 -> features.1)."""
+
+    def __init__(self, c: int = 4) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, c, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.features = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn1(self.conv1(x)) - self.features(x)
+
 
 class TwoUserConv(nn.Module):
     """conv1's output feeds bn1 and a skip connection, so it cannot be folded; conv2 -> bn2 can."""

@@ -125,7 +125,7 @@ _FOLD_MUTANTS = [
          "    fused = nn.Conv2d(conv.in_channels, conv.out_channels, conv.kernel_size, padding=conv.padding,\n"
          "                      dtype=conv.weight.dtype)"),)),
     Mutant("fold_bn_into_conv", "divides by the variance, not by its square root",
-           hint="sqrt(running_var + eps)", edits=(
+           hint="sqrt(running_var + eps)", not_hints=("not statistics of any batch",), edits=(
         ("        scale = torch.rsqrt(bn.running_var + bn.eps)",
          "        scale = 1 / (bn.running_var + bn.eps)"),)),
 ]
@@ -182,7 +182,54 @@ _FUSE_MUTANTS = [
          '        if node.op != "call_module" or not "bn" in node.target:'),)),
 ]
 
-MUTANTS = _PAIR_MUTANTS + _CHAIN_MUTANTS + _FOLD_MUTANTS + _FUSE_MUTANTS
+# ------------------------------------- near misses: each does right what some hint says, and must not be shown it
+
+_NEAR_MISSES = [
+    Mutant("fuse_linear_pair", "copies the fused weight but never the bias (nn.Linear's random initial bias stays)",
+           hint="the fused weight is right; the bias is not", not_hints=("orientation",), edits=(
+        ("        if bias is not None:\n"
+         "            fused.bias.copy_(bias)\n",
+         ""),)),
+    Mutant("fuse_consecutive_linears", "by type, but tests isinstance(node.target, nn.Linear): the target is a str, so "
+           "nothing is fused", hint="were not fused", not_hints=("not by their names",), edits=(
+        ('        return (node.op == "call_module" and isinstance(gm.get_submodule(node.target), nn.Linear)',
+         '        return (node.op == "call_module" and isinstance(node.target, nn.Linear)'),)),
+    Mutant("fuse_consecutive_linears", "its own algebra on a copy of the later layer, whose in_features stays that "
+           "layer's", hint="but its weight has shape", not_hints=("more than one user",), edits=(
+        ("            fused = fuse_linear_pair(fused, gm.get_submodule(node.target))",
+         "            second = gm.get_submodule(node.target)\n"
+         "            pair = copy.deepcopy(second)\n"
+         "            b1 = fused.bias if fused.bias is not None else torch.zeros(fused.out_features,\n"
+         "                                                                       dtype=fused.weight.dtype)\n"
+         "            b2 = second.bias if second.bias is not None else 0.0\n"
+         "            pair.weight = nn.Parameter((second.weight @ fused.weight).detach())\n"
+         "            pair.bias = nn.Parameter((second.weight @ b1 + b2).detach())\n"
+         "            fused = pair"),)),
+    Mutant("fold_bn_into_conv", "scales the weight right but forgets to subtract running_mean from the bias",
+           hint="the folded weight is right; the bias is not",
+           not_hints=("not statistics of any batch", "OUTPUT channels", "add bn.eps"), edits=(
+        ("        shift = (bias - bn.running_mean) * scale",
+         "        shift = bias * scale"),)),
+    Mutant("fold_bn_into_conv", "a float32 bias for a float64 conv (shift.float())", hint="its bias is torch.float32",
+           not_hints=("its weight is",), edits=(
+        ("        fused.bias = nn.Parameter(shift.to(dtype))",
+         "        fused.bias = nn.Parameter(shift.float())"),)),
+    Mutant("fuse_conv_bn", "by type, but tests isinstance(conv_node, nn.Conv2d) on the node: nothing is folded",
+           hint="still called after fusion", not_hints=("not by name",), edits=(
+        ("                and isinstance(gm.get_submodule(conv_node.target), nn.Conv2d)):",
+         "                and isinstance(conv_node, nn.Conv2d)):"),)),
+    Mutant("fuse_conv_bn", "calls the folded conv from a new node and erases the BatchNorm, but leaves the old conv "
+           "node in the graph", hint="erase the old conv node", not_hints=("erase only the BatchNorm node",), edits=(
+        ("        gm.add_submodule(conv_node.target, folded)   # safe: this conv is called from this site only\n"
+         "        node.replace_all_uses_with(conv_node)",
+         '        name = "folded_" + conv_node.target.replace(".", "_")\n'
+         "        gm.add_submodule(name, folded)\n"
+         "        with gm.graph.inserting_after(node):\n"
+         "            new = gm.graph.call_module(name, conv_node.args)\n"
+         "        node.replace_all_uses_with(new)"),)),
+]
+
+MUTANTS = _PAIR_MUTANTS + _CHAIN_MUTANTS + _FOLD_MUTANTS + _FUSE_MUTANTS + _NEAR_MISSES
 
 ALTERNATIVES = [
     Alternative("fuse_linear_pair", "reads W and b off the composed function, probing it with the identity", '''
