@@ -9,7 +9,7 @@ import torch.nn as nn
 from autograder.checks.framework import Case
 from autograder.checks.ex09_dynamo.models import (
     BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, _gen, _recording_backend, _reset, relu_twice,
-    returns_a_number, sin_item_scale, two_items,
+    returns_a_number, scaled_by_item, sin_item_scale, two_items,
 )
 
 
@@ -23,10 +23,11 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
             return (m, torch.randn(*shape, generator=_gen(seed), dtype=dtype))
         return make
 
-    def function(fn: Callable, shape: tuple, seed: int):
+    def function(fn: Callable, shape: tuple, seed: int, *more: tuple):
         def make():
             _reset()
-            return (fn, torch.randn(*shape, generator=_gen(seed)))
+            return (fn, torch.randn(*shape, generator=_gen(seed)),
+                    *(torch.randn(*s, generator=_gen(seed + 1 + i)) for i, s in enumerate(more)))
         return make
 
     if not hidden:
@@ -39,6 +40,9 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
     cases = [
         Case("BreakNet seed 3 (unseen)", break_net(3)),
         Case("BreakNet seed 17 (unseen): nothing breaks its graph", break_net(17)),
+        # the second input decides whether the graph breaks: passing the first one only is another function
+        Case("scaled_by_item(x, scale): two inputs, the second one breaks the graph",
+             function(scaled_by_item, (4,), 11, (3,)), data={"first_only": function(scaled_by_item, (4,), 11)}),
     ]
     if warm:   # capture_graphs
         cases += [Case("GateNet(4) in float64", model(lambda: GateNet(4), (3, 4), 8, torch.float64)),
@@ -67,11 +71,12 @@ def _breaks_cases(hidden: bool) -> list[Case]:
 
 
 def _pass_cases(hidden: bool) -> list[Case]:
-    def case(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32):
+    def case(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32,
+             train: bool = False):
         def make():
             _reset()
             torch.manual_seed(seed)
-            m = factory("relu").eval().to(dtype)
+            m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
             object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
                                           for i, s in enumerate(shapes)])
             return (m, SigmoidPass())
@@ -94,4 +99,6 @@ def _pass_cases(hidden: bool) -> list[Case]:
         mk("PlainMLP(5) called on batches of 2, 5 and 7 (recompiles)",
            case(lambda a: PlainMLP(5, a), [(2, 5), (5, 5), (7, 5)], 2)),
         mk("GateNet(4) in float64", case(lambda a: GateNet(4, a), [(3, 4), (3, 4)], 3, torch.float64)),
+        mk("PlainMLP(4) in training mode: the caller's model stays as it is",
+           case(lambda a: PlainMLP(4, a), [(2, 4)], 4, train=True)),
     ]

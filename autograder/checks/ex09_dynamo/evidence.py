@@ -38,9 +38,12 @@ def _capture_evidence(result: Any, args: tuple) -> dict:
 def _breaks_evidence(result: Any, args: tuple) -> Any:
     _reset()
     if type(result) is not int:
+        number = isinstance(result, (float, bool)) or (isinstance(result, torch.Tensor) and result.numel() == 1) \
+            or type(result).__name__.startswith(("int", "float", "uint"))   # numpy's int64, float32, ...
         raise CheckFailed(f"graph_break_count returned {type(result).__name__} {result!r:.80}, expected an int",
                           "return the value instead of printing it" if result is None else
-                          "return the number itself: torch._dynamo.explain(fn)(*inputs).graph_break_count")
+                          f"a count is a Python int, not a {type(result).__name__}: return int(...) of it" if number
+                          else "return the number itself: torch._dynamo.explain(fn)(*inputs).graph_break_count")
     return result
 
 
@@ -61,4 +64,6 @@ def _pass_evidence(result: Any, args: tuple) -> dict:
         outputs = f"{type(exc).__name__}: {str(exc)[:300]}"
     finally:
         _reset()
-    return {"outputs": outputs, "calls": int(pass_fn.calls), "is_model": result is model}
+    frozen = [name for name, p in model.named_parameters() if not p.requires_grad]   # every case's all require grad
+    return {"outputs": outputs, "calls": int(pass_fn.calls), "aten_graphs": int(pass_fn.aten_graphs),
+            "is_model": result is model, "frozen": frozen[:4], "dtype": str(next(model.parameters()).dtype)}

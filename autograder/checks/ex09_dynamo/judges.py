@@ -28,8 +28,9 @@ def _reference_capture(label: str, make: Callable[[], tuple]) -> list[dict]:
     return _CACHE[key]
 
 
-def _reference_breaks(label: str, make: Callable[[], tuple]) -> tuple[int, int]:
-    """(graph breaks, graphs) as torch._dynamo.explain reports them, from a reset."""
+def _reference_breaks(label: str, make: Callable[[], tuple]) -> tuple[int, int, int, int]:
+    """(graph breaks, graphs, entries of break_reasons, kinds of reason among them) as torch._dynamo.explain
+    reports them, from a reset."""
     import torch._dynamo
     key = ("explain", label)
     if key not in _CACHE:
@@ -38,7 +39,8 @@ def _reference_breaks(label: str, make: Callable[[], tuple]) -> tuple[int, int]:
         with torch.no_grad():
             report = torch._dynamo.explain(fn)(*inputs)
         _reset()
-        _CACHE[key] = (int(report.graph_break_count), int(report.graph_count))
+        kinds = {str(r.reason).splitlines()[0] for r in report.break_reasons}
+        _CACHE[key] = (int(report.graph_break_count), int(report.graph_count), len(report.break_reasons), len(kinds))
     return _CACHE[key]
 
 
@@ -60,6 +62,12 @@ def _capture_judge(case: Case, ev: dict) -> None:
     if not got and expected:
         raise CheckFailed(f"no graph captured; dynamo hands a backend {len(expected)} graph(s) for this function",
                           RESET if case.data.get("warm") else LAZY)
+    first_only = case.data.get("first_only")
+    if first_only is not None and got != expected and got == _reference_capture(case.label + " (first input only)",
+                                                                              first_only):
+        raise CheckFailed(f"returned the {len(got)} graph(s) of fn called on its first input alone; called on all "
+                          f"{len(case.make()) - 1} inputs, it gives dynamo {len(expected)} graph(s) to hand over",
+                          "pass every input on: compiled(*inputs), not compiled(inputs[0])")
     if len(got) != len(expected):
         more = len(got) < len(expected)
         raise CheckFailed(
@@ -80,10 +88,23 @@ def _capture_judge(case: Case, ev: dict) -> None:
 
 
 def _breaks_judge(case: Case, got: int) -> None:
-    breaks, graphs = _reference_breaks(case.label, case.make)
+    breaks, graphs, reasons, kinds = _reference_breaks(case.label, case.make)
     if got == breaks:
         return
-    if got == graphs and graphs != breaks:
+    first_only = case.data.get("first_only")
+    if first_only is not None and got == _reference_breaks(case.label + " (first input only)", first_only)[0]:
+        hint = (f"that is the count for fn called on its first input alone: pass every input on, "
+                f"explain(fn)(*inputs) (fn takes {len(case.make()) - 1} here)")
+    elif got == reasons:
+        hint = ("that is the number of entries of explain's break_reasons" + (" (and of its kinds)" if kinds == reasons
+                                                                            else "") +
+                ", which lists only the breaks dynamo records a reason for (a break inside a loop may have none, a "
+                "break at the very end one that starts no graph): return explain(fn)(*inputs).graph_break_count")
+    elif got > graphs:
+        hint = ("more breaks than this one compile has graphs: the number includes other compiles (a counter "
+                "such as torch._dynamo.utils.counters keeps counting across them, and reset() does not clear it); "
+                "count this call only: torch._dynamo.explain(fn)(*inputs).graph_break_count")
+    elif got == graphs and graphs != breaks:
         hint = ("that is the number of graphs: each graph break ends one graph and starts another; "
                 "torch._dynamo.explain(fn)(*inputs) reports both, graph_count and graph_break_count")
     elif got < breaks:
@@ -102,12 +123,21 @@ def _pass_judge(case: Case, ev: dict) -> None:
     reference.load_state_dict(model.state_dict())
     inputs = getattr(model, PROBE)
     if isinstance(ev["outputs"], str):
-        raise CheckFailed(f"calling what compile_with_pass returned raised {ev['outputs']}",
-                          "the backend must return a callable that runs the graph: pass_fn(gm).forward" if
-                          "did not return callable" in ev["outputs"] else
-                          "do not use fullgraph=True: a model with a graph break is several graphs, and the "
-                          "backend is called for each" if "fullgraph" in ev["outputs"] or "Unsupported" in
-                          ev["outputs"] else None)
+        raised = ev["outputs"]
+        if "did not return callable" in raised:
+            hint = "the backend must return a callable that runs the graph: pass_fn(gm).forward"
+        elif "fullgraph" in raised or "Unsupported" in raised:
+            hint = ("do not use fullgraph=True: a model with a graph break is several graphs, and the backend is "
+                    "called for each")
+        elif "__call__()" in raised and "positional argument" in raised:
+            hint = ("pass_fn takes one argument, the GraphModule: call pass_fn(gm); the example inputs are the "
+                    "backend's second argument, not the pass's")
+        elif ev.get("dtype") and ev["dtype"] != str(case.data["dtype"]):
+            hint = (f"the caller's model was cast to {ev['dtype']}: compile the model as it is, in its own dtype "
+                    f"({case.data['dtype']})")
+        else:
+            hint = None
+        raise CheckFailed(f"calling what compile_with_pass returned raised {raised}", hint)
     expect(not ev["is_model"], "compile_with_pass returned the model itself, not a compiled function",
            "return torch.compile(model, backend=...) with a backend that applies pass_fn")
     with torch.no_grad():
@@ -119,16 +149,59 @@ def _pass_judge(case: Case, ev: dict) -> None:
             raise CheckFailed(f"{what}: returned {type(got).__name__} "
                               f"{tuple(got.shape) if isinstance(got, torch.Tensor) else ''}, expected a tensor of "
                               f"shape {tuple(want.shape)}")
-        if torch.allclose(got.double(), want.double(), rtol=1e-5, atol=1e-6) and got.dtype == want.dtype:
+        close = torch.allclose(got.double(), want.double(), rtol=1e-5, atol=1e-6)
+        if close and got.dtype == want.dtype:
             continue
+        if close:
+            raise CheckFailed(f"{what}: the output is {got.dtype}, the eager model's {want.dtype}",
+                              "run the model and the graphs in their own dtype: cast neither the model nor the "
+                              "inputs")
         if torch.allclose(got.double(), old.double(), rtol=1e-5, atol=1e-6):
-            hint = ("pass_fn was never called: the backend must call pass_fn(gm) on every graph it receives"
-                    if ev["calls"] == 0 else
-                    "pass_fn returns a new GraphModule and leaves its argument alone: run what pass_fn returns "
-                    "(pass_fn(gm).forward), not the gm you gave it")
+            if ev["calls"] == 0:
+                hint = "pass_fn was never called: the backend must call pass_fn(gm) on every graph it receives"
+            elif ev.get("aten_graphs"):
+                hint = ("pass_fn was given ATen graphs (AOTAutograd's or make_fx's), where a relu is "
+                        "aten.relu.default and a pass written for dynamo's graphs finds nothing: hand it the gm "
+                        "dynamo gives the backend, with no aot_autograd in between")
+            else:
+                hint = ("pass_fn returns a new GraphModule and leaves its argument alone: run what pass_fn returns "
+                        "(pass_fn(gm).forward), not the gm you gave it")
             raise CheckFailed(f"{what}: the output is the eager model's without the pass (relu where the pass "
                               "puts sigmoid)", hint)
+        graphs = _reference_graph_count(case)
         raise CheckFailed(f"{what}: the output differs from the eager model after the pass by up to "
                           f"{float((got.double() - want.double()).abs().max()):.3g}",
-                          "apply pass_fn to every graph dynamo hands the backend, each time it is called (graph "
-                          "breaks and recompiles on a new shape bring new graphs), not only to the first")
+                          f"pass_fn ran on {ev['calls']} of the {graphs} graphs dynamo hands the backend: apply it "
+                          "to every graph, each time the backend is called (graph breaks and recompiles on a new "
+                          "shape bring new graphs), not only to the first" if ev["calls"] < graphs else
+                          "run what pass_fn returns on the inputs the compiled function is given, unchanged")
+    expect(not ev.get("frozen"), f"compile_with_pass changed the caller's model: its parameters "
+                                 f"{', '.join(ev.get('frozen') or [])} no longer require grad",
+           "leave the model as it is: torch.compile needs no frozen parameters, and the caller may still train it")
+    graphs = _reference_graph_count(case)
+    expect(ev["calls"] <= graphs,
+           f"pass_fn ran {ev['calls']} times, but dynamo handed the backend {graphs} graph(s) for these calls",
+           "run pass_fn once per graph, in the backend when the graph arrives, and return what it made: not again "
+           "in the callable the backend returns (that runs at every call), nor twice to look at the result")
+
+
+def _reference_graph_count(case: Case) -> int:
+    """How many graphs dynamo hands a backend that applies the case's pass when the case's model is compiled and
+    called on its inputs (the pass decides branches: a relu made sigmoid changes what h.mean() > 0 says)."""
+    key = ("graphs", case.label)
+    if key not in _CACHE:
+        model, pass_fn = case.make()
+        _reset()
+        graphs: list = []
+
+        def backend(gm, example_inputs):
+            graphs.append(gm)
+            return pass_fn(gm).forward
+
+        compiled = torch.compile(model, backend=backend)
+        with torch.no_grad():
+            for x in getattr(model, PROBE):
+                compiled(x)
+        _reset()
+        _CACHE[key] = len(graphs)
+    return _CACHE[key]

@@ -164,6 +164,15 @@ def returns_a_number(x: torch.Tensor) -> float:
     return (torch.tanh(x) * 3).sum().item()
 
 
+def scaled_by_item(x: torch.Tensor, scale: torch.Tensor | None = None) -> torch.Tensor:
+    """Two inputs, the second optional: given, its `.item()` breaks the graph; left out, nothing breaks, so an
+    answer that passes on the first input only compiles another function than the one asked for."""
+    y = torch.cos(x) * 2
+    if scale is not None:
+        y = y * scale.abs().max().item()
+    return y - 1
+
+
 def relu_twice(x: torch.Tensor) -> torch.Tensor:
     return torch.relu(x) * 2 + torch.relu(-x)
 
@@ -179,13 +188,17 @@ class SigmoidPass:
     """A pass `gm -> gm` for the cases: every ReLU (torch.relu, F.relu, .relu()) becomes torch.sigmoid.
 
     It returns a NEW GraphModule and leaves the one it is given as it was, so an answer that ignores what the
-    pass returns runs the old graph. It records each call, so the judge sees how many graphs it saw."""
+    pass returns runs the old graph. It records each call, so the judge sees how many graphs it saw, and how many
+    of them were ATen graphs (AOTAutograd's, make_fx's), where its relus are aten.relu.default and it finds none."""
 
     def __init__(self) -> None:
         self.calls = 0
+        self.aten_graphs = 0
 
     def __call__(self, gm: fx.GraphModule) -> fx.GraphModule:
         self.calls += 1
+        if any(isinstance(n.target, torch._ops.OpOverload) for n in gm.graph.nodes):
+            self.aten_graphs += 1
         graph = fx.Graph()
         env: dict = {}
         for node in gm.graph.nodes:

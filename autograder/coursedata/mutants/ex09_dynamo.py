@@ -27,6 +27,26 @@ _CAPTURE_MUTANTS = [
            edits=(("        graphs.append(gm)\n", "        graphs.insert(0, gm)\n"),)),
     Mutant("capture_graphs", "the backend returns nothing", hint="must return a callable",
            edits=(("        return gm.forward   # run the graph as captured: outputs unchanged\n", "        pass\n"),)),
+    # wrong answers written from the task text alone, after the lesson
+    Mutant("capture_graphs", "calls the compiled function on the first input only: fn(x, scale) loses its scale",
+           hint="pass every input on", not_hints=("keep every graph",),
+           edits=(("    compiled(*inputs)  ", "    compiled(inputs[0])  "),)),
+    Mutant("capture_graphs", "resets dynamo at the end, to clean up, instead of first",
+           hint="torch._dynamo.reset()",
+           edits=(("    torch._dynamo.reset()   # compiled code of earlier calls would be reused, and the backend not "
+                   "called\n", ""),
+                  ("    return graphs", "    torch._dynamo.reset()\n    return graphs"))),
+    Mutant("capture_graphs", "torch._dynamo.reset without the parentheses: nothing is reset",
+           hint="torch._dynamo.reset()",
+           edits=(("    torch._dynamo.reset()   #", "    torch._dynamo.reset   #"),)),
+    Mutant("capture_graphs", "the backend returns the graph's output on the example inputs, not a callable",
+           hint="must return a callable",
+           edits=(("        return gm.forward   #", "        return gm(*example_inputs)   #"),)),
+    Mutant("capture_graphs", "keeps gm.graph, the Graph, instead of the GraphModule", hint="expected an fx.GraphModule",
+           edits=(("        graphs.append(gm)\n", "        graphs.append(gm.graph)\n"),)),
+    Mutant("capture_graphs", "torch.compile with dynamic=True: sizes become symbols", hint="defaults",
+           edits=(("torch._dynamo.optimize(recording_backend)(fn)",
+                   "torch.compile(fn, backend=recording_backend, dynamic=True)"),)),
 ]
 
 _BREAKS_MUTANTS = [
@@ -41,9 +61,29 @@ _BREAKS_MUTANTS = [
     Mutant("graph_break_count", "returns the report's break reasons instead of their number", hint="an int",
            edits=(("    return int(report.graph_break_count)", "    return report.break_reasons"),)),
     Mutant("graph_break_count", "returns the number of distinct reasons: two .item() breaks count once",
-           hint="not its kinds",
+           hint="its kinds",
            edits=(("    return int(report.graph_break_count)",
                    "    return len({str(r.reason).splitlines()[0][:40] for r in report.break_reasons})"),)),
+    # wrong answers written from the task text alone, after the lesson
+    Mutant("graph_break_count", "the number of entries of break_reasons: a break in a loop has none",
+           hint="break_reasons", not_hints=("count every break",),
+           edits=(("    return int(report.graph_break_count)", "    return len(report.break_reasons)"),)),
+    Mutant("graph_break_count", "sums dynamo's graph_break counters, which reset() does not clear",
+           hint="counters",
+           edits=(("    torch._dynamo.reset()\n    report = torch._dynamo.explain(fn)(*inputs)\n"
+                   "    return int(report.graph_break_count)",
+                   "    from torch._dynamo.utils import counters\n    torch._dynamo.reset()\n"
+                   "    torch.compile(fn, backend='eager')(*inputs)\n"
+                   "    return sum(counters['graph_break'].values())"),)),
+    Mutant("graph_break_count", "returns the count as a float", hint="return int(",
+           edits=(("    return int(report.graph_break_count)", "    return float(report.graph_break_count)"),)),
+    Mutant("graph_break_count", "explains the call on the first input only: fn(x, scale) loses its scale",
+           hint="pass every input on", not_hints=("count every break",),
+           edits=(("torch._dynamo.explain(fn)(*inputs)", "torch._dynamo.explain(fn)(inputs[0])"),)),
+    Mutant("graph_break_count", "counts only the .item() breaks, not the branches on a value",
+           hint="count every break",
+           edits=(("    return int(report.graph_break_count)",
+                   "    return sum('item' in str(r.reason) for r in report.break_reasons)"),)),
 ]
 
 _PASS_MUTANTS = [
@@ -71,6 +111,32 @@ _PASS_MUTANTS = [
     Mutant("compile_with_pass", "the backend returns the pass's module's graph instead of something callable",
            hint="did not return callable",
            edits=(("        return transformed.forward", "        return transformed.graph"),)),
+    # wrong answers written from the task text alone, after the lesson
+    Mutant("compile_with_pass", "puts the caller's model in eval mode", hint="switched from training to eval",
+           edits=(("    return torch.compile(model, backend=pass_backend)",
+                   "    model.eval()\n    return torch.compile(model, backend=pass_backend)"),)),
+    Mutant("compile_with_pass", "freezes the caller's model's parameters (requires_grad_(False))",
+           hint="no longer require grad",
+           edits=(("    return torch.compile(model, backend=pass_backend)",
+                   "    model.requires_grad_(False)\n    return torch.compile(model, backend=pass_backend)"),)),
+    Mutant("compile_with_pass", "runs the pass twice per graph: once to print the result, once to run it",
+           hint="once per graph", not_hints=("every graph dynamo hands", "pass_fn was never called"),
+           edits=(("        transformed = pass_fn(gm)   #",
+                   "        print(pass_fn(gm).code)\n        transformed = pass_fn(gm)   #"),)),
+    Mutant("compile_with_pass", "applies the pass at every call, inside the callable the backend returns",
+           hint="once per graph",
+           edits=(("        transformed = pass_fn(gm)   # a pass may edit gm in place or return a new GraphModule: use "
+                   "what it returns\n        return transformed.forward",
+                   "        return lambda *args: pass_fn(gm)(*args)"),)),
+    Mutant("compile_with_pass", "hands the pass the example inputs too", hint="pass_fn takes one argument",
+           edits=(("        transformed = pass_fn(gm)   #", "        transformed = pass_fn(gm, example_inputs)   #"),)),
+    Mutant("compile_with_pass", "runs the pass on AOTAutograd's ATen graphs (aot_autograd's fw_compiler)",
+           hint="ATen graphs", not_hints=("run what pass_fn returns",),
+           edits=(("    return torch.compile(model, backend=pass_backend)",
+                   "    from torch._dynamo.backends.common import aot_autograd\n"
+                   "    return torch.compile(model, backend=aot_autograd(fw_compiler=pass_backend))"),)),
+    Mutant("compile_with_pass", "casts the caller's model to float32 before compiling", hint="cast to torch.float32",
+           edits=(("torch.compile(model, backend=pass_backend)", "torch.compile(model.float(), backend=pass_backend)"),)),
 ]
 
 MUTANTS = _CAPTURE_MUTANTS + _BREAKS_MUTANTS + _PASS_MUTANTS
@@ -111,6 +177,20 @@ def graph_break_count(fn, *inputs):
     from torch._dynamo import explain, reset
     reset()
     return len(explain(fn)(*inputs).graphs) - 1
+'''),
+    Alternative("graph_break_count", "a backend of its own counts the graphs it receives: one break, two graphs",
+                '''
+def graph_break_count(fn, *inputs):
+    torch._dynamo.reset()
+    graphs = []
+
+    def counting_backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch.compile(fn, backend=counting_backend)(*inputs)
+    torch._dynamo.reset()
+    return len(graphs) - 1
 '''),
     Alternative("compile_with_pass", "the backend runs the passed module through an fx.Interpreter", '''
 def compile_with_pass(model, pass_fn):
