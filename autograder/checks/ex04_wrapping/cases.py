@@ -212,14 +212,14 @@ _SPEC_MODELS = {"FlagNet": lambda seed: FlagNet(), "_TwoInputFlags": _TwoInputFl
 _SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,), "_SnakeNames": (4,)}
 
 
-def _spec_case(label: str, kind: str, seed: int, flags: dict, hint: str | None = None) -> Case:
+def _spec_case(label: str, kind: str, seed: int, flags: dict) -> Case:
     def make():
         _seed(seed)
         model = _SPEC_MODELS[kind](seed)
         inputs = [tuple(seeded_randn(3, d, seed=seed + 10 * t + i) for i, d in enumerate(_SPEC_INPUTS[kind]))
                   for t in range(2)]
         return (_with_inputs(model, inputs),)
-    return Case(label, make, kwargs=lambda: dict(flags), data={"hint": hint})
+    return Case(label, make, kwargs=lambda: dict(flags))
 
 
 ORDER_HINT = "flags arrive as keyword arguments: pass them to concrete_args by name, not by position"
@@ -231,14 +231,14 @@ def _spec_cases(hidden: bool) -> list[Case]:
                 _spec_case("FlagNet, use_extra=True, repeats=3", "FlagNet", 0, {"use_extra": True, "repeats": 3})]
     return [
         _spec_case("FlagNet, repeats=2, use_extra=True (flags in another order) (unseen)", "FlagNet", 41,
-                   {"repeats": 2, "use_extra": True}, ORDER_HINT),
+                   {"repeats": 2, "use_extra": True}),
         _spec_case("FlagNet, use_extra=True, repeats=0 (unseen)", "FlagNet", 42, {"use_extra": True, "repeats": 0}),
         _spec_case("two tensor inputs, mode='mul', use_y=True, scale=0.25 (unseen)", "_TwoInputFlags", 43,
                    {"mode": "mul", "use_y": True, "scale": 0.25}),
         _spec_case("two tensor inputs, use_y=False leaves y unused, mode='add' (unseen)", "_TwoInputFlags", 44,
                    {"use_y": False, "mode": "add"}),
         _spec_case("depth=2, act='tanh', clip=0.5 where clip defaults to None (unseen)", "_ClipNet", 45,
-                   {"depth": 2, "act": "tanh", "clip": 0.5}, ORDER_HINT),
+                   {"depth": 2, "act": "tanh", "clip": 0.5}),
         _spec_case("clip=None given explicitly, act=None where act defaults to 'tanh', depth=3 (unseen)",
                    "_ClipNet", 46, {"clip": None, "act": None, "depth": 3}),
         _spec_case("act='relu', depth=1, clip=2.0 (unseen)", "_ClipNet", 47, {"act": "relu", "depth": 1, "clip": 2.0}),

@@ -17,11 +17,17 @@ def _check_gm(result: Any, function: str) -> None:
     expect_type(result, fx.GraphModule, function, "a torch.fx.GraphModule")
 
 
+def _shares(result: fx.GraphModule, model: torch.nn.Module) -> bool:
+    """Are the result's parameters the model's own (the same tensors), as a trace of `model` itself has?"""
+    own = {p.data_ptr() for p in model.parameters()}
+    return all(p.data_ptr() in own for p in result.parameters())
+
+
 def _gm_evidence(result: Any, args: tuple, function: str) -> dict:
     """Graph, lint result and the outputs on the model's probe inputs; an error when run is evidence too."""
     _check_gm(result, function)
     ev: dict = {"graph": describe_graph(result), "code": result.code, "lint": lint_error(result), "outputs": [],
-                "run_error": None, "stale": stale_code(result)}
+                "run_error": None, "stale": stale_code(result), "shares_parameters": _shares(result, args[0])}
     with torch.no_grad():
         for inputs in args[0].probe_inputs:
             try:

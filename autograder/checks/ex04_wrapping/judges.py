@@ -12,12 +12,12 @@ from autograder.checks.evidence import (
     describe_graph, expect, expect_close, expect_fresh, expect_lint, first_difference, qualified,
 )
 from autograder.checks.ex04_wrapping.models import REF
-from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ReferenceLeafTracer
+from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ORDER_HINT, ReferenceLeafTracer
 
 
 def _lint_ok(ev: dict) -> None:
     expect_fresh(ev["stale"], "call gm.recompile() after changing gm.graph, so gm.code and forward are regenerated")
-    expect_lint(ev, "call gm.graph.lint() and gm.recompile() after editing the graph")
+    expect_lint(ev)   # lint fails on a broken graph, whether or not the answer called it
 
 
 def _short(target: str) -> str:
@@ -58,6 +58,14 @@ def _gated_judge(case, ev):
     n_expected = GATED_KINDS[kind][0]
     gates = [n for n in ev["graph"] if n["op"] == "call_function" and _short(n["target"]) == "gate"]
     if not gates:
+        whole = [n for n in ev["graph"] if n["op"] == "call_module" and n.get("module_type") and (
+            not n["module_type"].startswith("torch.nn.") or n["module_type"].endswith(".Sequential"))]
+        if whole:
+            raise CheckFailed(f"no call_function node calls gate: module {whole[0]['target']!r} "
+                              f"({whole[0]['module_type'].rsplit('.', 1)[-1]}) is one call_module node, so the gate "
+                              "it calls is not in the graph",
+                              "trace through the model's own submodules (keep the Tracer's default is_leaf_module): "
+                              "only gate is a leaf")
         traced_through = any(n["op"] in ("call_method", "call_function") and _short(n["target"]) in
                              ("sum", "gt", "where", "tanh", "relu") for n in ev["graph"])
         if traced_through:
@@ -65,13 +73,15 @@ def _gated_judge(case, ev):
                               "are in the graph instead), so one branch got frozen or rewritten", WRAP_HINT)
         raise CheckFailed("no call_function node calls gate", WRAP_HINT)
     if len(gates) != n_expected:
+        modules = [t for op, t in expected if op == "call_module"]
+        other = [n["target"] for n in ev["graph"] if n["op"] == "call_module"] != modules
         raise CheckFailed(f"{len(gates)} call_function node(s) call gate ({', '.join(n['name'] for n in gates)}), "
                           f"expected {n_expected}: one per call of gate in the model's forward",
-                          "trace the model you are given: every call of gate becomes its own node")
+                          f"trace the model you are given: its submodules are called {modules}, and every call of "
+                          "gate becomes its own node" if other else None)
     _lint_ok(ev)
     got = _sequence(ev["graph"], "gate")
-    expect(got == expected, f"the graph differs from a trace with gate as a leaf: {_first_diff(got, expected)}",
-           "trace the `model` argument itself, with gate as a leaf and everything else traced as usual")
+    expect(got == expected, f"the graph differs from a trace with gate as a leaf: {_first_diff(got, expected)}")
     if ev["run_error"]:
         raise CheckFailed(f"the returned GraphModule raised {ev['run_error']} when run")
     inputs, sums = gated_probe(kind, seed)
@@ -81,8 +91,9 @@ def _gated_judge(case, ev):
             side = "relu" if s > 0 else "tanh"
             expect_close(out, reference(*inp),
                          f"output on an input where gate's input sums to {s:+.2f} (the {side} branch)",
-                         hint="trace the `model` argument itself (not a new instance); gate must run at call "
-                              "time, so both of its branches still work")
+                         hint=None if ev.get("shares_parameters", True) else
+                         "trace the `model` argument itself (not a new instance): the returned module's parameters "
+                         "are not the model's")
 
 
 def _type_name(model: nn.Module, qualname: str) -> str:
@@ -115,8 +126,7 @@ def _leaf_judge(case, ev):
         custom = isinstance(model.get_submodule(target), leaf_types)
         if custom:
             where = f" (the graph reaches inside it: {', '.join(inside[:3])})" if inside else ""
-            hint = ("is_leaf_module is asked about every module, nested ones too, with their dotted qualname: "
-                    "decide by type with isinstance(m, tuple(leaf_types)), which counts subclasses too")
+            hint = _leaf_hint(model, target, leaf_types, ref_modules, got_modules)
             raise CheckFailed(f"module {target!r} ({kind}) is an instance of a leaf type but is not one "
                               f"call_module node{where}", hint)
         into = f" into {inside[0]}" if inside else ""
@@ -126,8 +136,7 @@ def _leaf_judge(case, ev):
                           "return ... or super().is_leaf_module(m, module_qualified_name)")
     _lint_ok(ev)
     got, expected = _sequence(ev["graph"]), _sequence(ref)
-    expect(got == expected, f"the graph differs from the reference trace: {_first_diff(got, expected)}",
-           "trace the model you are given with a custom fx.Tracer whose is_leaf_module decides the leaves")
+    expect(got == expected, f"the graph differs from the reference trace: {_first_diff(got, expected)}")
     if ev["run_error"]:
         raise CheckFailed(f"the returned GraphModule raised {ev['run_error']} when run")
     expect(len(ev["outputs"]) == len(model.probe_inputs), f"{len(ev['outputs'])} outputs, expected "
@@ -135,6 +144,53 @@ def _leaf_judge(case, ev):
     with torch.no_grad():
         for inp, out in zip(model.probe_inputs, ev["outputs"]):
             expect_close(out, model(*inp), "output of the returned GraphModule")
+
+
+def _leaf_hint(model: nn.Module, target: str, leaf_types: tuple, ref_modules: list, got_modules: list) -> str | None:
+    """Why an instance of leaf_types was traced through, when the other leaves kept or lost show it: a subclass
+    (an exact type test) or a nested module (a test that sees only some qualnames), else None."""
+    def subclass(t):
+        return type(model.get_submodule(t)) not in leaf_types
+
+    leaves = [t for t in dict.fromkeys(ref_modules) if isinstance(model.get_submodule(t), leaf_types)]
+    kept_nested = any("." in t and t in got_modules for t in leaves)
+    kept_subclass = any(subclass(t) and t in got_modules for t in leaves)
+    by_type = ("decide by type with isinstance(m, tuple(leaf_types)), which counts subclasses too (an exact type "
+               "test does not)")
+    by_place = ("is_leaf_module is asked about every module, nested ones too, with their dotted qualname: decide "
+                "by the module's type, not by its name or place")
+    if subclass(target) and ("." not in target or kept_nested):
+        return by_type
+    if "." in target and (not subclass(target) or kept_subclass):
+        return by_place
+    return None
+
+
+def _spec_positional(model: nn.Module, flags: dict) -> dict:
+    """The flags' values given to forward's parameters after the tensors by position, in the order they came."""
+    import inspect
+
+    params = list(inspect.signature(model.forward).parameters)[len(model.probe_inputs[0]):]
+    return dict(zip(params, flags.values()))
+
+
+def _spec_variant_counts(model: nn.Module, flags: dict) -> dict:
+    """call_module counts of the traces a wrong answer may have made: the flags bound by position, or ignored."""
+    import inspect
+
+    params = [p for p in inspect.signature(model.forward).parameters.values()][len(model.probe_inputs[0]):]
+    out = {}
+    positional = _spec_positional(model, flags)
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    for key, variant in (("position", positional), ("defaults", defaults)):
+        if variant == flags:
+            continue
+        try:
+            traced = fx.symbolic_trace(model, concrete_args=variant)
+        except Exception:
+            continue
+        out[key] = collections.Counter(n.target for n in traced.graph.nodes if n.op == "call_module")
+    return out
 
 
 GUARD_HINT = ("concrete_args leaves a guard for each flag: a placeholder named <flag>_1 whose default is the "
@@ -149,11 +205,29 @@ def _spec_judge(case, ev):
     n_tensors = len(model.probe_inputs[0])
     tensor_inputs = [n["target"] for n in ref if n["op"] == "placeholder"][:n_tensors]
     placeholders = [n["target"] for n in ev["graph"] if n["op"] == "placeholder"]
+    dropped = [t for t in tensor_inputs if t not in placeholders]
     expect(placeholders[:n_tensors] == tensor_inputs,
            f"the placeholders are {placeholders}; the first {n_tensors} should be the tensor input(s) "
-           f"{tensor_inputs}, in order",
-           "keep every tensor input as a placeholder, even one the flags leave unused")
+           f"{tensor_inputs}, in order" + (f" ({dropped[0]!r} is gone)" if dropped else ""),
+           "keep every tensor input as a placeholder, even one the flags leave unused" if dropped else None)
     _lint_ok(ev)
+    # the graph first (which layers the flags picked), then running it: the first message names the root cause
+    expected = collections.Counter(n["target"] for n in ref if n["op"] == "call_module")
+    got = collections.Counter(n["target"] for n in ev["graph"] if n["op"] == "call_module")
+    if got != expected:
+        variants = {k: c for k, c in _spec_variant_counts(model, flags).items() if c != expected}
+        guards = {n["target"].rsplit("_", 1)[0]: n["args"][0] for n in ev["graph"]
+                  if n["op"] == "placeholder" and n["args"]}
+        positional = _spec_positional(model, flags)
+        by_position = any(k in guards and type(guards[k]) is type(v) and guards[k] == v and flags.get(k) != v
+                          for k, v in positional.items())
+        hint = (ORDER_HINT if variants.get("position") == got and (variants.get("defaults") != got or by_position)
+                else
+                "pass the flags you are given to concrete_args: the graph is the one the default flag values give"
+                if variants.get("defaults") == got and variants.get("position") != got else None)
+        target = next(t for t in sorted(set(expected) | set(got)) if got[t] != expected[t])
+        raise CheckFailed(f"submodule {target!r} is called {got[target]} time(s) in the graph, expected "
+                          f"{expected[target]} with {', '.join(f'{k}={v!r}' for k, v in flags.items())}", hint)
     if ev["run_error"]:
         err = ev["run_error"]
         hint = None
@@ -166,16 +240,8 @@ def _spec_judge(case, ev):
             hint = "keep every tensor input as a placeholder, even one the flags leave unused"
         raise CheckFailed(f"calling the returned GraphModule with the {n_tensors} tensor input(s) only raised "
                           f"{err}", hint)
-    expected = collections.Counter(n["target"] for n in ref if n["op"] == "call_module")
-    got = collections.Counter(n["target"] for n in ev["graph"] if n["op"] == "call_module")
-    for target in sorted(set(expected) | set(got)):
-        expect(got[target] == expected[target],
-               f"submodule {target!r} is called {got[target]} time(s) in the graph, expected {expected[target]} "
-               f"with {', '.join(f'{k}={v!r}' for k, v in flags.items())}",
-               case.data.get("hint") or "trace with concrete_args=flags so the Python values pick the layers")
     expect(len(ev["outputs"]) == len(model.probe_inputs), f"{len(ev['outputs'])} outputs, expected "
                                                            f"{len(model.probe_inputs)}")
     with torch.no_grad():
         for inp, out in zip(model.probe_inputs, ev["outputs"]):
-            expect_close(out, model(*inp, **flags), "output of gm(*tensors) against model(*tensors, **flags)",
-                         hint=case.data.get("hint"))
+            expect_close(out, model(*inp, **flags), "output of gm(*tensors) against model(*tensors, **flags)")

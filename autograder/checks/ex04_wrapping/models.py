@@ -196,13 +196,14 @@ class ScaledBlock(Block):
 
 
 class _SubBlockTower(nn.Module):
-    """A Block subclass nested in a Sequential next to a plain Block; leaf_types=(Block,) keeps both whole."""
+    """A Block subclass nested in a Sequential next to a plain nested Block, after a top-level Block;
+    leaf_types=(Block,) keeps all three whole."""
 
     def __init__(self, seed: int) -> None:
         super().__init__()
         _seed(seed)
         self.first = Block(6)
-        self.rest = nn.Sequential(nn.Tanh(), ScaledBlock(6))
+        self.rest = nn.Sequential(nn.Tanh(), Block(6), ScaledBlock(6))
         self.head = nn.Linear(6, 3)
 
     def forward(self, x):

@@ -224,6 +224,36 @@ MUTANTS = [
          ""),)),
 ]
 
+# ------------------------------------------ near misses: right in what a hint says, wrong in another way
+
+MUTANTS += [
+    Mutant("trace_gated", "autowraps gate, but its Tracer keeps every module whole, so a gate inside one is hidden",
+           hint="default is_leaf_module", not_hints=("make gate a leaf function", "torch.fx.wrap"), edits=(
+        ("    tracer = fx.Tracer(autowrap_functions=(gate,))",
+         "    class WholeModules(fx.Tracer):\n"
+         "        def is_leaf_module(self, m, qualname):\n"
+         "            return True\n"
+         "\n"
+         "    tracer = WholeModules(autowrap_functions=(gate,))"),)),
+    Mutant("trace_with_leaves", "asks about every module, nested ones too, but compares type names exactly",
+           hint="counts subclasses too", not_hints=("nested ones too", "dotted qualname"), edits=(
+        ("            return isinstance(m, leaves) or super().is_leaf_module(m, module_qualified_name)",
+         "            return type(m).__name__ in {t.__name__ for t in leaves} or super().is_leaf_module(\n"
+         "                m, module_qualified_name)"),)),
+    Mutant("trace_with_leaves", "isinstance, which counts subclasses, but only for top-level modules",
+           hint="nested ones too", not_hints=("counts subclasses too",), edits=(
+        ("            return isinstance(m, leaves) or super().is_leaf_module(m, module_qualified_name)",
+         '            return (isinstance(m, leaves) and "." not in module_qualified_name) or super().is_leaf_module(\n'
+         "                m, module_qualified_name)"),)),
+    Mutant("trace_specialized", "flags by name, but merged under the defaults, so the defaults win",
+           hint="default flag values", not_hints=("not by position", "guard for each flag"), edits=(
+        ("    gm = fx.symbolic_trace(model, concrete_args=flags)",
+         "    import inspect\n"
+         "    defaults = {k: p.default for k, p in inspect.signature(model.forward).parameters.items()\n"
+         "                if p.default is not inspect.Parameter.empty}\n"
+         "    gm = fx.symbolic_trace(model, concrete_args={**flags, **defaults})"),)),
+]
+
 ALTERNATIVES = [
     Alternative("trace_gated", "fx.wrap('gate') at the top level of the answer cell, then symbolic_trace", '''
 fx.wrap("gate")
