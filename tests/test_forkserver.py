@@ -240,21 +240,6 @@ def test_the_server_imports_only_the_courses_own_check_modules():
 
 # ------------------------------------------------------------------ a learner's kept server (fxcourse check)
 
-def _kept_server() -> int | None:
-    """The pid of the user's kept server for this code, when one listens."""
-    import socket
-    import struct
-
-    sock = forkserver._connect_to(forkserver.kept_address())
-    if sock is None:
-        return None
-    try:
-        pid, _, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
-        return pid
-    finally:
-        sock.close()
-
-
 def _children_cpu(pid: int) -> int:
     """Clock ticks of CPU its waited-for children used (cutime + cstime in /proc/PID/stat)."""
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -290,15 +275,9 @@ def _gone(pid: int, timeout: float) -> bool:
 @pytest.fixture
 def no_kept_server():
     """No kept server before the test; whatever the test's checks kept is stopped after it."""
-    pid = _kept_server()
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        assert _gone(pid, 30)
+    assert forkserver.stop_kept_server()
     yield
-    pid = _kept_server()
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        _gone(pid, 30)
+    forkserver.stop_kept_server()
 
 
 def test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it(no_kept_server):
@@ -307,14 +286,14 @@ def test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it
     first = _check(notebook, keep="120")
     if forkserver.kept_address() != address:
         pytest.skip("the checkout's files changed during the test: the kept server's address changed with them")
-    pid = _kept_server()
+    pid = forkserver.kept_server_pid()
     assert pid, "the check kept no server for the next one"
     home = dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if "=" in e)["HOME"]
     before = _children_cpu(pid)
     second = _check(notebook, keep="120")
     if forkserver.kept_address() != address:
         pytest.skip("the checkout's files changed during the test: the kept server's address changed with them")
-    assert _kept_server() == pid, "the second check did not find the kept server"
+    assert forkserver.kept_server_pid() == pid, "the second check did not find the kept server"
     assert _children_cpu(pid) > before, "the second check's worker and judge were not forked from the kept server"
     assert second["score"] == first["score"] == first["max_score"] > 0
     os.kill(pid, signal.SIGTERM)  # ends as when idle: its home goes with it
@@ -323,17 +302,17 @@ def test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it
 
 def test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home(no_kept_server):
     _check(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", keep="1")
-    pid = _kept_server()
+    pid = forkserver.kept_server_pid()
     if pid is not None:  # it may be gone already
         home = dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if "=" in e)["HOME"]
         assert _gone(pid, 60), "the kept server did not end after its idle time"
         assert not os.path.exists(home)
-    assert _kept_server() is None
+    assert forkserver.kept_server_pid() is None
 
 
 def test_without_keeping_a_check_leaves_no_server_behind(no_kept_server):
     _check(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", keep="0")
-    assert _kept_server() is None
+    assert forkserver.kept_server_pid() is None
 
 
 def test_a_server_of_another_user_at_the_kept_address_is_not_used():

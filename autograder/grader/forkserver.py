@@ -41,7 +41,8 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["Forked", "spawn", "prestart", "keep_warm", "stop", "server_pid", "enabled", "kept_address"]
+__all__ = ["Forked", "spawn", "prestart", "keep_warm", "stop", "server_pid", "enabled", "kept_address",
+           "kept_server_pid", "stop_kept_server"]
 
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 ADDRESS_ENV = "FXCOURSE_FORKSERVER_ADDRESS"
@@ -100,6 +101,42 @@ def _peer_uid(sock: socket.socket) -> int:
 
     _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
     return uid
+
+
+def kept_server_pid() -> int | None:
+    """The pid of this user's kept server for this code, while one listens."""
+    import struct
+
+    sock = _connect_to(kept_address())
+    if sock is None:
+        return None
+    try:
+        pid, _, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        return pid
+    finally:
+        sock.close()
+
+
+def stop_kept_server(timeout: float = 30.0) -> bool:
+    """End this user's kept server for this code, if one runs (SIGTERM: it ends as when idle, removing its
+    home); True once none runs."""
+    pid = kept_server_pid()
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def _connect_to(address: str) -> socket.socket | None:
