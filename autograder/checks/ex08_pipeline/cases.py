@@ -256,15 +256,9 @@ def _ex(shape: tuple[int, ...], seed: int) -> tuple[torch.Tensor]:
     return (seeded_randn(*shape, seed=seed),)
 
 
-def _opt_case(label: str, make_model, shape: tuple[int, ...], seed: int, hint: str | None = None,
-              order: bool = False) -> Case:
-    return Case(label, lambda: (make_model(), _ex(shape, seed)), data={"hint": hint, "order": order})
-
-
-_SHARED_CONV = ("a Conv2d module called from two sites is shared: folding a BatchNorm into it changes the "
-                "other call too; count the call sites of a conv before folding (fold only when it is called once "
-                "and its output has one user)")
-_TRAIN_BN = "BatchNorm in training mode normalises with batch statistics: put the copy in eval mode"
+def _opt_case(label: str, make_model, shape: tuple[int, ...], seed: int) -> Case:
+    """The judge finds every hint in what the answer did (see judges._output_hint and _expect_no_dropout)."""
+    return Case(label, lambda: (make_model(), _ex(shape, seed)))
 
 
 def _mlp_width(seed: int) -> int:
@@ -274,45 +268,34 @@ def _mlp_width(seed: int) -> int:
 def _opt_cases(hidden: bool) -> list[Case]:
     if not hidden:
         return [
-            _opt_case("DropoutNet (arrives in training mode)", lambda: _seeded(DropoutNet, 0), (4, 6), 0,
-                      hint="F.dropout(..., training=self.training) is traced with the mode of the moment: put a "
-                           "copy of the model in eval mode before tracing, then remove every dropout"),
+            _opt_case("DropoutNet (arrives in training mode)", lambda: _seeded(DropoutNet, 0), (4, 6), 0),
             _opt_case("ConvBNNet (arrives in training mode, BatchNorm statistics set)",
-                      lambda: randomize_batchnorm(_seeded(ConvBNNet, 1), 1), (2, 3, 6, 6), 1, hint=_TRAIN_BN),
+                      lambda: randomize_batchnorm(_seeded(ConvBNNet, 1), 1), (2, 3, 6, 6), 1),
             _opt_case("LinearChain 16 -> 32 -> 24 -> 8", lambda: _seeded(LinearChain, 2, (16, 32, 24, 8)),
-                      (4, 16), 2, hint="fold the chain step by step: W = W2 @ W1, b = W2 @ b1 + b2"),
+                      (4, 16), 2),
         ]
     steps = ("linear", "dropout", "chain", "relu_method", "shared", "residual", "chain")
     cases = [
         _opt_case("random MLP seed 3 (training mode)", lambda: random_mlp(3).train(), (3, _mlp_width(3)), 3),
         _opt_case("random MLP with linear, dropout, chain, shared and residual steps",
-                  lambda: random_mlp(21, width=6, steps=steps), (3, 6), 21, order=True,
-                  hint="a module called from two sites is shared: fusing it in place changes the other call too"),
+                  lambda: random_mlp(21, width=6, steps=steps), (3, 6), 21),
         _opt_case("random conv net seed 5 (a shared conv, training mode)",
-                  lambda: random_convnet(5, shared=True).train(), (2, 3, 6, 6), 5, hint=_SHARED_CONV),
+                  lambda: random_convnet(5, shared=True).train(), (2, 3, 6, 6), 5),
     ]
     cases += [
         _opt_case("SharedConvNet: one conv called from two sites", lambda: randomize_batchnorm(
-            _seeded(SharedConvNet, 7).eval(), 7), (2, 4, 5, 5), 7, hint=_SHARED_CONV),
+            _seeded(SharedConvNet, 7).eval(), 7), (2, 4, 5, 5), 7),
         _opt_case("TrainBranchNet: `if self.training:` in forward, a dead auxiliary head; arrives in training mode",
-                  lambda: _seeded(TrainBranchNet, 8), (4, 6), 8, order=True,
-                  hint="put the copy in eval mode *before* tracing: a Python `if self.training:` is decided "
-                       "once, when tracing, and frozen into the graph"),
+                  lambda: _seeded(TrainBranchNet, 8), (4, 6), 8),
         _opt_case("DropBetweenNet: Dropout2d between Conv2d and BatchNorm2d, dropout inside a Linear chain",
-                  lambda: randomize_batchnorm(_seeded(DropBetweenNet, 10), 10), (2, 3, 6, 6), 10, order=True),
+                  lambda: randomize_batchnorm(_seeded(DropBetweenNet, 10), 10), (2, 3, 6, 6), 10),
         _opt_case("SharedChainNet: fc_b follows fc_a but is also called on its own",
-                  lambda: _seeded(SharedChainNet, 11).eval(), (4, 6), 11,
-                  hint="a Linear module called from two sites is shared: fusing into it in place changes the "
-                       "other call too; fuse only when both modules are called once"),
+                  lambda: _seeded(SharedChainNet, 11).eval(), (4, 6), 11),
         _opt_case("BranchyLinearNet: fc1's output has two users", lambda: _seeded(BranchyLinearNet, 12).eval(),
-                  (4, 6), 12,
-                  hint="fuse a pair only when the first Linear's output has exactly one user"),
+                  (4, 6), 12),
         _opt_case("ModuleFedNet: a BatchNorm2d after an nn.ReLU module, a Linear after an nn.Tanh module",
-                  lambda: randomize_batchnorm(_seeded(ModuleFedNet, 14), 14), (2, 3, 5, 5), 14,
-                  hint="fold a BatchNorm2d only into a Conv2d, and fuse a Linear only into a Linear: check the "
-                       "module type of the node before it"),
+                  lambda: randomize_batchnorm(_seeded(ModuleFedNet, 14), 14), (2, 3, 5, 5), 14),
         _opt_case("ConvBNNet with tiny running variances (eps matters)",
-                  lambda: randomize_batchnorm(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13,
-                  hint="the fold divides by sqrt(running_var + eps): keep bn.eps"),
+                  lambda: randomize_batchnorm(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13),
     ]
     return cases

@@ -412,8 +412,12 @@ def _opt_judge(case: Case, ev) -> None:
                if k not in ev["model_state"] or not torch.equal(ev["model_state"][k], v)]
     if changed:
         how = "is gone" if changed[0] not in ev["model_state"] else "differs"
+        stats = changed[0].rsplit(".", 1)[-1] in ("running_mean", "running_var", "num_batches_tracked")
         raise CheckFailed(f"optimize_for_inference changed the model it was given: {changed[0]!r} {how}",
-                          "work on copy.deepcopy(model): folding must not rewrite the weights of the caller's model")
+                          "the caller's BatchNorm statistics moved: something ran the caller's model in training "
+                          "mode; run only a copy, in eval mode (copy.deepcopy(model).eval())" if stats and how == "differs"
+                          else "work on copy.deepcopy(model): folding must not rewrite the weights of the caller's "
+                               "model")
     if ev["training"]:
         raise CheckFailed(f"the returned GraphModule is not in eval mode: {ev['training'][0]} is in training mode",
                           "call .eval() on the result: modules you create start in training mode, and so do "
@@ -422,27 +426,45 @@ def _opt_judge(case: Case, ev) -> None:
     graph = ev["graph"]
     by_name = {n["name"]: n for n in graph}
     sites = Counter(n["target"] for n in graph if n["op"] == "call_module")
-    order = (" Here a dropout or a dead user hides the pattern until it is gone: remove dropout first, then "
-             "dead code, or run the passes until nothing changes (run_pipeline).") if case.data.get("order") else ""
+    traced = {n["name"]: n for n in _eval_trace(model)}
+
+    def hidden(first: dict, second: dict) -> bool:
+        """Whether, in the graph the pipeline received, the pair was not yet adjacent: a dropout between them or a
+        dead user of the first hid it until another pass removed that."""
+        a, b = traced.get(first["name"]), traced.get(second["name"])
+        return a is not None and b is not None and (_input_node(b, traced) is not a or a["users"] != [b["name"]])
+
+    order = (" In the traced graph a dropout or a dead user hid this pair: it appears once those are gone.")
+    order_hint = ("remove dropout first, then dead code, then fold and fuse; or run the passes until nothing "
+                  "changes (run_pipeline)")
     for n in graph:
         if _mod_kind(n) == "BatchNorm2d":
             conv = _input_node(n, by_name)
             if conv is not None and _mod_kind(conv) == "Conv2d" and conv["users"] == [n["name"]] \
                     and sites[conv["target"]] == 1:
+                late = hidden(conv, n)
                 raise CheckFailed(f"{_node_text(n)} still follows {_node_text(conv)}, which is called once and "
-                                  "feeds only it: fold the BatchNorm into the conv." + order,
+                                  "feeds only it: fold the BatchNorm into the conv." + (order if late else ""),
+                                  order_hint if late else
                                   "fold_bn_into_conv(conv, bn) gives the folded conv; install it in place of the "
                                   "conv, point the BatchNorm's users at the conv node and erase the BatchNorm node")
+    linears = sum(1 for n in traced.values() if _is_linear(n))
     for n in graph:
         if _is_linear(n):
             first = _input_node(n, by_name)
             if first is not None and _is_linear(first) and first["users"] == [n["name"]] \
                     and (first["op"] != "call_module" or sites[first["target"]] == 1) \
                     and (n["op"] != "call_module" or sites[n["target"]] == 1):
+                late = hidden(first, n)
+                fused_some = sum(1 for m in graph if _is_linear(m)) < linears
                 raise CheckFailed(f"{_node_text(first)} feeds only {_node_text(n)}: this Linear -> Linear "
-                                  "chain can be fused." + order,
+                                  "chain can be fused." + (order if late else ""),
+                                  order_hint if late else
                                   "walk the nodes in order and fuse each pair into the second node, so a chain "
-                                  "of any length collapses (or run the fusion until nothing changes)")
+                                  "of any length collapses (or run the fusion until nothing changes)" if fused_some
+                                  else "fuse_linear_pair(first, second) gives one Linear for the pair: install it "
+                                       "as the second node's module, feed the second node the first one's input and "
+                                       "erase the first node")
     dead = [n for n in graph if n["op"] not in ("placeholder", "output") and not n["users"]]
     if dead:
         raise CheckFailed(f"{_node_text(dead[0])} has no users: it is dead code",

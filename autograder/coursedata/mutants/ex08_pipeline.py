@@ -251,7 +251,8 @@ _OPT_MUTANTS = [
            not_hints=("point its users at its input and erase the node",), edits=(
         ("    modules = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)",
          "    modules = nn.Dropout"),)),
-    Mutant("optimize_for_inference", "fuses before removing dropout", hint="remove dropout first", edits=(
+    Mutant("optimize_for_inference", "fuses before removing dropout", hint="remove dropout first",
+           not_hints=("so a chain of any length collapses",), edits=(
         (_PASSES, "    for p in (fold_conv_bn, fuse_linear_chains, remove_dropout, eliminate_dead_code):\n"
                   "        gm = p(gm)"),)),
     Mutant("optimize_for_inference", "eliminates dead code only at the end, after fusing", hint="dead", edits=(
@@ -273,6 +274,11 @@ _OPT_MUTANTS = [
          "            else:\n"
          "                conv.bias.copy_(fused.bias)\n"),
         (_CHECKED, ""))),
+    Mutant("optimize_for_inference", "copies the model, but checks the result against the caller's model left in "
+           "training mode", hint="something ran the caller's model in training mode",
+           not_hints=("work on copy.deepcopy(model)",), edits=(
+        ("        torch.testing.assert_close(gm(*example_inputs), frozen(*example_inputs), rtol=1e-4, atol=1e-5)",
+         "        model(*example_inputs)  # a look at the original's output"),)),
     Mutant("optimize_for_inference", "folds a conv called from two sites", hint="called from two sites", edits=(
         ("        if len(conv_node.users) != 1 or sites[conv_node.target] != 1 or bn.running_mean is None:",
          "        if len(conv_node.users) != 1 or bn.running_mean is None:"),
