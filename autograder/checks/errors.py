@@ -21,19 +21,33 @@ ERROR_HINTS: list[tuple] = [
     ("NotImplementedError", r"wrap must be called at the top level",
      "call torch.fx.wrap(\"name\") at the top level of the cell, outside any def, or use "
      "fx.Tracer(autowrap_functions=(fn,))"),
-    (None, r"is not an nn\.Module|has no attribute .*call_module|Node referenced nonexistent target|"
-           r"Tried to use .* as a call_module target",
+    (None, r"has type .* but a str is expected|has no attribute .*call_module|Tried to use .* as a call_module target",
      "a call_module target must be the string name of a submodule registered on the GraphModule "
      "(gm.add_submodule(name, module)), not a module object"),
+    (None, r"is not an nn\.Module|does not reference an nn\.Module",
+     "a call_module node's target must name a submodule (an nn.Module registered on gm), not a parameter, a "
+     "tensor or another attribute: read those with a get_attr node"),
+    (None, r"Node referenced nonexistent target|references nonexistent attribute",
+     "a node names an attribute or submodule that gm does not have (the error names it): register a new "
+     "submodule with gm.add_submodule(name, module), and keep every one a node still uses"),
     (None, r"Unable to represent lambda",
      "a node's target is a lambda: use a real function such as torch.clamp and put its arguments in "
      "node.args/node.kwargs"),
-    (None, r"Expected node.target to be str for call_module|object has no attribute '(__name__|split)'",
+    (None, r"'functools\.partial' object has no attribute '__name__'",
+     "a node's target is a functools.partial, which gm.code cannot name: use the function itself and put the "
+     "fixed arguments in node.args/node.kwargs"),
+    (None, r"Expected node.target to be str for call_module|'(?!str'|functools)[\w.]+' object has no attribute "
+           r"'(__name__|split)'",
      "a call_module target must be the string name of a submodule registered on the GraphModule "
      "(gm.add_submodule(name, module)), not a module object"),
     (None, r"unexpected keyword argument 'inplace'",
      "the new target does not take the old node's kwargs (a traced F.relu carries inplace=...): set node.kwargs"),
-    (None, r"NoneType",
+    # A None used where a tensor was expected: a tensor method or operator on None, or a tensor argument named
+    # bias/weight/other given None. ("'NoneType' object is not subscriptable" is not a missing parameter.)
+    (None, r"'NoneType' object has no attribute '(detach|clone|data|shape|size|numel|dtype|t|T|mul_?|add_?|sub_?|"
+           r"div_?|view|reshape|copy_|fill_|zero_|to|double|float|unsqueeze|expand|sum|mean|sqrt|rsqrt|pow)'|"
+           r"unsupported operand type\(s\) for .*NoneType|argument '(other|bias|weight|input)'.* must be Tensor, "
+           r"not NoneType",
      "a layer built with bias=False has .bias None, and BatchNorm2d(affine=False) has .weight and .bias None: "
      "treat a missing bias as 0 and a missing weight as 1", r"\.(bias|weight)\b|\bb[12]\b|\bbias\b"),
     (None, r"has no attribute 'activation_post_process'",
@@ -51,20 +65,37 @@ ERROR_HINTS: list[tuple] = [
     (None, r"Argument '([^']+)' of Node '\1' was used before it has been defined",
      "a node reads itself: after inserting a consumer of `node`, node.replace_all_uses_with(new) also rewired "
      "the new node; pass delete_user_cb=lambda user: user is not new, or set new.args after replacing"),
+    # next() on an empty search: that it compared node.target only the failing line can show
     ("StopIteration", r"^$",
-     "next(...) found nothing: no node matched; compare node.name (not node.target) with the name you look for"),
-    (None, r"Node .* (uses|used before|is used before it is defined)|lint",
-     "graph.lint() found a node used before it is defined or not in the graph: insert new nodes with "
-     "graph.inserting_after(node) so they come after their inputs"),
+     "next(...) found nothing: no item met your condition; give next a default (next(..., None)) and check what "
+     "the nodes' op, name and target really are", r"^(?!.*\.target\b)"),
+    ("StopIteration", r"^$",
+     "next(...) found nothing: no node matched; compare node.name (not node.target) with the name you look for",
+     r"\.target\b"),
+    (None, r"was used before it has been defined|Node .* (uses|used before|is used before it is defined)",
+     "graph.lint() found a node used before it is defined: insert new nodes with graph.inserting_after(node) so "
+     "they come after their inputs"),
+    (None, r"does not belong to this Graph",
+     "a node of another graph is used here: copy nodes with new_graph.node_copy(node, arg_transform) so that "
+     "their inputs are remapped, or create them with this graph's own methods"),
     (None, r"mat1 and mat2 shapes cannot be multiplied|size mismatch",
      "a weight has the wrong orientation: nn.Linear computes x @ W.T + b, with W of shape (out, in)",
      r"weight|@|matmul|\bmm\b|linear|\.T\b|\bw[12]?\b"),
     (None, r"compiler_fn did not return callable",
      "a torch.compile backend must return a callable that runs the graph it received: return gm.forward (or "
      "what your pass returned)"),
+    (None, r"type \((float|double|half)\) and \w+ type \((float|double|half)\) should be the same|"
+           r"must have the same dtype|expected scalar type \w+ but found \w+|expected m1 and m2 to have the same dtype",
+     "tensors of two dtypes met (float32 and float64): keep the dtype of what you were given; a tensor made with "
+     "torch.randn or torch.zeros is float32 unless dtype= says otherwise (torch.randn_like, x.new_zeros keep it), "
+     "and model.float() changes the caller's model"),
     ("Unsupported", r"",
      "dynamo met code it cannot put in a graph (a branch on a tensor's value, .item(), print...); with "
-     "fullgraph=True every such graph break is an error: leave fullgraph out so that dynamo splits the graph"),
+     "fullgraph=True every such graph break is an error: leave fullgraph out so that dynamo splits the graph",
+     r"^(?!.*\bexport\b)"),
+    ("Unsupported", r"",
+     "torch.export met code it cannot capture (a branch on a tensor's value, .item(), print...): write a "
+     "data-dependent branch with torch.cond, or move it out of forward", r"\bexport\b"),
     ("UserError", r"dynamic_shapes.*(arg names|top-level keys)",
      "the keys of a dynamic_shapes dict are the names of forward's arguments (they differ from model to model): "
      "pass a tuple instead, one entry per positional argument, such as ({0: Dim(\"batch\")},)"),
@@ -77,7 +108,19 @@ ERROR_HINTS: list[tuple] = [
      "example's size; export with dynamic_shapes=({0: Dim(\"batch\")},) to let the batch vary"),
     ("UserError", r"Expecting `args` to be a tuple",
      "torch.export.export takes the example inputs as a tuple: export(model, (x,)), not export(model, x)"),
-    (None, r"recompile", "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
+    ("AttributeError", r"'ExportedProgram' object has no attribute 'meta'",
+     "prepare_qat_pt2e and convert_pt2e take the runnable GraphModule of an exported program: "
+     "torch.export.export(model, example_inputs).module(), not the ExportedProgram itself"),
+    (None, r"No module named 'torch\.ao\.quantization\.(quantizer|quantize_pt2e|pt2e)|"
+           r"cannot import name '\w*(pt2e|exported_model)\w*' from 'torch\.ao\.quantization",
+     "PT2E quantization has moved from torch.ao to torchao: import it from torchao.quantization.pt2e "
+     "(quantize_pt2e for prepare_qat_pt2e and convert_pt2e, quantizer.x86_inductor_quantizer for the quantizer)"),
+    ("TypeError", r"argument 'input' \(position 1\) must be Tensor, not tuple",
+     "a layer received a tuple where a tensor goes: when that tuple holds example inputs, hand it to "
+     "torch.export.export as it is, export(model, example_inputs), not wrapped in another tuple, and call a "
+     "model with model(*example_inputs)", r"export\(|example_inputs|\(\*?inputs"),
+    (None, r"^(?!.*(recompile_limit|cache_size_limit|[Rr]ecompil(ing|ation)))(?=.*\brecompile\b)",
+     "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
 ]
 
 
