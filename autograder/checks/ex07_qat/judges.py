@@ -144,10 +144,14 @@ def _prep_judge(case: Case, ev: dict) -> None:
         i = next((i for i, (g, e) in enumerate(zip(got_sk, ref_sk)) if g != e), min(len(got_sk), len(ref_sk)))
         g = _node_text(got_sk[i]) if i < len(got_sk) else "missing"
         e = _node_text(ref_sk[i]) if i < len(ref_sk) else "no node"
-        fake_quant_differs = any("FakeQuantize" in (sk[i][2] or "") for sk in (got_sk, ref_sk) if i < len(sk))
+        got_fq = sum(1 for r in ev["modules"] if r.get("fake_quant"))
+        ref_fq = sum(1 for r in ref["modules"] if r.get("fake_quant"))
         raise CheckFailed(f"the prepared graph has {len(got_sk)} nodes, expected {len(ref_sk)}; node {i} is {g}, "
-                          f"expected {e}",
-                          MAPPING_HINT if fake_quant_differs else
+                          f"expected {e}" + (f"; it calls {got_fq} fake-quantize modules, the default QAT mapping "
+                                             f"gives {ref_fq}" if got_fq != ref_fq else ""),
+                          # the mapping decides where fake-quants go: a different number of them is its doing
+                          "the default QAT mapping, get_default_qat_qconfig_mapping(backend), decides where "
+                          "fake-quants go: prepare with it" if got_fq != ref_fq else
                           "prepare the model itself with prepare_qat_fx(model.train(), "
                           "get_default_qat_qconfig_mapping(backend), example_inputs) and return the result")
     out, exp = ev["outputs"], ref["outputs"]
