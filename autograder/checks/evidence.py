@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 import warnings
 import zipfile
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
     "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
     "max_difference", "first_far_tensor", "TRAINING_LOOP_HINTS", "training_loop", "quiet_one_thread", "cached_reference", "expect_trained", "lint_error", "expect_lint",
-    "expect_fresh", "stale_code", "sole_hint",
+    "expect_fresh", "stale_code", "sole_hint", "printed",
     "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
 ]
@@ -104,10 +105,19 @@ def expect(condition: bool, message: str, hint: str | None = None) -> None:
         raise CheckFailed(message, hint)
 
 
+def printed() -> bool:
+    """Did the learner's function print anything? While it runs, and while its evidence is taken, the check
+    framework captures stdout in a StringIO."""
+    return isinstance(sys.stdout, io.StringIO) and bool(sys.stdout.getvalue().strip())
+
+
 def expect_type(value: Any, kind: type | tuple[type, ...], function: str, what: str) -> None:
     if not isinstance(value, kind):
-        raise CheckFailed(f"{function} returned {type(value).__name__}, expected {what}",
-                          "return the value instead of printing it" if value is None else None)
+        hint = None
+        if value is None:   # printing is a diagnosis only when something was printed
+            hint = ("return the value instead of printing it" if printed() else
+                    "return the value: the function ended without a `return` of it, so it returned None")
+        raise CheckFailed(f"{function} returned {type(value).__name__}, expected {what}", hint)
 
 
 def first_difference(got: Sequence, expected: Sequence, item: str = "item", show: Callable = repr) -> str:

@@ -1,10 +1,11 @@
 """What the checks of ex02_nodes record of a learner's result, as plain data (runs where learner code runs)."""
 from __future__ import annotations
 
-import io
-import sys
+import torch.fx as fx
+import torch.nn as nn
 
 from autograder.checks.framework import CheckFailed
+from autograder.checks.evidence import printed
 
 
 def _hist_evidence(result, args):
@@ -33,14 +34,11 @@ def _called_evidence(result, args):
         if not isinstance(item, str):
             raise CheckFailed(f"item {i} is a {type(item).__name__}, expected a str: the qualified name",
                               "return the call_module node's target (a string such as 'layers.0'), "
-                              "not the module object")
+                              + ("not the module object" if isinstance(item, nn.Module) else
+                                 "not the Node itself" if isinstance(item, fx.Node) else
+                                 f"not a {type(item).__name__}"))
         out.append(item)
     return out
-
-
-def _printed() -> bool:
-    """Did the learner's function print anything? (Checks capture its output in a StringIO while they run.)"""
-    return isinstance(sys.stdout, io.StringIO) and bool(sys.stdout.getvalue().strip())
 
 
 def _cons_evidence(result, args):
@@ -50,14 +48,15 @@ def _cons_evidence(result, args):
         raise CheckFailed(f"returned {type(result).__name__}, expected a list of node names"
                           + (f" (for {name!r}, which no node is named, a KeyError)" if unknown else ""),
                           f"raise KeyError naming {name!r} when no node has that name, instead of returning None"
-                          if unknown else "return the value instead of printing it" if result is None and _printed()
+                          if unknown else "return the value instead of printing it" if result is None and printed()
                           else "end with `return` and the list: the function returned None" if result is None else
                           "return a list of names such as ['relu', 'add']")
     out = []
     for i, item in enumerate(result):
         if not isinstance(item, str):
             raise CheckFailed(f"item {i} is a {type(item).__name__}, expected a str",
-                              "return the users' names (user.name), not the Node objects")
+                              "return the users' names (user.name), not the Node objects" if isinstance(item, fx.Node)
+                              else f"return the users' names (user.name), not a {type(item).__name__}")
         out.append(item)
     return out
 
