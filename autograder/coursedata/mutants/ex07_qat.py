@@ -58,7 +58,7 @@ MUTANTS = [
          "    prepared = prepare_qat_fx(model.train(), mapping, example_inputs)\n"
          "    prepared(*example_inputs)  # a quick check that it runs\n"
          "    return prepared"),)),
-    Mutant("prepare_for_qat", "forgets to return", hint="return the value instead of printing it", edits=(
+    Mutant("prepare_for_qat", "forgets to return", hint="ended without a `return`", edits=(
         (_PREPARE_RETURN,
          "    prepared = prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)"),)),
 
