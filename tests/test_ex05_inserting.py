@@ -2,25 +2,23 @@
 passes, the released stubs score nothing, and the checks themselves notice what they claim to notice."""
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
 import torch.fx as fx
 
 from autograder.checks import ex05_inserting as checks
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, stub_solution
-from autograder.grader.validate import judge_mutant, mutant_cell
+from autograder.grader.notebook import answer_cells, grade_id, stub_solution
 from exercise_suite import exercise_tests
+from near_miss import near_miss_tests
 from fxplayground import DropoutNet, ThreeReluNet, TinyNet
 
 A = "ex05_inserting"
 FUNCTIONS = functions(A)
 
-# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py)
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py); the near misses' (tests/near_miss.py)
 globals().update(exercise_tests(A))
+globals().update(near_miss_tests(A))
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -102,34 +100,3 @@ def test_no_case_expects_an_error_unless_the_framework_supports_it():
     raising = [c for f in FUNCTIONS for h in (False, True) for c in checks.CHECKS[f].cases(h) if "raises" in c.data]
     assert bool(raising) == checks.EXPECTED_ERRORS
 
-
-# ------------------------------------------------------------------ near misses: hints fire on evidence only
-
-MUTANTS = load(A)[0]
-NEAR_MISSES = [m for m in MUTANTS if m.not_hints]
-
-
-def test_every_graded_function_has_a_near_miss():
-    """Each graded function has a wrong answer that does right what some hint says (and must not be shown it)."""
-    assert {m.function for m in NEAR_MISSES} == set(FUNCTIONS)
-
-
-def _shown_window(text: str, hint: str) -> str:
-    """30 characters of the hint a failure shows (its message when it has none) that its mutant's own hint
-    neither contains nor is contained in."""
-    shown = text.split("\nHint: ", 1)[1] if "\nHint: " in text else text
-    for start in range(max(1, len(shown) - 29)):
-        window = shown[start:start + 30]
-        if window.lower() not in hint.lower() and hint.lower() not in window.lower():
-            return window
-    raise AssertionError(f"no part of {shown!r} is apart from the hint {hint!r}")
-
-
-@pytest.mark.parametrize("mutant", NEAR_MISSES, ids=[f"{m.function}: {m.why}" for m in NEAR_MISSES])
-def test_a_near_miss_would_fail_validation_if_shown_its_own_hint_as_a_wrong_one(nb, mutant):
-    """The not_hints check can fail: named a piece of the hint the mutant is really shown, validation fails it."""
-    ns = answer_namespace(nb, {mutant.function: mutant_cell(nb, mutant)})
-    passed, text = run_answer(A, mutant.function, ns)
-    assert not passed
-    outcome = judge_mutant(A, nb, dataclasses.replace(mutant, not_hints=(_shown_window(text, mutant.hint),)))
-    assert not outcome.ok and "blames what it does right" in outcome.detail, outcome.detail

@@ -1,8 +1,6 @@
 """Does the ex06_fusing check library pass the solution, fail the stubs, and kill every mutant with its hint?"""
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
 import torch.fx as fx
@@ -12,9 +10,10 @@ from autograder.checks import ex06_fusing as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
 from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.validate import judge_mutant, mutant_cell
+from autograder.grader.validate import mutant_cell
 from autograder.grader.notebook import answer_namespace
 from exercise_suite import exercise_tests
+from near_miss import near_miss_tests
 
 A = "ex06_fusing"
 FUNCTIONS = functions(A)
@@ -24,6 +23,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 # fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py), evidence of two hidden cases
 globals().update(exercise_tests(A, quiet=True, evidence_cases=lambda check: check.cases(True)[:2]))
+globals().update(near_miss_tests(A))   # tests/near_miss.py: every function has a near miss, and each proves something
 
 
 def test_brief_mutants_are_present():
@@ -132,33 +132,3 @@ def test_a_wrong_pass_with_a_wrong_helper_still_fails(nb):
     passed, text = run_answer(A, "fuse_consecutive_linears", ns)
     assert not passed and pair_only.hint.lower() in text.lower(), text
 
-
-# ------------------------------------------------------------------ near misses: hints fire on evidence only
-
-NEAR_MISSES = [m for m in MUTANTS if m.not_hints]
-
-
-def test_every_graded_function_has_a_near_miss():
-    """Each graded function has a wrong answer that does right what some hint says (and must not be shown it)."""
-    assert {m.function for m in NEAR_MISSES} == set(FUNCTIONS)
-
-
-def _shown_window(text: str, hint: str) -> str:
-    """30 characters of the hint a failure shows (its message when it has none) that its mutant's own hint
-    neither contains nor is contained in."""
-    shown = text.split("\nHint: ", 1)[1] if "\nHint: " in text else text
-    for start in range(max(1, len(shown) - 29)):
-        window = shown[start:start + 30]
-        if window.lower() not in hint.lower() and hint.lower() not in window.lower():
-            return window
-    raise AssertionError(f"no part of {shown!r} is apart from the hint {hint!r}")
-
-
-@pytest.mark.parametrize("mutant", NEAR_MISSES, ids=[f"{m.function}: {m.why}" for m in NEAR_MISSES])
-def test_a_near_miss_would_fail_validation_if_shown_its_own_hint_as_a_wrong_one(nb, mutant):
-    """The not_hints check can fail: named a piece of the hint the mutant is really shown, validation fails it."""
-    ns = answer_namespace(nb, {mutant.function: mutant_cell(nb, mutant)})
-    passed, text = run_answer(A, mutant.function, ns)
-    assert not passed
-    outcome = judge_mutant(A, nb, dataclasses.replace(mutant, not_hints=(_shown_window(text, mutant.hint),)))
-    assert not outcome.ok and "blames what it does right" in outcome.detail, outcome.detail
