@@ -28,52 +28,33 @@ def _pass_name(p) -> str:
 
 # Wrong pipelines a learner writes, run on fresh copies of a case: when the learner's pass calls are exactly
 # those of one of them (and of no other), the hint names that mistake; otherwise the message alone says what
-# differs. Each takes (gm, passes, max_rounds) and returns the GraphModule it ends with.
-def _once(gm, passes, max_rounds=10):
-    for p in passes:
-        gm = p(gm)
-        gm.recompile()
-    return gm
-
-
-def _node_count(gm, passes, max_rounds=10):
-    for _ in range(max_rounds):
-        before = len(gm.graph.nodes)
-        for p in passes:
-            gm = p(gm)
-            gm.recompile()
-        if len(gm.graph.nodes) == before:
-            return gm
-    raise RuntimeError("no fixed point")
-
-
-def _no_recompile(gm, passes, max_rounds=10):
-    for _ in range(max_rounds):
-        before = gm.code
-        for p in passes:
-            gm = p(gm)
-        if gm.code == before:
-            return gm
-    raise RuntimeError("no fixed point")
-
-
-def _ignore_return(gm, passes, max_rounds=10):
-    for _ in range(max_rounds):
-        before = gm.code
-        for p in passes:
-            p(gm)
-            gm.recompile()
-        if gm.code == before:
-            return gm
-    raise RuntimeError("no fixed point")
+# differs.
+def _wrong_pipeline(*, rounds: bool = True, fingerprint=lambda gm: gm.code, recompile: bool = True,
+                    keep: bool = True):
+    """A pipeline that runs once (rounds=False), compares another fingerprint of the graph, never recompiles, or
+    does not keep what a pass returns (keep=False); (gm, passes, max_rounds) -> the GraphModule it ends with."""
+    def run(gm, passes, max_rounds=10):
+        for _ in range(max_rounds if rounds else 1):
+            before = fingerprint(gm)
+            for p in passes:
+                out = p(gm)
+                gm = out if keep else gm
+                if recompile:
+                    gm.recompile()
+            if not rounds or fingerprint(gm) == before:
+                return gm
+        raise RuntimeError("no fixed point")
+    return run
 
 
 PIPELINE_MISTAKES = {
-    _once: "keep going round after round until a whole round leaves gm.code unchanged",
-    _node_count: "detect the fixed point by comparing gm.code before and after a round: a pass may change the "
-                 "graph without changing its number of nodes",
-    _no_recompile: "call gm.recompile() after every pass, so gm.code is current even when a pass forgot to",
-    _ignore_return: "a pass may return a new GraphModule: keep what it returns (gm = p(gm))",
+    _wrong_pipeline(rounds=False): "keep going round after round until a whole round leaves gm.code unchanged",
+    _wrong_pipeline(fingerprint=lambda gm: len(gm.graph.nodes)):
+        "detect the fixed point by comparing gm.code before and after a round: a pass may change the graph "
+        "without changing its number of nodes",
+    _wrong_pipeline(recompile=False):
+        "call gm.recompile() after every pass, so gm.code is current even when a pass forgot to",
+    _wrong_pipeline(keep=False): "a pass may return a new GraphModule: keep what it returns (gm = p(gm))",
 }
 
 
