@@ -180,3 +180,36 @@ def site_build(tmp_path_factory) -> SiteBuild:
             record.write_text(json.dumps({"returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}))
         done = json.loads(record.read_text())
     return SiteBuild(out, done["returncode"], done["stdout"], done["stderr"])
+
+
+def _generated_course(tmp_path_factory: pytest.TempPathFactory, root: Path, assignment: str, *,
+                      quiz_keys: bool = False) -> Path:
+    """`root` as a course with solutions/<assignment> copied and `fxcourse generate <assignment>` run there
+    (release and gradebook). The generation runs once per test run for every worker and module that asks for
+    the same assignment (keyed by its solution's content, and by whether solutions/quizzes.json comes along);
+    each caller gets its own copy of the result. Fails naming what `generate` printed when it fails."""
+    sources = sorted((ROOT / "solutions" / assignment).rglob("*"))
+    keys = ROOT / "solutions" / "quizzes.json"
+    key = _content_key([p for p in [*sources, *([keys] if quiz_keys and keys.exists() else [])] if p.is_file()])
+    folder = shared_folder(tmp_path_factory, f"generated-{assignment}-{key}")
+    template, record = folder / "course", folder / "generate.json"
+    with locked(folder / ".lock"):
+        if not record.is_file():
+            shutil.rmtree(template, ignore_errors=True)
+            shutil.copytree(ROOT / "solutions" / assignment, template / "solutions" / assignment)
+            if quiz_keys and keys.exists():
+                shutil.copy(keys, template / "solutions" / "quizzes.json")
+            r = subprocess.run([sys.executable, "-m", "autograder.cli", "generate", assignment, "--course",
+                                str(template)], capture_output=True, text=True, cwd=template, timeout=900)
+            record.write_text(json.dumps({"returncode": r.returncode, "out": r.stdout + r.stderr}))
+        done = json.loads(record.read_text())
+    assert done["returncode"] == 0, done["out"]
+    shutil.copytree(template, root, dirs_exist_ok=True)
+    return root
+
+
+@pytest.fixture(scope="session")
+def generated_course(tmp_path_factory):
+    """`generated_course(root, assignment, quiz_keys=False)`: see _generated_course."""
+    return lambda root, assignment, quiz_keys=False: _generated_course(tmp_path_factory, Path(root), assignment,
+                                                                       quiz_keys=quiz_keys)

@@ -72,10 +72,8 @@ def hand_in(root: Path, student: str, kind: str) -> None:
         nbformat.write(nb, str(dest))
 
 
-def new_course(root: Path, students: list[str]) -> Path:
-    shutil.copytree(ROOT / "solutions" / A, root / "solutions" / A)
-    r = fxcourse(root, "generate", A)
-    assert r.returncode == 0, r.stdout + r.stderr
+def new_course(generated_course, root: Path, students: list[str]) -> Path:
+    generated_course(root, A)  # solutions/A copied and `fxcourse generate A` run (once per test run)
     for student in students:
         hand_in(root, student, kind_of(student))
     return root
@@ -114,9 +112,9 @@ def assert_whole(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> dict[str, dict[str, float] | None]:
+def reference(tmp_path_factory, generated_course) -> dict[str, dict[str, float] | None]:
     """The local grader's scores, one student of each kind: kind -> {cell: score}, None when not graded."""
-    root = new_course(tmp_path_factory.mktemp("local"), [f"x_{kind}" for kind in KINDS])
+    root = new_course(generated_course, tmp_path_factory.mktemp("local"), [f"x_{kind}" for kind in KINDS])
     r = fxcourse(root, "grade", A, "--jobs", "2")
     assert r.returncode == 1, r.stdout + r.stderr  # the broken one is not graded
     assert "x_broken: NOT GRADED" in r.stdout
@@ -217,8 +215,8 @@ def _busy_worker_group(cluster: Cluster) -> subprocess.Popen | None:
 
 # ------------------------------------------------------------------------------------------ the tests
 
-def test_a_class_on_a_real_cluster_with_a_worker_killed_mid_batch(dask, reference, tmp_path):
-    root = new_course(tmp_path, CLASS)
+def test_a_class_on_a_real_cluster_with_a_worker_killed_mid_batch(dask, reference, tmp_path, generated_course):
+    root = new_course(generated_course, tmp_path, CLASS)
     proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--cluster", dask.address,
                              "--course", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=root)
@@ -277,12 +275,13 @@ def killing_task(assignment, sources, files, student):
     return grade_task(assignment, sources, files, student)
 
 
-def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_on(dask, reference, tmp_path):
+def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_on(dask, reference, tmp_path,
+                                                                                   generated_course):
     from autograder.grader.cluster import collect_submissions, grade_on_cluster
     from autograder.grader.grade_progress import GradeProgress
     from autograder.grader.gradebook import Gradebook
 
-    root = new_course(tmp_path, ["a_correct", "c_wrong"])
+    root = new_course(generated_course, tmp_path, ["a_correct", "c_wrong"])
     hand_in(root, "b_poison", "correct")
     dask.wait_for_workers(2)
     url = f"sqlite:///{root / 'gradebook.db'}"
@@ -310,14 +309,15 @@ def dying_twice_task(assignment, sources, files, student):
     return grade_task(assignment, sources, files, student)
 
 
-def test_a_submission_given_up_only_for_others_faults_is_graded_again_alone(dask, reference, tmp_path):
+def test_a_submission_given_up_only_for_others_faults_is_graded_again_alone(dask, reference, tmp_path,
+                                                                            generated_course):
     from autograder.grader.cluster import collect_submissions, grade_on_cluster
     from autograder.grader.grade_progress import GradeProgress
     from autograder.grader.gradebook import Gradebook
 
     bystander = f"b_bystander_{os.urandom(4).hex()}"
     tries = Path(tempfile.gettempdir()) / f"fxcourse-tries-{bystander}"
-    root = new_course(tmp_path, ["a_correct"])
+    root = new_course(generated_course, tmp_path, ["a_correct"])
     hand_in(root, bystander, "correct")
     dask.wait_for_workers(2)
     try:
@@ -340,8 +340,8 @@ def root_course(root: Path):
     return Course(root)
 
 
-def test_bad_cluster_arguments_are_refused_before_grading(tmp_path):
-    root = new_course(tmp_path, ["a_correct"])
+def test_bad_cluster_arguments_are_refused_before_grading(tmp_path, generated_course):
+    root = new_course(generated_course, tmp_path, ["a_correct"])
     for argv, expected in ((["--cluster", "nowhere"], "expected tcp://HOST:PORT"),
                            (["--cluster", "local:0"], "N >= 1"),
                            (["--cluster", "local:1", "--jobs", "2"], "--jobs and --cluster do not go together"),
@@ -353,9 +353,9 @@ def test_bad_cluster_arguments_are_refused_before_grading(tmp_path):
     assert "grading" not in r.stdout
 
 
-def test_ctrl_c_leaves_every_grade_whole_and_a_rerun_finishes(reference, tmp_path):
+def test_ctrl_c_leaves_every_grade_whole_and_a_rerun_finishes(reference, tmp_path, generated_course):
     students = [f"c{i}_correct" for i in range(4)] + ["w_wrong"]
-    root = new_course(tmp_path, students)
+    root = new_course(generated_course, tmp_path, students)
     proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--cluster", "local:2", "--course",
                              str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
     for line in proc.stdout:
@@ -375,9 +375,10 @@ def test_ctrl_c_leaves_every_grade_whole_and_a_rerun_finishes(reference, tmp_pat
     assert ledger(root) == {s: 1 for s in students}
 
 
-def test_a_lost_scheduler_stops_the_run_and_a_rerun_grades_only_what_is_left(dask, reference, tmp_path):
+def test_a_lost_scheduler_stops_the_run_and_a_rerun_grades_only_what_is_left(dask, reference, tmp_path,
+                                                                             generated_course):
     students = [f"l{i}_correct" for i in range(5)] + ["m_wrong", "n_empty"]
-    root = new_course(tmp_path, students)
+    root = new_course(generated_course, tmp_path, students)
     dask.wait_for_workers(2)
     proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--cluster", dask.address,
                              "--course", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

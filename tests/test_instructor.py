@@ -35,11 +35,8 @@ def _fill(release: Path, answers: dict[str, str], dest: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("course")
-    shutil.copytree(ROOT / "solutions" / A, root / "solutions" / A)
-    r = fxcourse(root, "generate", A)
-    assert r.returncode == 0, r.stdout + r.stderr
+def course(tmp_path_factory, generated_course) -> Path:
+    root = generated_course(tmp_path_factory.mktemp("course"), A)  # solutions/A and `fxcourse generate A`
     release = root / "exercises" / A / f"{A}.ipynb"
     assert release.read_text() == (ROOT / "exercises" / A / f"{A}.ipynb").read_text()
     sub = root / "submitted"

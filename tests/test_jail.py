@@ -130,13 +130,9 @@ def _scores(stdout: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("course")
-    shutil.copytree(ROOT / "solutions" / A, root / "solutions" / A)
-    if (ROOT / "solutions" / "quizzes.json").exists():
-        shutil.copy(ROOT / "solutions" / "quizzes.json", root / "solutions" / "quizzes.json")
-    r = fxcourse(root, "generate", A)
-    assert r.returncode == 0, r.stdout + r.stderr
+def course(tmp_path_factory, generated_course) -> Path:
+    # solutions/A with the quiz keys, and `fxcourse generate A` (once per test run)
+    root = generated_course(tmp_path_factory.mktemp("course"), A, quiz_keys=True)
     release = root / "exercises" / A / f"{A}.ipynb"
     _fill(release, {**EX01_RIGHT, **QUIZ}, root / "submitted" / "alice" / A / f"{A}.ipynb")
     _fill(release, _hostile(root), root / "submitted" / "mallory" / A / f"{A}.ipynb")
