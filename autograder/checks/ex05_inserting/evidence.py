@@ -5,7 +5,8 @@ import torch
 import torch.fx as fx
 
 from autograder.checks.framework import CheckFailed
-from autograder.checks.evidence import describe_graph, expect_type, flat_outputs, lint_error, stale_code as _stale
+from autograder.checks.evidence import describe_graph, expect_type, flat_outputs, lint_error, printed
+from autograder.checks.evidence import stale_code as _stale
 
 
 def _inputs_of(args: tuple) -> tuple:
@@ -79,6 +80,8 @@ def _shape_evidence(result, args):
 def _flops_evidence(result, args):
     if isinstance(result, bool) or not isinstance(result, int):
         raise CheckFailed(f"returned {type(result).__name__} {repr(result)[:80]}, expected an int",
-                          "return the total instead of printing it" if result is None else
+                          ("return the total instead of printing it" if printed() else
+                           "return the total: the function ended without a `return` of it, so it returned None")
+                          if result is None else
                           "FLOPs are a whole number: sum ints (math.prod of a torch.Size is an int)")
     return int(result)

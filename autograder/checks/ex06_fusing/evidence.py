@@ -8,7 +8,7 @@ import torch.fx as fx
 import torch.nn as nn
 
 from autograder.checks.framework import CheckFailed
-from autograder.checks.evidence import expect_type, lint_error, qualified, stale_code
+from autograder.checks.evidence import expect_type, lint_error, printed, qualified, stale_code
 from autograder.checks.ex06_fusing.cases import PROBE
 
 
@@ -19,6 +19,12 @@ LINEAR_FORMULA = ("expected: fused weight W = second.weight @ first.weight, of s
                   "a missing bias counting as zero)")
 BN_FORMULA = ("expected, with the BatchNorm's running_mean and running_var: scale = weight / sqrt(running_var + "
               "eps), W' = W * scale.reshape(-1, 1, 1, 1), b' = (b - running_mean) * scale + bias")
+
+
+def _none_hint() -> str:
+    """For a function that returned None: printing is named only when it printed something."""
+    return ("return the value instead of printing it" if printed() else
+            "return the value: the function ended without a `return` of it, so it returned None")
 
 
 def _probe(obj: object) -> tuple:
@@ -108,7 +114,7 @@ def _pair_evidence(result, args) -> dict:
     first, second = args
     if not isinstance(result, nn.Linear):
         raise CheckFailed(f"fuse_linear_pair returned {type(result).__name__}, expected one nn.Linear",
-                          "return the value instead of printing it" if result is None else
+                          _none_hint() if result is None else
                           "fusing means ONE nn.Linear computing x @ W.T + b; " + LINEAR_FORMULA)
     return {
         "in": int(result.in_features), "out": int(result.out_features),
@@ -132,7 +138,7 @@ def _fold_evidence(result, args) -> dict:
     conv, bn = args
     if not isinstance(result, nn.Conv2d):
         raise CheckFailed(f"fold_bn_into_conv returned {type(result).__name__}, expected one nn.Conv2d",
-                          "return the value instead of printing it" if result is None else
+                          _none_hint() if result is None else
                           "folding means ONE nn.Conv2d whose weight and bias absorb the BatchNorm; " + BN_FORMULA)
     hyper = {}
     for k in _HYPER:

@@ -185,6 +185,10 @@ _FUSE_MUTANTS = [
 # ------------------------------------- near misses: each does right what some hint says, and must not be shown it
 
 _NEAR_MISSES = [
+    Mutant("fuse_linear_pair", "builds the fused layer and forgets to return it (and prints nothing)",
+           hint="ended without a `return`", not_hints=("instead of printing",), edits=(
+        ("    return fused",
+         "    fused.eval()"),)),
     Mutant("fuse_linear_pair", "copies the fused weight but never the bias (nn.Linear's random initial bias stays)",
            hint="the fused weight is right; the bias is not", not_hints=("orientation",), edits=(
         ("        if bias is not None:\n"
