@@ -18,9 +18,17 @@ from autograder.checks.ex05_inserting.models import (
 )
 
 
-def _traced(model: nn.Module, *inputs: torch.Tensor) -> fx.GraphModule:
+class DropoutLeafTracer(fx.Tracer):
+    """Keeps every dropout module a leaf, a subclass defined outside torch.nn too (symbolic_trace would trace
+    into one and record the F.dropout inside)."""
+
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        return isinstance(m, nn.Dropout) or super().is_leaf_module(m, module_qualified_name)
+
+
+def _traced(model: nn.Module, *inputs: torch.Tensor, tracer: type[fx.Tracer] | None = None) -> fx.GraphModule:
     """Trace `model` and keep seeded example inputs on it, so evidence can run what the learner returned."""
-    gm = fx.symbolic_trace(model)
+    gm = fx.symbolic_trace(model) if tracer is None else fx.GraphModule(model, tracer().trace(model))
     gm.example_inputs = tuple(inputs)  # a plain attribute: the learner's function does not need it
     return gm
 
@@ -111,12 +119,14 @@ def _insert_cases(hidden: bool) -> list[Case]:
     return cases
 
 
-def _drop_case(label: str, make_model, shape: tuple, *, train: bool, seed: int = 0) -> Case:
+def _drop_case(label: str, make_model, shape: tuple, *, train: bool, seed: int = 0,
+               tracer: type[fx.Tracer] | None = None) -> Case:
     def make():
         torch.manual_seed(seed)
         model = make_model()
         model.train(train)
-        return (_traced(model, *[seeded_randn(*s, seed=seed + i) for i, s in enumerate(_shapes(shape, model))]),)
+        return (_traced(model, *[seeded_randn(*s, seed=seed + i) for i, s in enumerate(_shapes(shape, model))],
+                        tracer=tracer),)
     return Case(label, make, data={"make": make_model, "train": train, "seed": seed, "shape": shape})
 
 
@@ -132,8 +142,9 @@ def _drop_cases(hidden: bool) -> list[Case]:
                    OutputDropNet, ((3, 5),), train=True, seed=3),
         _drop_case("F.dropout/torch.dropout with training=self.training traced in train mode, one input "
                    "passed by keyword (torch.dropout(input=h, ...))", FunctionalDropNet, ((4, 6),), train=True, seed=4),
-        _drop_case("Dropout2d, AlphaDropout, FeatureAlphaDropout, F.dropout2d, F.alpha_dropout and a subclass "
-                   "of nn.Dropout", DropoutZooNet, ((2, 3, 5, 5),), train=True, seed=5),
+        _drop_case("Dropout2d, AlphaDropout, FeatureAlphaDropout, F.dropout2d, F.alpha_dropout, F.dropout, an "
+                   "nn.Dropout and a subclass of it, traced as a call_module", DropoutZooNet, ((2, 3, 5, 5),), train=True, seed=5,
+                   tracer=DropoutLeafTracer),
         _drop_case("random model seed 41 with dropout modules named 'layers.d*'",
                    lambda: random_mlp(41, steps=("dropout", "linear", "relu_fn", "dropout", "residual")),
                    _width(3), train=True, seed=6),

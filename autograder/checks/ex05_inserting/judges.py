@@ -251,9 +251,15 @@ def _kept_module(gm: fx.GraphModule, kept: list[str], removed: list[str]) -> Che
     """The failure for dropout modules still called, with the hint the removed ones confirm: one of the same
     class was removed (so names decided), one of a base class was removed (so the type was compared exactly)."""
     cls = {t: type(gm.get_submodule(t)) for t in kept + removed}
-    t = kept[0]
-    twin = next((r for r in removed if cls[r] is cls[t]), None)
-    base = next((r for r in removed if issubclass(cls[t], cls[r]) and cls[t] is not cls[r]), None)
+
+    def twin_of(t):
+        return next((r for r in removed if cls[r] is cls[t]), None)
+
+    def base_of(t):
+        return next((r for r in removed if issubclass(cls[t], cls[r]) and cls[t] is not cls[r]), None)
+
+    t = next((k for k in kept if twin_of(k)), None) or next((k for k in kept if base_of(k)), None) or kept[0]
+    twin, base = twin_of(t), base_of(t)
     what = f"the {cls[t].__name__} module '{t}' is still called"
     if twin:
         return CheckFailed(f"{what}, while '{twin}', also a {cls[t].__name__}, was removed: the two differ only in "

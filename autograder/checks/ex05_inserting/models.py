@@ -71,7 +71,8 @@ class FunctionalDropNet(nn.Module):
 
 
 class DropoutZooNet(nn.Module):
-    """The other dropout layers and functions: 2-d, alpha, feature-alpha, and a subclass of nn.Dropout."""
+    """The other dropout layers and functions: 2-d, alpha, feature-alpha, a plain nn.Dropout and a subclass of
+    it (kept a call_module by the case's tracer)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -79,15 +80,16 @@ class DropoutZooNet(nn.Module):
         self.d2 = nn.Dropout2d(0.5)
         self.alpha = nn.AlphaDropout(0.5)
         self.feat = nn.FeatureAlphaDropout(0.5)
+        self.plain = nn.Dropout(0.5)
         self.mine = MyDropout(0.5)
         self.head = nn.Linear(4, 2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.d2(self.conv(x))
         h = F.dropout2d(torch.relu(h), 0.5, self.training)
-        h = self.feat(h).mean(dim=(2, 3))
+        h = F.dropout(self.feat(h), 0.5, self.training).mean(dim=(2, 3))
         h = F.alpha_dropout(self.alpha(h), 0.5, self.training)
-        return self.head(self.mine(h))
+        return self.head(self.mine(self.plain(h)))
 
 
 # ==================================================================================== record_shapes
