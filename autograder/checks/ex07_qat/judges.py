@@ -295,6 +295,9 @@ def _ft_judge(case: Case, ev: dict) -> None:
             raise CheckFailed("returned a different object from the prepared model it was given, although prepared "
                               "itself holds the right trained weights",
                               "return prepared itself: it is trained in place, and a copy of it is another object")
+        if steps == 0:   # nothing to train: the weights cannot tell where the training went
+            raise CheckFailed("returned a different object from the prepared model it was given",
+                              "return prepared itself (the same object, trained in place), not a copy")
         raise CheckFailed("returned a different object from the prepared model it was given, and prepared itself "
                           "does not hold the trained weights",
                           "train prepared in place and return prepared itself (not a copy)")
