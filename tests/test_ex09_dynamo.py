@@ -8,6 +8,7 @@ import torch
 import torch._dynamo
 
 from autograder.checks import ex09_dynamo as checks
+from autograder.checks.ex09_dynamo.models import PROBE, scaled_by_item
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.mutants import load
 from exercise_suite import exercise_tests
@@ -85,3 +86,30 @@ def test_dynamo_errors_get_their_hint(compile_it, said):
     torch._dynamo.reset()
     hint = hint_for_error(type(raised.value).__name__, str(raised.value))
     assert hint and said in hint, (type(raised.value).__name__, str(raised.value)[:200], hint)
+
+
+def test_the_second_input_decides_the_graphs():
+    """scaled_by_item breaks its graph only when given its scale: an answer passing the first input only sees
+    another function, and the checks tell it from one that drops graphs."""
+    x, scale = torch.randn(4), torch.randn(3)
+    both = torch._dynamo.explain(scaled_by_item)(x, scale)
+    alone = torch._dynamo.explain(scaled_by_item)(x)
+    torch._dynamo.reset()
+    assert (both.graph_count, alone.graph_count) == (2, 1)
+
+
+def test_the_pass_decides_which_graphs_dynamo_hands_over(solution):
+    """GateNet branches on h.mean() > 0 after an activation: once relu is sigmoid the branch goes another way, so
+    the graphs a passing backend receives are counted with the pass applied, not from the plain model."""
+    from autograder.checks.ex09_dynamo.judges import _reference_graph_count
+    check = get_check(A, "compile_with_pass")
+    case = next(c for c in check.cases(True) if "float64" in c.label)
+    model, _ = case.make()
+    plain = []
+    compiled = torch.compile(model, backend=lambda gm, ex: plain.append(gm) or gm.forward)
+    with torch.no_grad():
+        for x in getattr(model, PROBE):
+            compiled(x)
+    torch._dynamo.reset()
+    assert _reference_graph_count(case) == 3 and len(plain) == 2
+    assert judge_evidence(check, case, collect_evidence(check, solution["compile_with_pass"], case)).passed

@@ -64,7 +64,8 @@ def test_a_program_that_cannot_take_other_batches_is_caught():
     (lambda m, x: export(m, (x,), dynamic_shapes=({1: Dim("b")},)), "specialised a dimension"),
     (lambda m, x: export(m, (x,), dynamic_shapes={"x": {0: Dim("b")}}), "names of forward's arguments"),
     (lambda m, x: export(m, x), "takes the example inputs as a tuple"),
-], ids=["guard failed", "specialised", "dict keys", "args not a tuple"])
+    (lambda m, x: torch.nn.Conv2d(3, 4, 3).double()(torch.randn(1, 3, 5, 5)), "tensors of two dtypes"),
+], ids=["guard failed", "specialised", "dict keys", "args not a tuple", "float32 meets float64"])
 def test_export_errors_get_their_hint(make, said):
     """Export's usual errors, raised by torch itself, each get the hint of their signature."""
     from autograder.checks.errors import hint_for_error
@@ -77,3 +78,15 @@ def test_export_errors_get_their_hint(make, said):
             make(model, x)
     hint = hint_for_error(type(raised.value).__name__, str(raised.value))
     assert hint and said in hint, (type(raised.value).__name__, str(raised.value)[:200], hint)
+
+
+@pytest.mark.parametrize("dim, upper", [(Dim("batch"), None), (Dim("batch", max=4), 4), (Dim.AUTO, None)],
+                         ids=["no bound", "max=4", "Dim.AUTO"])
+def test_the_evidence_knows_the_batch_range(dim, upper):
+    """A bounded batch is told apart from a static one: the evidence carries the range's upper end."""
+    from autograder.checks.ex10_export.evidence import _upper_bound
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ep = export(torch.nn.Linear(3, 2), (torch.randn(2, 3),), dynamic_shapes=({0: dim},))
+    user = next(n for n in ep.graph.nodes if n.name in ep.graph_signature.user_inputs)
+    assert _upper_bound(ep, user.meta["val"].shape[0]) == upper

@@ -46,11 +46,13 @@ def _ep_cases(hidden: bool) -> list[Case]:
 
 
 def _export_cases(hidden: bool) -> list[Case]:
-    def case(name: str, seed: int = 0, batches: tuple = (1, 5)):
+    def case(name: str, seed: int = 0, batches: tuple = (1, 5), dtype=torch.float32, train: bool = False):
         def make():
             model, x = _model(name, seed)
-            object.__setattr__(model, PROBE, [torch.randn(b, *x.shape[1:], generator=_gen(seed + b)) for b in batches])
-            return model, x
+            model.to(dtype).train(train)   # Sequence computes the same in training mode: no dropout, no BatchNorm
+            object.__setattr__(model, PROBE, [torch.randn(b, *x.shape[1:], generator=_gen(seed + b), dtype=dtype)
+                                              for b in batches])
+            return model, x.to(dtype)
         return make
 
     if not hidden:
@@ -59,6 +61,9 @@ def _export_cases(hidden: bool) -> list[Case]:
     return [
         Case("RandomStack seed 5 on a batch of 3 (unseen)", case("RandomStack seed 5", 0, (2, 9))),
         Case("Sequence(5, 4): only the batch dimension may vary", case("Sequence(5, 4)", 0, (1, 6))),
+        Case("PatchNet(4) in float64", case("PatchNet(4)", 3, (1, 7), dtype=torch.float64)),
+        Case("Sequence(5, 4) in training mode: the caller's model stays as it is",
+             case("Sequence(5, 4)", 4, (2, 8), train=True)),
     ]
 
 

@@ -47,9 +47,12 @@ def _export_evidence(result: Any, args: tuple) -> dict:
     _expect_program(result, "export_dynamic_batch")
     user = [n for n in result.graph.nodes if n.op == "placeholder"
             and n.name in set(result.graph_signature.user_inputs)]
-    shape = None
+    shape, upper = None, None
     if len(user) == 1 and isinstance(user[0].meta.get("val"), torch.Tensor):
-        shape = [s if isinstance(s, int) else "symbolic" for s in user[0].meta["val"].shape]
+        sizes = user[0].meta["val"].shape
+        shape = [s if isinstance(s, int) else "symbolic" for s in sizes]
+        if shape and shape[0] == "symbolic":   # the largest batch the program promises to take, None for no bound
+            upper = _upper_bound(result, sizes[0])
     outputs = {}
     runner = result.module()
     for probe in getattr(model, PROBE):
@@ -58,7 +61,18 @@ def _export_evidence(result: Any, args: tuple) -> dict:
                 outputs[str(probe.shape[0])] = runner(probe)
         except Exception as exc:
             outputs[str(probe.shape[0])] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-    return {"inputs": len(user), "shape": shape, "outputs": outputs}
+    return {"inputs": len(user), "shape": shape, "upper": upper, "outputs": outputs}
+
+
+def _upper_bound(ep, size) -> int | None:
+    try:
+        found = ep.range_constraints.get(size.node.expr)
+        upper = found.upper if found is not None else None
+        if upper is None or str(upper) in ("int_oo", "oo"):   # torch's integer infinity claims is_finite
+            return None
+        return int(upper)
+    except Exception:   # a range torch describes otherwise: no bound known
+        return None
 
 
 def _histogram_evidence(result: Any, args: tuple) -> dict:
@@ -68,7 +82,7 @@ def _histogram_evidence(result: Any, args: tuple) -> dict:
 
 def _params_evidence(result: Any, args: tuple) -> dict:
     got = _plain_dict(result, "parameter_placeholders", "from placeholder name to qualified name")
-    return {k: v if type(v) is str else repr(v)[:80] for k, v in got.items()}
+    return {k: v if type(v) is str else {"type": type(v).__name__, "repr": repr(v)[:80]} for k, v in got.items()}
 
 
 def _shapes_evidence(result: Any, args: tuple) -> dict:
@@ -78,7 +92,8 @@ def _shapes_evidence(result: Any, args: tuple) -> dict:
         if type(v) is tuple and all(type(s) in (int, str) for s in v):
             out[k] = v
         else:
-            out[k] = {"type": type(v).__name__, "repr": repr(v)[:80]}
+            sizes = [type(s).__name__ for s in v] if isinstance(v, (tuple, list, torch.Size)) else []
+            out[k] = {"type": type(v).__name__, "repr": repr(v)[:80], "sizes": sizes[:8]}
     return out
 
 

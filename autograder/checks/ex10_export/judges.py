@@ -41,6 +41,12 @@ def _export_judge(case: Case, ev: dict) -> None:
         for probe in getattr(model, PROBE):
             got = ev["outputs"][str(probe.shape[0])]
             if isinstance(got, str):
+                upper = ev.get("upper")
+                if upper is not None and probe.shape[0] > upper:
+                    raise CheckFailed(f"the program's module() on a batch of {probe.shape[0]} raised {got}: the "
+                                      f"batch is dynamic, but its range ends at {upper}",
+                                      "give the batch dimension no upper bound: Dim(\"batch\") without max= (a "
+                                      "range too narrow refuses the batch sizes the caller has)")
                 raise CheckFailed(f"the program's module() on a batch of {probe.shape[0]} raised {got}",
                                   "mark dimension 0 dynamic: dynamic_shapes=({0: Dim(\"batch\")},)")
             expected = model(probe)
@@ -60,7 +66,22 @@ def _histogram_judge(case: Case, got: dict) -> None:
         raise CheckFailed(f"the count of {bad[0]!r} is {got[bad[0]]}, expected an int",
                           "count with integers: counts[key] = counts.get(key, 0) + 1")
     names = {n.name for n in ep.graph.nodes if n.op == "call_function"}
-    if any(k in names and k not in expected for k in got):
+    inner: dict = {}   # what the subgraphs of torch.cond (and other higher-order ops) call, counted together
+    for sub in ep.graph_module.modules():
+        if isinstance(sub, torch.fx.GraphModule) and sub is not ep.graph_module:
+            for k, v in _histogram(sub.graph).items():
+                inner[k] = inner.get(k, 0) + v
+    with_inner = dict(expected)
+    for k, v in inner.items():
+        with_inner[k] = with_inner.get(k, 0) + v
+    if inner and got == with_inner:
+        hint = ("count the nodes of ep.graph only: the branches of torch.cond are subgraphs of their own (get_attr "
+                "true_graph_0, ...), and their nodes are not nodes of ep.graph")
+    elif set(got) == set(expected) and all(type(v) is int for v in got.values()):
+        k = next(k for k in expected if got[k] != expected[k])
+        hint = (f"the keys are right, the counts are not ({k!r}: {got[k]} for {expected[k]} nodes): add 1 for every "
+                "call_function node, counts[key] = counts.get(key, 0) + 1")
+    elif any(k in names and k not in expected for k in got):
         hint = "key by str(node.target), the operator overload, not by node.name"
     elif any(k in {n.name for n in ep.graph.nodes if n.op != "call_function"} or k == "output" for k in got):
         hint = "count call_function nodes only: placeholders, get_attr and output are not operators"
@@ -69,11 +90,16 @@ def _histogram_judge(case: Case, got: dict) -> None:
                 "(overloadpacket)")
     elif any(not k.startswith("aten.") for k in expected if k not in got) and all(k.startswith("aten.") for k in got):
         hint = "every call_function node counts, operator.getitem and torch.cond included, not only aten ones"
-    elif sum(got.values()) != sum(expected.values()) and set(got) - set(expected):
+    elif got == _decomposed_histogram(case):
         hint = "count the graph as it is: run_decompositions() makes another program with other operators"
     else:
         hint = "key by str(node.target), for example 'aten.linear.default'"
     raise CheckFailed(f"the histogram differs: {_dict_diff(got, expected)}", hint)
+
+
+def _decomposed_histogram(case: Case) -> dict:
+    ep, = case.make()
+    return _histogram(ep.run_decompositions().graph)
 
 
 def _params_judge(case: Case, got: dict) -> None:
@@ -85,7 +111,18 @@ def _params_judge(case: Case, got: dict) -> None:
         return
     diff = _dict_diff(got, expected)
     constants = dict(getattr(sig, "inputs_to_lifted_tensor_constants", {}) or {})
-    if got and set(got) <= set(expected.values()) and set(got.values()) <= set(expected):
+    objects = [k for k, v in got.items() if isinstance(v, dict)]
+    short = [k for k in got if k in expected and isinstance(got[k], str) and got[k] != expected[k]
+             and expected[k].endswith("." + got[k])]
+    if objects:
+        k = objects[0]
+        hint = (f"the value of {k!r} is a {got[k]['type']}: map each placeholder to the qualified NAME of what it "
+                f"carries, a str such as {expected.get(k, 'conv.weight')!r}, not to the tensor")
+    elif short and set(got) == set(expected):
+        k = short[0]
+        hint = (f"{k!r} carries {expected[k]!r}: the value is the fully qualified name, with the submodules' path, "
+                f"not the attribute's own name {got[k]!r}")
+    elif got and set(got) <= set(expected.values()) and set(got.values()) <= set(expected):
         hint = "the keys are placeholder names (p_fc_weight), the values the qualified names (fc.weight)"
     elif any(k in sig.user_inputs for k in got):
         hint = "user inputs carry no parameter or buffer: leave them out (graph_signature.user_inputs)"
@@ -117,12 +154,20 @@ def _shapes_judge(case: Case, got: dict) -> None:
     expected = _reference_shapes(ep)
     if got == expected:
         return
-    bad = [k for k, v in got.items() if isinstance(v, dict)]
-    if bad:
-        raise CheckFailed(f"the shape of {bad[0]!r} is a {got[bad[0]]['type']} ({got[bad[0]]['repr']}), expected a "
-                          "tuple of int and str", "make each shape a tuple: tuple(... for s in val.shape)")
     placeholders = {n.name for n in ep.graph.nodes if n.op == "placeholder"}
     nodes = {n.name: n for n in ep.graph.nodes}
+    bad = [k for k, v in got.items() if isinstance(v, dict)]
+    if bad:
+        k = bad[0]
+        what = f"the shape of {k!r} is a {got[k]['type']} ({got[k]['repr']}), expected a tuple of int and str"
+        if k not in expected and k in nodes:
+            kind = type(nodes[k].meta.get("val")).__name__
+            raise CheckFailed(what, f"leave {k!r} out: its meta[\"val\"] is a {kind}, not one tensor (only nodes "
+                                    "whose val is a tensor are in the dict)")
+        if "SymInt" in got[k].get("sizes", []):
+            raise CheckFailed(what, "a symbolic size is a torch.SymInt: return str(size) for it, and keep static "
+                                    "sizes as int")
+        raise CheckFailed(what, "make each shape a tuple: tuple(... for s in val.shape)")
     missing = [k for k in expected if k not in got]
     extra = [k for k in got if k not in expected]
     wrong = [k for k in expected if k in got and got[k] != expected[k]]
@@ -168,6 +213,9 @@ def _swap_judge(case: Case, ev: dict) -> None:
                     "and return ep")
         elif 0 < left < moved:
             hint = "every call_function node targeting old: do not stop at the first one"
+        elif set(got) - set(before) - {str(new)}:
+            hint = ("operators the program did not call appeared: swap the targets in ep.graph as it is "
+                    "(run_decompositions() makes another program, with other operators)")
         else:
             hint = ("compare node.target == old, the exact overload: other overloads of the operator and other "
                     "operators whose names contain it stay")

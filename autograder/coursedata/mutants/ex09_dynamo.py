@@ -136,7 +136,8 @@ _PASS_MUTANTS = [
                    "    from torch._dynamo.backends.common import aot_autograd\n"
                    "    return torch.compile(model, backend=aot_autograd(fw_compiler=pass_backend))"),)),
     Mutant("compile_with_pass", "casts the caller's model to float32 before compiling", hint="cast to torch.float32",
-           edits=(("torch.compile(model, backend=pass_backend)", "torch.compile(model.float(), backend=pass_backend)"),)),
+           edits=(("torch.compile(model, backend=pass_backend)",
+                   "torch.compile(model.float(), backend=pass_backend)"),)),
 ]
 
 MUTANTS = _CAPTURE_MUTANTS + _BREAKS_MUTANTS + _PASS_MUTANTS

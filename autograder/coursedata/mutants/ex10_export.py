@@ -19,6 +19,15 @@ _EXPORT_MUTANTS = [
            edits=((_RETURN, _RETURN + ".module()"),)),
     Mutant("export_dynamic_batch", "passes the input itself as export's args instead of a tuple", hint="tuple",
            edits=(("export(model, (example_input,), ", "export(model, example_input, "),)),
+    # wrong answers written from the task text alone, after the lesson
+    Mutant("export_dynamic_batch", "Dim(\"batch\", max=4): the range refuses larger batches",
+           hint="its range ends at", not_hints=("mark dimension 0 dynamic",),
+           edits=(('    batch = Dim("batch")', '    batch = Dim("batch", max=4)'),)),
+    Mutant("export_dynamic_batch", "puts the caller's model in eval mode before exporting",
+           hint="switched from training to eval", edits=((_RETURN, "    model.eval()\n" + _RETURN),)),
+    Mutant("export_dynamic_batch", "exports on a fresh float32 example of batch 2 made with torch.randn",
+           hint="tensors of two dtypes",
+           edits=(("(example_input,), dynamic_shapes", "(torch.randn(2, *example_input.shape[1:]),), dynamic_shapes"),)),
 ]
 
 _HIST_MUTANTS = [
@@ -36,6 +45,17 @@ _HIST_MUTANTS = [
            edits=(("    for node in ep.graph.nodes:", "    for node in ep.run_decompositions().graph.nodes:"),)),
     Mutant("aten_histogram", "counts nodes per target but returns a sorted list of pairs", hint="dict",
            edits=(("    return counts", "    return sorted(counts.items())"),)),
+    # wrong answers written from the task text alone, after the lesson
+    Mutant("aten_histogram", "counts the nodes inside torch.cond's subgraphs too", hint="ep.graph only",
+           not_hints=("run_decompositions",),
+           edits=(("    for node in ep.graph.nodes:",
+                   "    for node in [n for m in ep.graph_module.modules() if isinstance(m, fx.GraphModule)\n"
+                   "                 for n in m.graph.nodes]:"),)),
+    Mutant("aten_histogram", "counts.get(key, 1): every count stays 1", hint="the counts are not",
+           not_hints=("key by str(node.target)",), edits=(("counts.get(key, 0) + 1", "counts.get(key, 1)"),)),
+    Mutant("aten_histogram", "leaves operator.getitem out", hint="operator.getitem",
+           edits=(('        if node.op == "call_function":',
+                   '        if node.op == "call_function" and "getitem" not in str(node.target):'),)),
 ]
 
 _PARAMS_MUTANTS = [
@@ -60,6 +80,16 @@ _PARAMS_MUTANTS = [
                    "    mapping = dict(zip(names, ep.state_dict))"),)),
     Mutant("parameter_placeholders", "includes the user inputs, mapped to themselves", hint="user inputs",
            edits=(("    return mapping", "    return {**mapping, **{name: name for name in signature.user_inputs}}"),)),
+    # wrong answers written from the task text alone, after the lesson
+    Mutant("parameter_placeholders", "keeps only the names ep.state_dict has", hint="non-persistent",
+           edits=(("    return mapping", "    return {k: v for k, v in mapping.items() if v in ep.state_dict}"),)),
+    Mutant("parameter_placeholders", "the attribute's own name as the value: 'weight' for conv.weight",
+           hint="fully qualified name", not_hints=("read the names from ep.graph_signature",),
+           edits=(("    return mapping", "    return {k: v.split('.')[-1] for k, v in mapping.items()}"),)),
+    Mutant("parameter_placeholders", "the tensors as values, not their names", hint="not to the tensor",
+           not_hints=("read the names from ep.graph_signature",),
+           edits=(("    return mapping",
+                   "    return {k: ep.state_dict.get(v, ep.constants.get(v)) for k, v in mapping.items()}"),)),
 ]
 
 _SHAPES_MUTANTS = [
@@ -84,6 +114,16 @@ _SHAPES_MUTANTS = [
     Mutant("node_shapes", "reads tensor_meta: a lifted constant has none", hint="tensor_meta",
            edits=(("        val = node.meta.get(\"val\")\n        if isinstance(val, torch.Tensor):",
                    "        val = node.meta.get(\"tensor_meta\")\n        if val is not None and hasattr(val, 'shape'):"),)),
+    # wrong answers written from the task text alone, after the lesson
+    Mutant("node_shapes", "tuple(val.shape): symbolic sizes stay torch.SymInt objects", hint="torch.SymInt",
+           not_hints=("make each shape a tuple",),
+           edits=(("tuple(size if isinstance(size, int) else str(size) for size in val.shape)", "tuple(val.shape)"),)),
+    Mutant("node_shapes", "a node whose val is a list gets a tuple of its tensors' shapes", hint="not one tensor",
+           not_hints=("make each shape a tuple",),
+           edits=(("        if isinstance(val, torch.Tensor):",
+                   "        if isinstance(val, (list, tuple)):\n"
+                   "            shapes[node.name] = tuple(tuple(v.shape) for v in val)\n"
+                   "        elif isinstance(val, torch.Tensor):"),)),
 ]
 
 _SWAP_MUTANTS = [
@@ -100,6 +140,20 @@ _SWAP_MUTANTS = [
            edits=(("            node.target = new\n", "            node.target = new\n            break\n"),)),
     Mutant("swap_aten_op", "returns ep.module() instead of the program", hint="ExportedProgram",
            edits=(("    return ep", "    return ep.module()"),)),
+    # wrong answers written from the task text alone, after the lesson
+    Mutant("swap_aten_op", "inserts a new node per match and erases the old one: names change", hint="keep every node",
+           edits=(("            node.target = new\n",
+                   "            with ep.graph.inserting_after(node):\n"
+                   "                fresh = ep.graph.call_function(new, node.args, node.kwargs)\n"
+                   "            fresh.meta = dict(node.meta)\n            node.replace_all_uses_with(fresh)\n"
+                   "            ep.graph.erase_node(node)\n"),
+                  ("    for node in ep.graph.nodes:", "    for node in list(ep.graph.nodes):"))),
+    Mutant("swap_aten_op", "decomposes to core ATen first", hint="operators the program did not call",
+           not_hints=("compare node.target == old",),
+           edits=(("    for node in ep.graph.nodes:",
+                   "    ep = ep.run_decompositions()\n    for node in ep.graph.nodes:"),)),
+    Mutant("swap_aten_op", "recompiles ep.module(), a new module, instead of ep.graph_module", hint="recompile()",
+           edits=(("    ep.graph_module.recompile()", "    ep.module().recompile()"),)),
 ]
 
 MUTANTS = _EXPORT_MUTANTS + _HIST_MUTANTS + _PARAMS_MUTANTS + _SHAPES_MUTANTS + _SWAP_MUTANTS
@@ -110,6 +164,10 @@ def export_dynamic_batch(model, example_input):
     import inspect
     name = next(iter(inspect.signature(model.forward).parameters))
     return torch.export.export(model, (example_input,), dynamic_shapes={name: {0: Dim.DYNAMIC}})
+'''),
+    Alternative("export_dynamic_batch", "Dim.AUTO for dimension 0, the spec in a list", '''
+def export_dynamic_batch(model, example_input):
+    return torch.export.export(model, (example_input,), dynamic_shapes=[{0: Dim.AUTO}])
 '''),
     Alternative("aten_histogram", "a Counter over the call_function nodes", '''
 def aten_histogram(ep):
