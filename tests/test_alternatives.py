@@ -20,6 +20,7 @@ MECHANISMS = {
         r"__class__ = type\(",
     "fx.symbolic_trace": r"\bsymbolic_trace\(", "passes.infra PassManager": r"\bPassManager\b",
     "a stream of one's own (write())": r"def write\(self",
+    "a torch.compile backend of one's own": r"\bbackend\s*=\s*(?![\"'])\w", "a Dim hint": r"\bDim\.(AUTO|DYNAMIC)\b",
 }
 # Functions whose answer is not graph code: no torch.fx mechanism applies, only the APIs the task names.
 EXEMPT = {
@@ -27,8 +28,6 @@ EXEMPT = {
         "reads prepare's state kept in prepared.meta, which a Transformer, node_copy or replace_pattern does not "
         "carry, and a QConfigMapping given to it must repeat prepare's (the backend is not passed) or skip modules; "
         "what may vary, the copy and the eval mode, other alternatives vary",
-    ("ex09_dynamo", "graph_break_count"): "one call of torch._dynamo.explain, the API the task asks for",
-    ("ex10_export", "export_dynamic_batch"): "one call of torch.export.export, the API the task asks for",
     ("ex11_pt2e", "prepare_pt2e_qat"): "export and prepare_qat_pt2e, the APIs the task asks for",
     ("ex11_pt2e", "pt2e_finetune"): "a training loop on a GraphModule: no graph is read or changed",
     ("ex11_pt2e", "to_qdq"): "move_exported_model_to_eval and convert_pt2e, the APIs the task asks for",
