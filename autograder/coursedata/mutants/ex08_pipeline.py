@@ -90,6 +90,10 @@ _RUN_MUTANTS = [
          '    raise RuntimeError(f"no fixed point after {max_rounds} rounds")'),
         ('                       "every round still changed gm.code")\n',
          ""),)),
+    Mutant("run_pipeline", "names the pass that broke the graph, but raises ValueError",
+           hint="not a ValueError", not_hints=("with a message that says what went wrong and where",), edits=(
+        ('                raise RuntimeError(f"pass {name!r} (round {round_number}) left a broken graph: {exc}") from exc',
+         '                raise ValueError(f"pass {name!r} (round {round_number}) left a broken graph: {exc}") from exc'),)),
     Mutant("run_pipeline", "never lints", hint="lint", edits=(
         ("            result = p(gm)",
          "            gm = p(gm)"),
