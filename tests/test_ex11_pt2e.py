@@ -91,8 +91,16 @@ def test_the_diagnostic_graphs_give_every_usual_mistake_its_own_count():
     case = get_check(A, "qdq_counts").cases(False)[1]
     with pytest.raises(AssertionError):
         checks._qdq_count_judge(case, [-1, -1])
-    counts = checks._CACHE[("qdq_counts", case.label)]
+    counts = dict(checks._CACHE[("qdq_counts", case.label)])   # a copy: the cache serves the judge too
+    # distinct targets give per-tensor-only's count here: the converted QATNet, checked first, tells them apart
+    unique = counts.pop("unique")
     assert counts["expected"] == [4, 5] and len({tuple(v) for v in counts.values()}) == len(counts), counts
+    assert unique == counts["per_tensor_only"]
+    case = get_check(A, "qdq_counts").cases(False)[0]
+    with pytest.raises(AssertionError):
+        checks._qdq_count_judge(case, [-1, -1])
+    counts = checks._CACHE[("qdq_counts", case.label)]
+    assert [v for v in counts.values() if v == counts["unique"]] == [counts["unique"]], counts
 
 
 def test_a_prepared_model_returned_as_is_is_not_converted():

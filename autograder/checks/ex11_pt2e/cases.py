@@ -131,9 +131,20 @@ def _count_cases(hidden: bool) -> list[Case]:
     ]
 
 
+class _Batches(list):
+    """The batches of a fine-tune case: a plain list whose index error says how a step picks its batch."""
+
+    def __getitem__(self, index):
+        try:
+            return super().__getitem__(index)
+        except IndexError:
+            raise IndexError(f"batches[{index}] is out of range: the list has {len(self)} batches, and step i uses "
+                             "batches[i % len(batches)], cycling through the list when steps > len(batches)") from None
+
+
 def _batches(key: str, n: int, classes: int, seed: int) -> list:
     rows, features = _SHAPES[key]
-    out = []
+    out = _Batches()
     for b in range(n):
         g = torch.Generator().manual_seed(seed * 100 + b)
         out.append((torch.randn(8, features, generator=g), torch.randint(0, classes, (8,), generator=g)))

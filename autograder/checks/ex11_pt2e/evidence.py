@@ -10,7 +10,7 @@ import torch.nn as nn
 
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect_type, qualified
-from autograder.checks.ex11_pt2e.models import FakeQuantizeBase, ObserverBase
+from autograder.checks.ex11_pt2e.models import _EXPORTED_TRAINING_ATTR, FakeQuantizeBase, ObserverBase
 from autograder.checks.ex11_pt2e.cases import _prepare_ref
 
 
@@ -61,7 +61,23 @@ def _fq_row(gm: fx.GraphModule, node: fx.Node) -> dict:
     for attr in ("dtype", "quant_min", "quant_max", "qscheme", "ch_axis"):
         v = getattr(mod, attr, None)
         row[attr] = v if isinstance(v, (int, type(None))) and not isinstance(v, bool) else str(v)
+    row["seen"] = _has_seen_data(mod)
     return row
+
+
+def _has_seen_data(mod: Any) -> bool:
+    """Whether a fake-quant's observer holds statistics: a fresh one has min_val inf (per tensor) or empty (per
+    channel), and every forward pass of the prepared model fills it."""
+    low = getattr(getattr(mod, "activation_post_process", None), "min_val", None)
+    return isinstance(low, torch.Tensor) and low.numel() > 0 and bool(torch.isfinite(low).all())
+
+
+def _prepared_for_qat(gm: fx.GraphModule) -> bool | None:
+    """What torchao's prepare recorded in the graph module's meta: True after prepare_qat_pt2e, False after
+    prepare_pt2e, None when neither prepared it."""
+    attrs = getattr(gm, "meta", {}).get("_observed_graph_module_attrs")
+    flag = getattr(attrs, "is_qat", None)
+    return flag if isinstance(flag, bool) else None
 
 
 def _text(target: Any) -> str:
@@ -96,7 +112,8 @@ def _prep_evidence(result: Any, args: tuple) -> dict:
         elif not type(mod).__name__ == "GuardsFn":
             others.append([node.name, _qual(type(mod))])
     return {"fake_quants": rows, "observers": observers, "modules": others, "ops": _ops(result),
-            "dropouts": _dropouts(result), "outputs": _run(result, args[1])}
+            "dropouts": _dropouts(result), "is_qat": _prepared_for_qat(result),
+            "moved_to_eval": getattr(result, _EXPORTED_TRAINING_ATTR, True) is False, "outputs": _run(result, args[1])}
 
 
 def _prep_reference(case: Case) -> dict:
@@ -120,7 +137,7 @@ def _ft_evidence(result: Any, args: tuple) -> dict:
     if result is None:
         raise CheckFailed("pt2e_finetune returned None, expected the prepared model",
                           "return prepared (the same object, trained in place)")
-    return {"same": result is args[0], **_state(args[0])}
+    return {"same": result is args[0], "dropouts": _dropouts(args[0]), **_state(args[0])}
 
 
 def _qdq_evidence(result: Any, args: tuple) -> dict:
@@ -134,6 +151,9 @@ def _qdq_evidence(result: Any, args: tuple) -> dict:
 
 
 def _qdq_count_evidence(result: Any, args: tuple) -> list:
+    if isinstance(result, list):
+        raise CheckFailed(f"returned a list {str(result)[:80]}, expected a tuple of two ints",
+                          "return a tuple, as the signature says: return quantize, dequantize")
     if not isinstance(result, (tuple, list)) or len(result) != 2 or \
             any(isinstance(v, bool) or not isinstance(v, int) for v in result):
         raise CheckFailed(f"returned {type(result).__name__} {str(result)[:80]}, expected a tuple of two ints",

@@ -25,6 +25,11 @@ QUANTIZER_HINT = ("quantizer = X86InductorQuantizer(); quantizer.set_global("
                   "give uint8 activations over 0..255 and per-channel int8 weights")
 
 
+def _reads_of(rows: list[dict], node: str) -> str:
+    """What the fake-quant node `node` rounds, from the evidence rows."""
+    return next((r["reads"] for r in rows if r["node"] == node), "?")
+
+
 def _one_diagnosis(got: Any, ref: dict, diagnoses: dict[str, str], otherwise: str) -> str:
     """The hint of the one mistake whose count (ref[key]) is the learner's, else `otherwise`: when two mistakes
     give the same number in a case, another case tells them apart."""
@@ -52,6 +57,17 @@ def _prep_judge(case: Case, ev: dict) -> None:
                 "ATen ops such as aten.linear.default, and finds nothing to quantize in a symbolic_trace graph")
         raise CheckFailed(f"the graph calls no fake-quantize module; expected {len(ref['fake_quants'])}",
                           "give the quantizer a global config before preparing: " + QUANTIZER_HINT)
+    if ev["is_qat"] is False and ref["is_qat"]:
+        raise CheckFailed(
+            "the model was prepared by prepare_pt2e, for post-training calibration: torchao recorded is_qat=False "
+            "in the prepared model's meta",
+            "prepare with prepare_qat_pt2e(exported, quantizer): prepare_pt2e is post-training quantization's, and "
+            "on a model with batch norm it folds the norm into the layer before it instead of training it")
+    if ev["moved_to_eval"] and not ref["moved_to_eval"]:
+        raise CheckFailed("the prepared model was moved to eval with move_exported_model_to_eval (torchao marked it "
+                          "not training): its dropout and batch norm would no longer train",
+                          "return what prepare_qat_pt2e returns, ready to train: moving it to eval is to_qdq's job, "
+                          "after training")
     got_drop = dict((n, t) for n, t in ev["dropouts"])
     for name, train in ref["dropouts"]:
         if name in got_drop and got_drop[name] != train:
@@ -85,6 +101,13 @@ def _prep_judge(case: Case, ev: dict) -> None:
                     f"the fake-quant '{got['node']}' on {exp['reads']} has {key} {show(got[key])!r}, expected "
                     f"{show(exp[key])!r} ({exp['dtype']} over {exp['quant_min']}..{exp['quant_max']}, "
                     f"{exp['qscheme']})", QUANTIZER_HINT)
+    seen = [r["node"] for r in fqs if r["seen"]]
+    if seen and not any(r["seen"] for r in ref["fake_quants"]):
+        raise CheckFailed(
+            f"{len(seen)} of {len(fqs)} fake-quants already hold statistics ('{seen[0]}' on "
+            f"{_reads_of(fqs, seen[0])}): the prepared model ran on data before it was returned",
+            "return what prepare_qat_pt2e returns without running it: every forward pass of a prepared model moves "
+            "its fake-quant statistics, and training starts from fresh ones")
     out, exp = ev["outputs"], ref["outputs"]
     if isinstance(out, str):
         raise CheckFailed(f"the prepared model could not run on the example inputs: {out}")
@@ -112,6 +135,8 @@ COUNT_MISTAKES = {
                 "torch.ao.quantization.FakeQuantizeBase is a different class",
     "class_name": "a class name says nothing: test isinstance(module, FakeQuantizeBase) from "
                   "torchao.quantization.pt2e",
+    "duck_typed": "an attribute such as fake_quant_enabled proves nothing (torch.ao's fake-quants have it too): "
+                  "test isinstance(module, FakeQuantizeBase) from torchao.quantization.pt2e",
 }
 
 
@@ -132,6 +157,7 @@ def _count_judge(case: Case, got: int) -> None:
             "exact_fused": sum(1 for m in mods if type(m) is FusedMovingAvgObsFakeQuantize),
             "torch_ao": sum(1 for m in mods if isinstance(m, torch.ao.quantization.FakeQuantizeBase)),
             "class_name": sum(1 for m in mods if "FakeQuantize" in type(m).__name__),
+            "duck_typed": sum(1 for m in mods if hasattr(m, "fake_quant_enabled")),
         }
     ref = _reference("pt2e_fake_quant_count", case, build)
     expected = ref["expected"]
@@ -148,23 +174,65 @@ VARIANT_HINTS = {
     "extra_forward_after": "run exactly one forward pass per step: every forward pass of a prepared model moves its "
                      "fake-quant statistics, even under torch.no_grad()",
 }
+# Wrong step counts, recognised by running the right loop for that many steps (cycling gives the batches in the
+# order a loop over every batch within each step takes them).
+STEP_COUNT_HINTS = {
+    "one_step": ("do `steps` optimizer steps, for i in range(steps), not a single one", lambda steps, n: 1),
+    "every_batch_each_step": ("each step is one optimizer step on one batch, batches[i % len(batches)]: not a pass "
+                              "over every batch per step", lambda steps, n: steps * n),
+}
 
 
 def _ft_reference(case: Case) -> dict:
     prepared, batches, steps, lr = case.make()
     initial = _state(prepared)
     training_loop(prepared, batches, steps, lr, set_train=False)
-    return {"initial": initial, "final": _state(prepared)}
+    return {"initial": initial, "final": _state(prepared), "dropouts": _dropouts(prepared)}
 
 
 def _variant(case: Case, variant: str) -> dict | None:
     def build(case):
         prepared, batches, steps, lr = case.make()
+        loop_variant = variant
+        if variant in STEP_COUNT_HINTS:
+            steps, loop_variant = STEP_COUNT_HINTS[variant][1](steps, len(batches)), ""
+        if variant.startswith("weight_decay_"):
+            # SGD's weight_decay adds wd * p to each gradient before the step: the same, as a gradient hook
+            decay = float(variant.removeprefix("weight_decay_"))
+            for p in prepared.parameters():
+                p.register_hook(lambda grad, p=p: grad.add(p.detach(), alpha=decay))
+            loop_variant = ""
         try:
-            return _state(training_loop(prepared, batches, steps, lr, variant, set_train=False))
+            return _state(training_loop(prepared, batches, steps, lr, loop_variant, set_train=False))
         except Exception:
             return None
     return _reference(f"pt2e_finetune {variant}", case, build)
+
+
+WEIGHT_DECAY_HINT = ("use plain SGD, torch.optim.SGD(prepared.parameters(), lr=lr), without weight_decay: it pulls "
+                     "every parameter towards 0 at each step")
+# weight decays learners write, tried only once the usual mistakes are ruled out; a larger one shows by its
+# direction (_shrunk_towards_zero)
+WEIGHT_DECAYS = ("1e-05", "0.0001", "0.0005", "0.001", "0.005", "0.01")
+
+
+def _shrunk_towards_zero(got: dict, final: dict, initial: dict) -> bool:
+    """Whether the learner's parameters differ from the reference's final ones along -initial, what a large
+    weight decay adds to every step (-lr * wd * p) and no mistake in the gradient gives (cosine above 0.95;
+    the usual training-loop mistakes give below 0.15 on these cases)."""
+    try:
+        diff = torch.cat([(got[n] - final[n]).double().flatten() for n in final])
+        towards = torch.cat([-initial[n].double().flatten() for n in final])
+    except (KeyError, RuntimeError):
+        return False
+    norm = diff.norm() * towards.norm()
+    return bool(norm > 0) and float(diff @ towards / norm) > 0.95
+
+
+def _matches(ev: dict, state: dict | None) -> bool:
+    """Whether the learner's parameters and fake-quant statistics are those of a wrong loop's `state`."""
+    return (state is not None and first_far_tensor(ev["params"], state["params"]) is None
+            and first_far_tensor(ev["buffers"], state["buffers"]) is None)
 
 
 def _ft_judge(case: Case, ev: dict) -> None:
@@ -174,12 +242,28 @@ def _ft_judge(case: Case, ev: dict) -> None:
                           "train prepared in place and return prepared itself (not a copy)")
     steps = case.data["steps"]
     mismatch = first_far_tensor(ev["params"], ref["final"]["params"])
+    # move_exported_model_to_eval renames the dropout nodes it rewrites: compare how many still train
+    frozen = [name for name, train in ev["dropouts"] if not train]
+    if sum(t for _, t in ev["dropouts"]) >= sum(t for _, t in ref["dropouts"]):
+        frozen = []
+    if frozen and mismatch is not None:
+        raise CheckFailed(f"node '{frozen[0]}' runs aten.dropout.default with train=False: the model was moved to "
+                          f"eval and trained with dropout off, and after {steps} steps {mismatch}",
+                          "train the model as it arrives, ready to train: no move_exported_model_to_eval before or "
+                          "during training (to_qdq moves it to eval, after training)")
+    if frozen:
+        raise CheckFailed(f"the parameters are right, but node '{frozen[0]}' runs aten.dropout.default with "
+                          f"train=False: the model was moved to eval after training",
+                          "leave prepared ready to train, as it arrived: moving it to eval is to_qdq's job, and a "
+                          "second fine-tune would run with dropout off")
     if mismatch is not None:
         expect_trained(ev["params"], ref["initial"]["params"], steps)
-        hint = next((text for variant, text in VARIANT_HINTS.items()
-                     if (state := _variant(case, variant)) is not None
-                     and first_far_tensor(ev["params"], state["params"]) is None
-                     and first_far_tensor(ev["buffers"], state["buffers"]) is None), None)
+        hint = next((text for variant, text in VARIANT_HINTS.items() if _matches(ev, _variant(case, variant))), None)
+        hint = hint or next((text for variant, (text, _) in STEP_COUNT_HINTS.items()
+                             if _matches(ev, _variant(case, variant))), None)
+        if hint is None and (_shrunk_towards_zero(ev["params"], ref["final"]["params"], ref["initial"]["params"])
+                             or any(_matches(ev, _variant(case, f"weight_decay_{wd}")) for wd in WEIGHT_DECAYS)):
+            hint = WEIGHT_DECAY_HINT
         raise CheckFailed(f"after {steps} steps the parameters differ from plain SGD on cross-entropy: {mismatch}",
                           hint or "each step: x, y = batches[i % len(batches)]; optimizer.zero_grad(); "
                                   "F.cross_entropy(prepared(x), y).backward(); optimizer.step(), with "
@@ -242,6 +326,13 @@ QDQ_MISTAKES = {
                  "quantized_decomposed.quantize_per_ and quantized_decomposed.dequantize_per_",
     "eager_too": "count only quantized_decomposed ops: torch.quantize_per_tensor is the eager quantize "
                  "function, not a Q/DQ node",
+    "by_name": "select nodes by target, not by name: str(node.target) reads quantized_decomposed.quantize_per_..., "
+               "while a node's name is only a label (the eager torch.quantize_per_tensor's node is named "
+               "quantize_per_tensor too)",
+    "unique": "count nodes, not distinct targets: every call_function node of a Q/DQ op counts, also when many "
+              "call the same overload",
+    "qd_not_dq": "not every quantized_decomposed op that is no dequantize is a quantize node: choose_qparams "
+                 "computes a scale and quantizes nothing; match quantized_decomposed.quantize_per_",
 }
 
 
@@ -263,6 +354,12 @@ def _qdq_count_judge(case: Case, got: list) -> None:
             "substring": [count(lambda t: "quantize" in t), count(lambda t: "dequantize" in t)],
             "eager_too": [count(lambda t: "quantize_per_" in t and "dequantize" not in t),
                           count(lambda t: "dequantize_per_" in t)],
+            "by_name": [sum(1 for n in fn if n.name.startswith("quantize_per_")),
+                        sum(1 for n in fn if n.name.startswith("dequantize_per_"))],
+            "unique": [len({t for t in text if t.startswith(qd + "quantize_per_")}),
+                       len({t for t in text if t.startswith(qd + "dequantize_per_")})],
+            "qd_not_dq": [count(lambda t: t.startswith(qd) and "dequantize" not in t),
+                          count(lambda t: t.startswith(qd + "dequantize_per_"))],
         }
     ref = _reference("qdq_counts", case, build)
     expected = ref["expected"]

@@ -18,6 +18,7 @@ with warnings.catch_warnings():  # torchao's import logs and warns about kernels
                                            ObserverBase, move_exported_model_to_eval)
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
     from torchao.quantization.pt2e.utils import _disallow_eval_train
+    from torchao.quantization.pt2e.export_utils import _EXPORTED_TRAINING_ATTR
     from torchao.quantization.pt2e.quantizer.x86_inductor_quantizer import (
         X86InductorQuantizer, get_default_x86_inductor_quantization_config)
 
@@ -58,6 +59,14 @@ class NotAFakeQuantize(nn.Identity):
     """Named like a fake-quantize module, but it is not one."""
 
 
+class FakeQuantizeLookalike(nn.Identity):
+    """Has a fake-quant's fake_quant_enabled flag, and is no fake-quantize module."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("fake_quant_enabled", torch.tensor([1], dtype=torch.uint8))
+
+
 class _Diagnostic(nn.Module):
     """Modules chosen so that each usual mistake gives its own count (see _diagnostic)."""
 
@@ -71,19 +80,22 @@ class _Diagnostic(nn.Module):
         self.lin = nn.Linear(4, 4)
         self.deco = NotAFakeQuantize()                                     # a class name that lies
         self.old = torch.ao.quantization.FakeQuantize()                    # torch.ao's, not PT2E's
+        self.mimic = FakeQuantizeLookalike()                               # an attribute that lies
 
 
 def _diagnostic() -> fx.GraphModule:
     """Answer 7 (activation_post_process_0 four times, weight_fake_quant twice, sig). Every usual mistake gives
     another count: by the name activation_post_process 5, by 'fake' in the name 2, unique modules 3, every
-    registered fake-quant module 6, with observers 8, every call_module 12, exact type
-    FusedMovingAvgObsFakeQuantize 4, torch.ao's base class 1, 'FakeQuantize' in the class name 9."""
+    registered fake-quant module 6, with observers 8, every call_module 13, exact type
+    FusedMovingAvgObsFakeQuantize 4, torch.ao's base class 1, 'FakeQuantize' in the class name 10, a
+    fake_quant_enabled attribute 9."""
     torch.manual_seed(11)
     root = _Diagnostic()
     g = fx.Graph()
     h = g.placeholder("x")
     order = ("activation_post_process_0", "lin", "activation_post_process_0", "weight_fake_quant",
-             "activation_post_process_1", "sig", "deco", "old", "activation_post_process_0", "weight_fake_quant",
+             "activation_post_process_1", "sig", "deco", "old", "mimic", "activation_post_process_0",
+             "weight_fake_quant",
              "lin", "activation_post_process_0")
     for target in order:
         h = g.call_module(target, (h,))
@@ -98,7 +110,10 @@ def _handmade_qdq(per_channel_only: bool = False) -> fx.GraphModule:
     """quantized_decomposed nodes in every form the counts must cover, beside decoys that are not Q/DQ nodes.
 
     Answer (4, 5); only .default overloads give (3, 4), only per-tensor ops (3, 3), 'quantize' anywhere in the
-    target's text (10, 5), the eager torch.quantize_per_tensor counted too (5, 5). With per_channel_only: (2, 3),
+    target's text (10, 5), the eager torch.quantize_per_tensor counted too (5, 5), every quantized_decomposed op
+    but the dequantize ones as a quantize node (the two choose_qparams too) (6, 5), node names instead of targets
+    (the eager quantize_per_tensor node and the dequantize_per_tensor_scale decoy too) (5, 6). With
+    per_channel_only: (2, 3),
     and only per-tensor ops give (0, 0).
     """
     root = nn.Module()
@@ -121,6 +136,9 @@ def _handmade_qdq(per_channel_only: bool = False) -> fx.GraphModule:
         for _ in range(2):
             q = g.call_function(QD.quantize_per_tensor.default, (h, 0.05, 0, lo, hi, torch.int8))
             h = g.call_function(QD.dequantize_per_tensor.default, (q, 0.05, 0, lo, hi, torch.int8))
+        # what dynamic quantization computes its scale with: quantized_decomposed ops that quantize nothing
+        g.call_function(QD.choose_qparams.tensor, (h, lo, hi, 1e-5, torch.int8))
+        g.call_function(QD.choose_qparams_symmetric.tensor, (h, lo, hi, 1e-5, torch.int8))
         q = g.call_function(QD.quantize_per_tensor.tensor, (h, s, z, lo, hi, torch.int8))
         h = g.call_function(QD.dequantize_per_tensor.tensor, (q, s, z, lo, hi, torch.int8))
         q = g.call_function(QD.quantize_per_channel.default, (h, sc, zp, 1, lo, hi, torch.int8))
@@ -131,6 +149,7 @@ def _handmade_qdq(per_channel_only: bool = False) -> fx.GraphModule:
         h = g.call_method("dequantize", (eager,))
         decoy = g.call_function(torch.ops.aten.mul.Tensor, (h, 1.0))
         decoy.name = "quantize_scale"
-        h = decoy
+        h = g.call_function(torch.ops.aten.mul.Tensor, (decoy, 1.0))
+        h.name = "dequantize_per_tensor_scale"   # named like a Q/DQ node: a name is only a label
     g.output(h)
     return fx.GraphModule(root, g)

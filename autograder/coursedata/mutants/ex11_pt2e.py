@@ -9,6 +9,16 @@ from autograder.coursedata.mutants import Alternative, Mutant
 
 CONFIG = "get_default_x86_inductor_quantization_config(is_qat=True)"
 RETURN_PREPARED = "    return prepare_qat_pt2e(exported, quantizer)"
+FQ_TEST = "isinstance(prepared.get_submodule(node.target), FakeQuantizeBase)"
+COUNT_NODES = """    return sum(1 for node in prepared.graph.nodes
+               if node.op == "call_module"
+               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))"""
+STEP_BODY = """        x, y = batches[step % len(batches)]
+        optimizer.zero_grad()
+        loss = F.cross_entropy(prepared(x), y)
+        loss.backward()
+        optimizer.step()"""
+TARGETS = 'targets = [str(node.target) for node in converted.graph.nodes if node.op == "call_function"]'
 
 MUTANTS = [
     # ----------------------------------------------------------------------------- prepare_pt2e_qat
@@ -28,6 +38,32 @@ MUTANTS = [
            edits=((CONFIG, CONFIG[:-1] + ", is_dynamic=True)"),)),
     Mutant("prepare_pt2e_qat", "prepares but forgets to return", hint="what prepare_qat_pt2e returns",
            edits=((RETURN_PREPARED, "    prepared = prepare_qat_pt2e(exported, quantizer)"),)),
+
+    # found by trying wrong answers from outside
+    Mutant("prepare_pt2e_qat", "forgets .module(): hands the ExportedProgram to prepare_qat_pt2e",
+           hint="not the ExportedProgram itself",
+           edits=(("dynamic_shapes=dynamic).module()", "dynamic_shapes=dynamic)"),)),
+    Mutant("prepare_pt2e_qat", "post-training prepare_pt2e with the QAT config: right quantizer, wrong prepare",
+           hint="prepare with prepare_qat_pt2e", not_hints=("is_qat=True",),
+           edits=((RETURN_PREPARED, "    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
+                                    "    return prepare_pt2e(exported, quantizer)"),)),
+    Mutant("prepare_pt2e_qat", "wraps the example inputs in another tuple", hint="not wrapped in another tuple",
+           edits=(("export(model.train(), example_inputs,", "export(model.train(), (example_inputs,),"),
+                  ("dynamic = tuple(batch for _ in example_inputs)", "dynamic = ((batch,),)"))),
+    Mutant("prepare_pt2e_qat", "runs the prepared model once on the example inputs as a smoke test",
+           hint="without running it", not_hints=("with its weights as they are",),
+           edits=((RETURN_PREPARED, "    prepared = prepare_qat_pt2e(exported, quantizer)\n"
+                                    "    prepared(*example_inputs)\n    return prepared"),)),
+    Mutant("prepare_pt2e_qat", "moves the prepared model to eval before returning it", hint="ready to train",
+           not_hints=("no other option", "export the model in train mode"),
+           edits=((RETURN_PREPARED, "    prepared = prepare_qat_pt2e(exported, quantizer)\n"
+                                    "    move_exported_model_to_eval(prepared)\n    return prepared"),)),
+    Mutant("prepare_pt2e_qat", "torch.ao's X86InductorQuantizer, which torch no longer ships",
+           hint="import it from torchao.quantization.pt2e",
+           edits=((f"    quantizer = X86InductorQuantizer()\n    quantizer.set_global({CONFIG})",
+                   "    import torch.ao.quantization.quantizer.x86_inductor_quantizer as xiq\n"
+                   "    quantizer = xiq.X86InductorQuantizer()\n"
+                   "    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(is_qat=True))"),)),
 
     # ------------------------------------------------------------------------- pt2e_fake_quant_count
     Mutant("pt2e_fake_quant_count", "lesson 07's class: torch.ao.quantization.FakeQuantizeBase",
@@ -62,6 +98,21 @@ MUTANTS = [
            edits=(("isinstance(prepared.get_submodule(node.target), FakeQuantizeBase)",
                    "type(prepared.get_submodule(node.target)).__name__ == 'FusedMovingAvgObsFakeQuantize'"),)),
 
+    # found by trying wrong answers from outside
+    Mutant("pt2e_fake_quant_count", "'FakeQuantize' in the class name", hint="a class name says nothing",
+           edits=((FQ_TEST, '"FakeQuantize" in type(prepared.get_submodule(node.target)).__name__'),)),
+    Mutant("pt2e_fake_quant_count", "duck typing: any module with a fake_quant_enabled attribute",
+           hint="an attribute such as fake_quant_enabled proves nothing",
+           not_hints=("observers are not fake-quantize modules",),
+           edits=((FQ_TEST, 'hasattr(prepared.get_submodule(node.target), "fake_quant_enabled")'),)),
+    Mutant("pt2e_fake_quant_count", "deletes the unused submodules, then counts modules", hint="count nodes",
+           edits=((COUNT_NODES, "    prepared.delete_all_unused_submodules()\n"
+                                "    return sum(isinstance(m, FakeQuantizeBase) for m in prepared.modules())"),)),
+    Mutant("pt2e_fake_quant_count", "deletes the unused submodules, then counts the nodes right",
+           hint="must leave its inputs", not_hints=("count call_module nodes, not modules",),
+           edits=(("    return sum(1 for node", "    prepared.delete_all_unused_submodules()\n"
+                                              "    return sum(1 for node"),)),
+
     # --------------------------------------------------------------------------------- pt2e_finetune
     Mutant("pt2e_finetune", "calls prepared.train() as lesson 07 did: an exported model raises",
            hint="move_exported_model_to_train",
@@ -89,6 +140,48 @@ MUTANTS = [
            edits=(("    optimizer = torch.optim.SGD(", "    prepared = copy.deepcopy(prepared)\n"
                                                       "    optimizer = torch.optim.SGD("),)),
 
+    # found by trying wrong answers from outside
+    Mutant("pt2e_finetune", "zero_grad between backward and step: every update is zero",
+           hint="each step zero_grad, loss.backward(), optimizer.step()",
+           edits=(("        optimizer.zero_grad()\n", ""),
+                  ("        loss.backward()\n", "        loss.backward()\n        optimizer.zero_grad()\n"))),
+    Mutant("pt2e_finetune", "step before backward: each step applies no gradient",
+           hint="each step zero_grad, loss.backward(), optimizer.step()",
+           edits=(("        loss.backward()\n        optimizer.step()",
+                   "        optimizer.step()\n        loss.backward()"),)),
+    Mutant("pt2e_finetune", "epochs: a pass over every batch in each step", hint="not a pass over every batch per step",
+           edits=((STEP_BODY, """        for x, y in batches:
+            optimizer.zero_grad()
+            loss = F.cross_entropy(prepared(x), y)
+            loss.backward()
+            optimizer.step()"""),)),
+    Mutant("pt2e_finetune", "one step whatever steps says", hint="not a single one",
+           edits=(("for step in range(steps)", "for step in range(min(steps, 1))"),)),
+    Mutant("pt2e_finetune", "batches[step] without the modulo: an IndexError past the list",
+           hint="batches[i % len(batches)]", edits=(("batches[step % len(batches)]", "batches[step]"),)),
+    Mutant("pt2e_finetune", "nll_loss on the logits, without log_softmax", hint="F.cross_entropy(prepared(x), y)",
+           edits=(("F.cross_entropy(prepared(x), y)", "F.nll_loss(prepared(x), y)"),)),
+    Mutant("pt2e_finetune", "a random batch each step", hint="batches[i % len(batches)]",
+           edits=(("        x, y = batches[step % len(batches)]",
+                   "        import random\n        x, y = random.choice(batches)"),)),
+    Mutant("pt2e_finetune", "a small weight decay, 1e-4", hint="without weight_decay",
+           not_hints=("return prepared itself", "zero the gradients every step"),
+           edits=(("lr=lr)", "lr=lr, weight_decay=1e-4)"),)),
+    Mutant("pt2e_finetune", "a large weight decay, 0.03", hint="without weight_decay",
+           edits=(("lr=lr)", "lr=lr, weight_decay=0.03)"),)),
+    Mutant("pt2e_finetune", "only the weights are trained, not the biases", hint="prepared.parameters()",
+           edits=(("torch.optim.SGD(prepared.parameters(), lr=lr)",
+                   'torch.optim.SGD([p for n, p in prepared.named_parameters() if "weight" in n], lr=lr)'),)),
+    Mutant("pt2e_finetune", "returns the last loss", hint="return prepared itself",
+           edits=(("    return prepared", "    return loss"),)),
+    Mutant("pt2e_finetune", "moves the model to eval before training, as if calibrating",
+           hint="train the model as it arrives", not_hints=("each step: x, y = batches",), edits=(("    optimizer = torch.optim.SGD(",
+                                                          "    move_exported_model_to_eval(prepared)\n"
+                                                          "    optimizer = torch.optim.SGD("),)),
+    Mutant("pt2e_finetune", "trains right, then leaves the model in eval", hint="leave prepared ready to train",
+           not_hints=("each step: x, y = batches",),
+           edits=(("    return prepared", "    move_exported_model_to_eval(prepared)\n    return prepared"),)),
+
     # ---------------------------------------------------------------------------------------- to_qdq
     Mutant("to_qdq", "converts without moving to eval: dropout keeps training",
            hint="move_exported_model_to_eval(prepared) before convert_pt2e",
@@ -110,6 +203,20 @@ MUTANTS = [
                    "    return convert_pt2e(prepared)"),)),
     Mutant("to_qdq", "converts but forgets to return", hint="what convert_pt2e returns",
            edits=(("return convert_pt2e(prepared)", "converted = convert_pt2e(prepared)"),)),
+
+    # found by trying wrong answers from outside
+    Mutant("to_qdq", "use_reference_representation=True: integer arithmetic instead of Q/DQ around float ops",
+           hint="default options", not_hints=("call move_exported_model_to_eval", "do not run the prepared model"),
+           edits=(("convert_pt2e(prepared)", "convert_pt2e(prepared, use_reference_representation=True)"),)),
+    Mutant("to_qdq", "torch.ao's convert_pt2e, which torch no longer ships",
+           hint="import it from torchao.quantization.pt2e",
+           edits=(("    return convert_pt2e(prepared)",
+                   "    from torch.ao.quantization.quantize_pt2e import convert_pt2e as ao_convert_pt2e\n"
+                   "    return ao_convert_pt2e(prepared)"),)),
+    Mutant("to_qdq", "converts a deep copy and returns the prepared model", hint="return the GraphModule it returns",
+           not_hints=("call move_exported_model_to_eval",),
+           edits=(("    return convert_pt2e(prepared)",
+                   "    convert_pt2e(copy.deepcopy(prepared))\n    return prepared"),)),
 
     # ------------------------------------------------------------------------------------ qdq_counts
     Mutant("qdq_counts", "per-tensor ops only", hint="count per-channel nodes too",
@@ -137,6 +244,23 @@ MUTANTS = [
                    '    targets = [str(node.target).replace("quantized_decomposed.", "") for node'),
                   ('t.startswith("quantized_decomposed.quantize_per_")', '"quantize_per_" in t and "dequantize" not in t'),
                   ('t.startswith("quantized_decomposed.dequantize_per_")', '"dequantize_per_" in t'))),
+    # found by trying wrong answers from outside
+    Mutant("qdq_counts", "node names instead of targets", hint="select nodes by target, not by name",
+           edits=((TARGETS, 'names = [node.name for node in converted.graph.nodes if node.op == "call_function"]'),
+                  ('quantize = sum(t.startswith("quantized_decomposed.quantize_per_") for t in targets)',
+                   'quantize = sum(n.startswith("quantize_per_") for n in names)'),
+                  ('dequantize = sum(t.startswith("quantized_decomposed.dequantize_per_") for t in targets)',
+                   'dequantize = sum(n.startswith("dequantize_per_") for n in names)'))),
+    Mutant("qdq_counts", "every quantized_decomposed op but the dequantize ones counts as a quantize node",
+           hint="choose_qparams", not_hints=("'quantize' is a substring",),
+           edits=(('quantize = sum(t.startswith("quantized_decomposed.quantize_per_") for t in targets)',
+                   'quantize = sum(t.startswith("quantized_decomposed.") and "dequantize" not in t\n'
+                   '                   for t in targets)'),)),
+    Mutant("qdq_counts", "distinct targets instead of nodes", hint="not distinct targets",
+           edits=((TARGETS, 'targets = list({str(node.target) for node in converted.graph.nodes '
+                            'if node.op == "call_function"})'),)),
+    Mutant("qdq_counts", "returns a list", hint="return a tuple", not_hints=("in that order",),
+           edits=(("    return quantize, dequantize", "    return [quantize, dequantize]"),)),
 ]
 
 ALTERNATIVES = [
@@ -146,6 +270,19 @@ def prepare_pt2e_qat(model, example_inputs):
     program = torch.export.export(model, args=tuple(example_inputs))
     quantizer = X86InductorQuantizer().set_global(get_default_x86_inductor_quantization_config(is_qat=True))
     return prepare_qat_pt2e(model=program.module(), quantizer=quantizer)
+'''),
+    Alternative("prepare_pt2e_qat", "Dim.AUTO batches, the caller's mode given back, the config named first", '''
+def prepare_pt2e_qat(model, example_inputs):
+    was_training = model.training
+    model.train()
+    try:
+        program = export(model, tuple(example_inputs), dynamic_shapes=[{0: Dim.AUTO} for _ in example_inputs])
+    finally:
+        model.train(was_training)
+    qat_config = get_default_x86_inductor_quantization_config(is_qat=True)
+    quantizer = X86InductorQuantizer()
+    quantizer.set_global(qat_config)
+    return prepare_qat_pt2e(program.module(), quantizer)
 '''),
     Alternative("pt2e_fake_quant_count", "a dict of named modules, aliases kept, Graph.find_nodes", '''
 from torchao.quantization.pt2e import fake_quantize
@@ -174,6 +311,24 @@ def to_qdq(prepared):
     allow_exported_model_train_eval(prepared)
     prepared.eval()
     return convert_pt2e(copy.deepcopy(prepared), fold_quantize=True)
+'''),
+    Alternative("pt2e_finetune", "each forward pass run node by node by torch.fx.Interpreter", '''
+def pt2e_finetune(prepared, batches, steps, lr):
+    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)
+    interpreter = fx.Interpreter(prepared)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        logits = interpreter.run(x)
+        optimizer.zero_grad()
+        F.cross_entropy(logits, y).backward()
+        optimizer.step()
+    return prepared
+'''),
+    Alternative("to_qdq", "converted first, then the converted graph moved to eval", '''
+def to_qdq(prepared):
+    converted = convert_pt2e(prepared)
+    move_exported_model_to_eval(converted)
+    return converted
 '''),
     Alternative("qdq_counts", "Graph.find_nodes per target, the op's name matched by a regular expression", '''
 import re
