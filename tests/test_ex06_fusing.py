@@ -132,3 +132,18 @@ def test_a_wrong_pass_with_a_wrong_helper_still_fails(nb):
     passed, text = run_answer(A, "fuse_consecutive_linears", ns)
     assert not passed and pair_only.hint.lower() in text.lower(), text
 
+
+
+def test_a_square_chain_fused_the_wrong_way_round_is_named_from_its_weights(nb):
+    """Only square weights can be multiplied the wrong way round without an error; the fused layer's own weight
+    then shows it, and the failure names that layer and its chain."""
+    from autograder.checks.ex06_fusing.cases import _model_case
+    from fxplayground import LinearChain
+    wrong_way = next(m for m in MUTANTS if m.function == "fuse_consecutive_linears" and "wrong way round" in m.why)
+    ns = answer_namespace(nb, {wrong_way.function: mutant_cell(nb, wrong_way)})
+    case = _model_case("a square chain 6->6->6->6", lambda: LinearChain((6, 6, 6, 6)), 3, (4, 6))
+    check = get_check(A, "fuse_consecutive_linears")
+    result = judge_evidence(check, case, collect_evidence(check, ns[wrong_way.function], case))
+    assert not result.passed and "other way round" in result.hint and "'layers.0' -> 'layers.1'" in result.hint, result
+    right = answer_namespace(nb, {})["fuse_consecutive_linears"]
+    assert judge_evidence(check, case, collect_evidence(check, right, case)).passed

@@ -289,10 +289,62 @@ def _chains_judge(case: Case, ev: dict) -> None:
     x = _probe(gm)
     with torch.no_grad():
         expected_out = gm(*x)
-    _expect_output(ev["output"], expected_out, "the fused module's output compared with the original's",
-                   "a chain's fused layer computes what the chain computed: W = W_last @ ... @ W_first, "
-                   "b = W_last @ (... (W_2 @ b_1 + b_2) ...) + b_last", ev["weights"],
-                   float32=lambda: _float32_of(gm, *x))
+        neutral = ("a chain's fused layer computes what the chain computed: W = W_last @ ... @ W_first, "
+                   "b = W_last @ (... (W_2 @ b_1 + b_2) ...) + b_last")
+        hint = neutral
+        if isinstance(ev["output"], torch.Tensor) and not _close(ev["output"], expected_out):
+            hint = _chain_weights_diagnosis(gm, calls, original_targets, ev["weights"]) or neutral
+    _expect_output(ev["output"], expected_out, "the fused module's output compared with the original's", hint,
+                   ev["weights"], diagnosed=hint is not neutral, float32=lambda: _float32_of(gm, *x))
+
+
+def _chains_of(gm: fx.GraphModule) -> list[list[fx.Node]]:
+    """The Linear chains of the original graph that a right pass fuses, each as its list of call nodes."""
+    nxt = dict(_links(gm))
+    tails = set(nxt.values())
+    chains = []
+    for n in nxt:
+        if n in tails:
+            continue
+        chain = [n]
+        while chain[-1] in nxt:
+            chain.append(nxt[chain[-1]])
+        chains.append(chain)
+    return chains
+
+
+def _chain_weights_diagnosis(gm: fx.GraphModule, calls: list[dict], original_targets: set,
+                             weights: dict) -> str | None:
+    """What the fused layers' own tensors show about a wrong fusion: for the fused layer of each chain (the new
+    Linear that reads the chain's input, with its widths), whether its weight is the product the other way
+    round, or its weight right and its bias not. None when no fused layer shows anything sure."""
+    for chain in _chains_of(gm):
+        mods = [_module_of(gm, n) for n in chain]
+        source = chain[0].args[0]
+        c = next((c for c in calls if c["target"] not in original_targets and c["target"] in weights
+                  and c["input_name"] == getattr(source, "name", None)
+                  and (c["in"], c["out"]) == (mods[0].in_features, mods[-1].out_features)), None)
+        if c is None:
+            continue
+        got_w, got_b = weights[c["target"]]["weight"], weights[c["target"]]["bias"]
+        w = mods[0].weight.detach()
+        b = mods[0].bias.detach() if mods[0].bias is not None else torch.zeros(w.shape[0], dtype=w.dtype)
+        for m in mods[1:]:
+            b = m.weight.detach() @ b + (m.bias.detach() if m.bias is not None else 0.0)
+            w = m.weight.detach() @ w
+        names = " -> ".join(f"'{n.target}'" for n in chain)
+        square = all(m.in_features == m.out_features for m in mods)
+        if square:   # only square weights can be multiplied the other way round: W_first @ ... @ W_last
+            reversed_w = mods[0].weight.detach()
+            for m in mods[1:]:
+                reversed_w = reversed_w @ m.weight.detach()
+            if _close(got_w, reversed_w) and not _close(got_w, w):
+                return (f"the fused layer '{c['target']}' of the chain {names} has the weights multiplied the other "
+                        "way round: the later layer's weight goes on the left, W = W_last @ ... @ W_first")
+        if _close(got_w, w) and not _close(torch.zeros_like(b) if got_b is None else got_b, b):
+            return (f"the fused layer '{c['target']}' of the chain {names} has the right weight but not the right "
+                    f"bias: b = W_last @ (... (W_2 @ b_1 + b_2) ...) + b_last, here {_few(b)}, yours {_few(got_b)}")
+    return None
 
 
 def _linear_kind(gm: fx.GraphModule, n: fx.Node) -> tuple:

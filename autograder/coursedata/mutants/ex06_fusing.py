@@ -209,6 +209,16 @@ _NEAR_MISSES = [
          "            pair.weight = nn.Parameter((second.weight @ fused.weight).detach())\n"
          "            pair.bias = nn.Parameter((second.weight @ b1 + b2).detach())\n"
          "            fused = pair"),)),
+    Mutant("fuse_consecutive_linears", "its own algebra, right weight, but only the last layer's bias",
+           hint="has the right weight but not the right bias", not_hints=("other way round", "orientation"), edits=(
+        ("            fused = fuse_linear_pair(fused, gm.get_submodule(node.target))",
+         "            second = gm.get_submodule(node.target)\n"
+         "            pair = nn.Linear(fused.in_features, second.out_features, dtype=fused.weight.dtype)\n"
+         "            with torch.no_grad():\n"
+         "                pair.weight.copy_(second.weight @ fused.weight)\n"
+         "                pair.bias.copy_(second.bias if second.bias is not None\n"
+         "                                else torch.zeros(second.out_features, dtype=fused.weight.dtype))\n"
+         "            fused = pair"),)),
     Mutant("fold_bn_into_conv", "scales the weight right but forgets to subtract running_mean from the bias",
            hint="the folded weight is right; the bias is not",
            not_hints=("not statistics of any batch", "OUTPUT channels", "add bn.eps"), edits=(
