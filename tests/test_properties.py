@@ -255,6 +255,29 @@ def test_run_cases_stops_after_a_released_stub_and_says_a_broken_case_is_the_che
     assert [r.passed for r in results[1:]] == verdicts
 
 
+def test_a_check_s_explain_raise_names_the_cause_of_an_unexpected_raise_else_the_error_signature_does():
+    from dataclasses import replace
+
+    def gives_up(i):
+        raise RuntimeError(f"gave up on {i}")
+
+    check = _verdict_check([True, True])
+    plain = run_cases(check, gives_up, check.cases(False))[0]
+    assert not plain.passed and "raised RuntimeError on 0" in plain.message
+
+    def explain(case, raised):
+        return f"case {case.label} is fine: {raised['message']}" if raised["__raised__"] == "RuntimeError" else None
+
+    told = run_cases(replace(check, explain_raise=explain), gives_up, check.cases(False))[0]
+    assert told.message == plain.message and told.hint == "case 0 is fine: gave up on 0"
+
+    def broken(case, raised):
+        raise KeyError("the explanation itself failed")
+
+    fallback = run_cases(replace(check, explain_raise=broken), gives_up, check.cases(False))[0]
+    assert fallback == plain  # an explanation that fails leaves the error-signature hint, never a crash
+
+
 def test_run_check_raises_the_message_run_cases_gives():
     def wrong(gm, op=None):
         return 0

@@ -72,6 +72,10 @@ class Check:
     # Other graded functions this one may call, with a trusted reference of each: when a case fails with the
     # learner's own helper but passes with the reference, the failure belongs to the helper's test, not this one.
     helpers: dict = field(default_factory=dict)
+    # explain_raise(case, raised) -> hint or None: what a raise on a case that must not raise says about the
+    # answer, where the check knows the case better than an error's signature does (None: errors.hint_for_error).
+    # `raised` is the evidence of the raise: {"__raised__": type name, "message", "where", "bases"}.
+    explain_raise: Callable[[Case, dict], str | None] | None = None
 
     def all_cases(self, hidden: bool) -> list[Case]:
         """The visible cases, then (with `hidden`) the hidden ones: what check(hidden=True) and validation run."""
@@ -321,8 +325,14 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
         if kind == "__raised__" and "raises" not in case.data:
             where = f" ({evidence['where']})" if evidence.get("where") else ""
             msg = f"{name} raised {evidence['__raised__']} on {label}{where}: {evidence['message']}"
-            return CaseResult(label, False, msg, hint_for_error(evidence["__raised__"], evidence["message"],
-                                                                     evidence.get("where") or None))
+            hint = None
+            if check.explain_raise is not None:
+                try:
+                    hint = check.explain_raise(case, evidence)
+                except Exception:
+                    hint = None
+            return CaseResult(label, False, msg, hint or hint_for_error(evidence["__raised__"], evidence["message"],
+                                                                        evidence.get("where") or None))
         if kind == "__failed__":
             return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}", evidence.get("hint"))
         if kind == "__crashed__":

@@ -13,7 +13,7 @@ module in eval mode, and the model passed in left unchanged.
 from __future__ import annotations
 
 from autograder.checks.framework import Check
-from autograder.checks.ex08_pipeline.cases import _opt_cases, _pipeline_cases, _reference_pipeline
+from autograder.checks.ex08_pipeline.cases import _opt_cases, _pipeline_cases, _reference_pipeline, explain_raise
 from autograder.checks.ex08_pipeline.evidence import _opt_evidence, _pipeline_evidence
 from autograder.checks.ex08_pipeline.judges import _opt_judge, _pipeline_judge
 
@@ -21,7 +21,8 @@ __all__ = ["CHECKS", "_reference_pipeline"]
 
 
 CHECKS = {
-    "run_pipeline": Check("run_pipeline", _pipeline_cases, _pipeline_evidence, _pipeline_judge),
+    "run_pipeline": Check("run_pipeline", _pipeline_cases, _pipeline_evidence, _pipeline_judge,
+                          explain_raise=explain_raise),
     # optimize_for_inference calls the learner's run_pipeline: a failure that the course's run_pipeline does not
     # have costs points in run_pipeline's test only
     "optimize_for_inference": Check("optimize_for_inference", _opt_cases, _opt_evidence, _opt_judge, unchanged="weights",

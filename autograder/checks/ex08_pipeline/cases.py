@@ -118,12 +118,20 @@ def _knots(seed: int = 0):
     return gm, log
 
 
-def _pipeline_case(label, build, *, kwargs=None, raises=None, hint=None, error="RuntimeError", repaired=False):
+_NEW_EACH_ROUND = ("{name} returns a new GraphModule every round, also when nothing changed: a round changed the "
+                   "graph only when gm.code after it differs from gm.code before it, whichever object the pass "
+                   "returned")
+
+
+def _pipeline_case(label, build, *, kwargs=None, raises=None, hint=None, error="RuntimeError", repaired=False,
+                   converges=None):
     """build() -> (gm, passes, *rest) with the probes' log on gm; `raises`: what the `error` must mention.
 
     `hint`: what to say when a case that must raise because no fixed point is reached returns normally (the judge
-    finds every other hint in what the answer did); `repaired`: a later pass repairs the graph a pass broke."""
-    data = {"hint": hint, "repaired": repaired}
+    finds every other hint in what the answer did); `repaired`: a later pass repairs the graph a pass broke;
+    `converges`: why this case, whose passes break nothing, reaches its fixed point (said when the answer gives
+    up on it with a no-fixed-point error: see explain_raise)."""
+    data = {"hint": hint, "repaired": repaired, "converges": converges}
     if raises is not None:
         data.update(raises=error, must_mention=raises)
 
@@ -148,7 +156,7 @@ def _pipeline_cases(hidden: bool) -> list[Case]:
     if not hidden:
         return [
             _pipeline_case("Knots with [cancel_double_neg (in place), drop_mul_one (returns a new GraphModule)]",
-                           v_two_passes),
+                           v_two_passes, converges=_NEW_EACH_ROUND.format(name="drop_mul_one")),
             _pipeline_case("Knots with [cancel_double_neg, misplace_neg]: misplace_neg breaks the graph",
                            v_misplaced, raises="misplace_neg"),
         ]
@@ -212,9 +220,12 @@ def _pipeline_cases(hidden: bool) -> list[Case]:
         _pipeline_case("Knots with [relu_to_f_relu]: the code changes, the node count does not", h_retarget),
         _pipeline_case("Knots with a pass that edits the graph but forgets gm.recompile()", h_sloppy),
         _pipeline_case("Knots with a pass that returns a new GraphModule every time, even when nothing changes",
-                       h_new_each_time),
+                       h_new_each_time, converges=_NEW_EACH_ROUND.format(name="its pass")),
         _pipeline_case("max_rounds=4, a pass that changes the graph on its first 3 calls",
-                       h_grow(3, "grow_three_times"), kwargs={"max_rounds": 4}),
+                       h_grow(3, "grow_three_times"), kwargs={"max_rounds": 4},
+                       converges="rounds 1-3 change gm.code and round 4, the last one max_rounds=4 allows, leaves "
+                                 "it as it was: that round is the fixed point, so run it (rounds 1 to max_rounds) "
+                                 "and raise only when round max_rounds still changed the code"),
         _pipeline_case("max_rounds=4, a pass that changes the graph on its first 4 calls",
                        h_grow(4, "grow_four_times"), kwargs={"max_rounds": 4}, raises="4",
                        hint="after max_rounds rounds that all changed gm.code, raise a RuntimeError that says "
@@ -299,3 +310,14 @@ def _opt_cases(hidden: bool) -> list[Case]:
                   lambda: randomize_batchnorm(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13),
     ]
     return cases
+
+
+def explain_raise(case: Case, raised: dict) -> str | None:
+    """A no-fixed-point RuntimeError on a case whose passes break nothing and which does reach its fixed point:
+    the case's own account of why (its passes are the course's, so nothing else can have raised it)."""
+    message = str(raised.get("message", "")).lower()
+    if raised.get("__raised__") != "RuntimeError" or not case.data.get("converges"):
+        return None
+    if not any(word in message for word in ("fixed", "round", "converg")):
+        return None
+    return f"this case reaches its fixed point: {case.data['converges']}"

@@ -31,7 +31,8 @@ _RUN_MUTANTS = [
          "        before = len(gm.graph.nodes)"),
         ("        if gm.code == before:",
          "        if len(gm.graph.nodes) == before:"),)),
-    Mutant("run_pipeline", "fixed point = no pass returned a new object", hint="returns a new GraphModule", edits=(
+    Mutant("run_pipeline", "fixed point = no pass returned a new object",
+           hint="whichever object the pass returned", edits=(
         ("        before = gm.code",
          "        changed = False"),
         ("            result = p(gm)",
@@ -108,7 +109,7 @@ _RUN_MUTANTS = [
         ('    raise RuntimeError(f"no fixed point after max_rounds={max_rounds} rounds: "\n'
          '                       "every round still changed gm.code")',
          '    raise RuntimeError("no fixed point: every round still changed gm.code")'),)),
-    Mutant("run_pipeline", "one round too few", hint="on its first 3 calls", edits=(
+    Mutant("run_pipeline", "one round too few", hint="that round is the fixed point", edits=(
         ("    for round_number in range(1, max_rounds + 1):",
          "    for round_number in range(1, max_rounds):"),)),
     Mutant("run_pipeline", "does not recompile after each pass", hint="gm.recompile()", edits=(
