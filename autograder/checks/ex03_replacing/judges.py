@@ -137,7 +137,11 @@ def _swap_judge(case: Case, ev: dict) -> None:
             hint = (f"your new node '{orphans[0]['name']}' has no users: call old_node.replace_all_uses_with("
                     "new_node), then graph.erase_node(old_node)")
         elif swapped:
-            hint = "replace every node that targets `old`, not only the first one"
+            was_old = [i for i, n in enumerate(before) if n["op"] == "call_function" and n["target"] == old]
+            still = [i for i in was_old if graph[i]["target"] == old] if len(graph) == len(before) else []
+            first_only = still and len(was_old) - len(still) == 1 and was_old[0] not in still
+            hint = ("replace every node that targets `old`, not only the first one" if first_only else
+                    f"replace every node that targets `old`: {len(left)} of them still do")
         else:
             hint = "set node.target = new on every call_function node whose target is old"
         raise CheckFailed(f"call_function node '{left[0]['name']}' still targets {old}", hint)
@@ -215,18 +219,17 @@ def _clamp_judge(case: Case, ev: dict) -> None:
         raise CheckFailed("gm.code does not mention clamp", RECOMPILE_HINT)
     expected = _eager(model, inputs, [(torch.relu, lambda *a, **k: torch.clamp(_input_of(a, k), min=0,
                                                                              max=max_value))])
-    off = [n for n in graph if n["clamp"] and _bound(n, 2, "max") != max_value]
-    hint = (f"node '{off[0]['name']}' clamps with max={_bound(off[0], 2, 'max')!r}: every torch.relu(x) must become "
-            f"torch.clamp(x, min=0, max=max_value), here max_value={max_value!r}" if off else None)
-    try:
-        _judge_outputs(ev["outputs"], expected, "output", hint)
-    except CheckFailed as exc:
-        clamps = [n for n in graph if n["clamp"]]
-        if clamps and not any(isinstance(a, (int, float)) and a == 0 for n in clamps
-                              for a in [*n["args"][1:2], n["kwargs"].get("min")]):
-            raise CheckFailed(exc.message, "negative values must become 0: torch.clamp needs min=0 as well as "
-                                           "max=max_value") from None
-        raise
+    clamps = [n for n in graph if n["clamp"]]
+    swapped = [n for n in clamps if _bound(n, 1, "min") == max_value != 0 and _bound(n, 2, "max") == 0]
+    no_floor = [n for n in clamps if _bound(n, 1, "min") != 0]
+    off = [n for n in clamps if _bound(n, 2, "max") != max_value]
+    want = f"every torch.relu(x) must become torch.clamp(x, min=0, max=max_value), here max_value={max_value!r}"
+    hint = (f"node '{swapped[0]['name']}' clamps with min={max_value!r} and max=0, the bounds swapped: {want}"
+            if swapped else
+            f"node '{no_floor[0]['name']}' has min={_bound(no_floor[0], 1, 'min')!r}: negative values must become 0, "
+            "so torch.clamp needs min=0 as well as max=max_value" if no_floor else
+            f"node '{off[0]['name']}' clamps with max={_bound(off[0], 2, 'max')!r}: {want}" if off else None)
+    _judge_outputs(ev["outputs"], expected, "output", hint)
     _judge_original(ev, model, inputs)
 
 
