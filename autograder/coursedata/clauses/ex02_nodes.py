@@ -42,6 +42,9 @@ CLAUSES = [
            mutant="starts at the first placeholder only"),
     Clause("graph_depth", "paths end at the output node", ("an unused chain longer than the live path",),
            mutant="the longest path anywhere, not to the output"),
-    Clause("graph_depth", "every input of a node, not only args[0]", ("the short branch is args[0]",),
+    Clause("graph_depth", "every input of a node, not only args[0]", ("the short branch is args[0]",
+                                                                         "args[0] leads neither"),
            mutant="walks back from the output along args[0]"),
+    Clause("graph_depth", "inputs given as keyword arguments are inputs too", ("the longest branch is a keyword",),
+           mutant="the longest path, over every Node of node.args, but not kwargs or lists"),
 ]
