@@ -30,13 +30,18 @@ def _users_out_of_order() -> fx.GraphModule:
     return fx.GraphModule(nn.Module(), g)
 
 
+def _chain(g: fx.Graph, node: fx.Node, fns) -> fx.Node:
+    """node, then each of fns applied to the last result: a chain of len(fns) edges."""
+    for fn in fns:
+        node = g.call_function(fn, (node,))
+    return node
+
+
 def _constant_source() -> fx.GraphModule:
     """A call_function with no node inputs (torch.ones) starts a chain longer than the input's path."""
     g = fx.Graph()
     x = g.placeholder("x")
-    c = g.call_function(torch.ones, (3,))
-    for fn in (torch.exp, torch.sigmoid, torch.tanh, torch.neg):
-        c = g.call_function(fn, (c,))
+    c = _chain(g, g.call_function(torch.ones, (3,)), (torch.exp, torch.sigmoid, torch.tanh, torch.neg))
     g.output(g.call_function(torch.add, (x, c)))
     return fx.GraphModule(nn.Module(), g)
 
@@ -47,9 +52,7 @@ def _interleaved() -> fx.GraphModule:
     x = g.placeholder("x")
     a = g.call_function(torch.relu, (x,))
     b = g.call_function(torch.neg, (x,))
-    a = g.call_function(torch.tanh, (a,))
-    a = g.call_function(torch.sigmoid, (a,))
-    a = g.call_function(torch.exp, (a,))
+    a = _chain(g, a, (torch.tanh, torch.sigmoid, torch.exp))
     b2 = g.call_function(torch.abs, (b,))
     g.output(g.call_function(torch.add, (b2, a)))
     return fx.GraphModule(nn.Module(), g)
@@ -59,12 +62,8 @@ def _args0_neither() -> fx.GraphModule:
     """args[0] of the joining add is a middle branch: walking args[0] is neither the longest nor the shortest way."""
     g = fx.Graph()
     x = g.placeholder("x")
-    a = x
-    for fn in (torch.relu, torch.tanh, torch.sigmoid):
-        a = g.call_function(fn, (a,))
-    b = x
-    for fn in (torch.neg, torch.exp, torch.abs, torch.sin, torch.cos):
-        b = g.call_function(fn, (b,))
+    a = _chain(g, x, (torch.relu, torch.tanh, torch.sigmoid))
+    b = _chain(g, x, (torch.neg, torch.exp, torch.abs, torch.sin, torch.cos))
     joined = g.call_function(torch.add, (a, b))
     g.output(g.call_function(torch.add, (joined, g.call_function(torch.square, (x,)))))
     return fx.GraphModule(nn.Module(), g)
@@ -74,13 +73,8 @@ def _long_keyword_branch() -> fx.GraphModule:
     """The longest branch reaches the last add as a keyword argument (other=...); its positional input is short."""
     g = fx.Graph()
     x = g.placeholder("x")
-    a = x
-    for fn in (torch.relu, torch.tanh, torch.sigmoid):
-        a = g.call_function(fn, (a,))
-    m = g.call_function(torch.add, (x, a))
-    b = x
-    for fn in (torch.neg, torch.exp, torch.abs, torch.sin, torch.cos, torch.atan, torch.erf):
-        b = g.call_function(fn, (b,))
+    m = g.call_function(torch.add, (x, _chain(g, x, (torch.relu, torch.tanh, torch.sigmoid))))
+    b = _chain(g, x, (torch.neg, torch.exp, torch.abs, torch.sin, torch.cos, torch.atan, torch.erf))
     g.output(g.call_function(torch.add, (m,), {"other": b}))
     return fx.GraphModule(nn.Module(), g)
 
