@@ -213,3 +213,14 @@ def generated_course(tmp_path_factory):
     """`generated_course(root, assignment, quiz_keys=False)`: see _generated_course."""
     return lambda root, assignment, quiz_keys=False: _generated_course(tmp_path_factory, Path(root), assignment,
                                                                        quiz_keys=quiz_keys)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_fork_server_per_test_process():
+    """Each test process starts the grader's fork server once, and the fxcourse commands its tests start share
+    it (they find its address in FXCOURSE_FORKSERVER_ADDRESS, as fxcourse grade's nbgrader processes do): its
+    imports are paid once per process, not once per command. Tests of the server itself use one of their own."""
+    from autograder.grader import forkserver
+
+    forkserver.prestart()
+    yield

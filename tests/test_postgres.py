@@ -85,9 +85,9 @@ def _scores(url: str) -> dict[str, dict[str, float]]:
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> Path:
+def generated(tmp_path_factory, generated_course) -> Path:
     """ex01 generated once (`fxcourse generate`) for every course of this module, which copy it."""
-    return new_course(tmp_path_factory.mktemp("generated"), [])
+    return new_course(generated_course, tmp_path_factory.mktemp("generated"), [])
 
 
 def course_of(generated: Path, root: Path, students: list[str]) -> Path:
