@@ -82,6 +82,8 @@ def run_sections(keys: list[str], cfg: Config, plots: Path | None) -> list[dict]
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Every grading measured here starts (or keeps) its own fork server, never one of the process that ran us.
+    os.environ.pop("FXCOURSE_FORKSERVER_ADDRESS", None)
     cfg = Config.smoke_config() if args.smoke else Config()
     overrides = {k: v for k, v in (("repeats", args.repeats), ("min_run_time", args.min_run_time),
                                    ("class_size", args.class_size), ("class_assignment", args.class_assignment),
