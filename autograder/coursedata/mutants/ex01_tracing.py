@@ -34,7 +34,7 @@ MUTANTS = [
         ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
          "    return len(gm.graph.nodes)"),)),
     Mutant("count_nodes", "forgets placeholders and output when op is None",
-           hint="placeholder and output are nodes too", edits=(
+           hint="placeholder and output are nodes too", not_hints=('not the modules of gm',), edits=(
         ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
          '    return sum(1 for n in gm.graph.nodes if (op is None and n.op not in ("placeholder", "output")) or n.op == op)'),)),
     Mutant("count_nodes", "op=None counts nothing", hint="op=None means: count every node", edits=(
@@ -50,7 +50,8 @@ MUTANTS = [
     Mutant("outputs_match", "allclose with default tolerances even when atol == 0", hint="use torch.equal", edits=(
         (_COMPARE,
          "        return torch.allclose(model(*inputs), gm(*inputs), atol=atol)"),)),
-    Mutant("outputs_match", "forgets torch.no_grad()", hint="torch.no_grad()", edits=(
+    Mutant("outputs_match", "forgets torch.no_grad()", hint="torch.no_grad()",
+           not_hints=('use torch.equal', 'compare shapes'), edits=(
         ("    with torch.no_grad():\n"
          "        expected = model(*inputs)\n"
          "        got = gm(*inputs)",
@@ -68,7 +69,8 @@ MUTANTS = [
     Mutant("outputs_match", "returns a tensor of booleans", hint="expected a Python bool", edits=(
         (_COMPARE,
          "        return (model(*inputs) - gm(*inputs)).abs().max() <= atol"),)),
-    Mutant("outputs_match", "always exact, ignores atol", hint="torch.allclose", edits=(
+    Mutant("outputs_match", "always exact, ignores atol", hint="torch.allclose",
+           not_hints=('no_grad', 'atol defaults to 0.0'), edits=(
         (_COMPARE,
          "        return torch.equal(model(*inputs), gm(*inputs))"),)),
     Mutant("outputs_match", "passes only the first input", hint="raised TypeError", edits=(

@@ -117,10 +117,12 @@ MUTANTS = [
     Mutant("consumers", "scans args, one entry per use", hint="each consumer once", edits=(
         ("    return [node.name for node in nodes if node in users]",
          "    return [node.name for node in nodes for a in node.args if a is by_name[node_name]]"),)),
-    Mutant("consumers", "looks only at top-level positional args", hint="keyword arguments", edits=(
+    Mutant("consumers", "looks only at top-level positional args", hint="keyword arguments",
+           not_hints=('the output node is a user',), edits=(
         ("    return [node.name for node in nodes if node in users]",
          "    return [node.name for node in nodes if any(a is by_name[node_name] for a in node.args)]"),)),
-    Mutant("consumers", "leaves the output node out", hint="the output node is a user too", edits=(
+    Mutant("consumers", "leaves the output node out", hint="the output node is a user too",
+           not_hints=('keyword arguments',), edits=(
         ("    return [node.name for node in nodes if node in users]",
          '    return [node.name for node in nodes if node in users and node.op != "output"]'),)),
     Mutant("consumers", "returns [] for an unknown name", hint="raise KeyError", edits=(
@@ -155,7 +157,8 @@ MUTANTS = [
         ("    return [node.name for node in nodes if node in users]",
          "    return [n for n in gm.graph.nodes if n in node.users]"),)),
     # ------------------------------------------------------------------------------- graph_depth
-    Mutant("graph_depth", "breadth-first search: the shortest path", hint="longest path, not the shortest", edits=(
+    Mutant("graph_depth", "breadth-first search: the shortest path", hint="longest path, not the shortest",
+           not_hints=('not only args[0]', 'keyword arguments'), edits=(
         (_GRAPH_DEPTH_LINES,
          '    frontier = [n for n in gm.graph.nodes if n.op == "placeholder"]\n'
          "    seen, steps = set(frontier), 0\n"
@@ -193,7 +196,8 @@ MUTANTS = [
         ('    output = next(node for node in gm.graph.nodes if node.op == "output")\n'
          "    return depth[output]",
          "    return max(depth.values())"),)),
-    Mutant("graph_depth", "walks back from the output along args[0]", hint="not only args[0]", edits=(
+    Mutant("graph_depth", "walks back from the output along args[0]", hint="not only args[0]",
+           not_hints=('not the shortest',), edits=(
         ("    depth: dict[fx.Node, int] = {}          # edges from some placeholder, for nodes a placeholder reaches\n"
          "    for node in gm.graph.nodes:              # topological order: inputs are done before their users",
          "    node = list(gm.graph.nodes)[-1]\n"

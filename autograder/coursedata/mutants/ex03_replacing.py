@@ -36,7 +36,8 @@ MUTANTS = [
         ("    gm.graph.lint()\n"
          "    gm.recompile()\n",
          ""),)),
-    Mutant("swap_function", "stops after the first match", hint="not only the first one", edits=(
+    Mutant("swap_function", "stops after the first match", hint="not only the first one",
+           not_hints=('compare targets by identity',), edits=(
         ("    gm.graph.lint()",
          "            break"),)),
     Mutant("swap_function", "wraps new in a lambda", hint="lambda", edits=(
@@ -179,10 +180,10 @@ MUTANTS = [
          '            flat = node.target.replace(".", "_")\n'
          '            gm.register_parameter(f"{flat}_w", nn.Parameter(linear.weight.data))\n'
          '            weight = graph.get_attr(f"{flat}_w")'),)),
-    Mutant("linear_to_matmul", "forgets to transpose W", hint="x @ W.T + b", edits=(
+    Mutant("linear_to_matmul", "forgets to transpose W", hint="x @ W.T + b", not_hints=('no bias',), edits=(
         ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
          "            out = graph.call_function(torch.matmul, (x, weight))"),)),
-    Mutant("linear_to_matmul", "always adds the bias", hint="leave the add out", edits=(
+    Mutant("linear_to_matmul", "always adds the bias", hint="leave the add out", not_hints=('transpose W',), edits=(
         ("            if linear.bias is not None:\n"
          '                out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))',
          '            out = graph.call_function(torch.add, (out, graph.get_attr(f"{node.target}.bias")))'),

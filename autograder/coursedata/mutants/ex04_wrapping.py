@@ -46,7 +46,8 @@ MUTANTS = [
         ("    graph = tracer.trace(model)\n"
          "    return fx.GraphModule(tracer.root, graph, type(model).__name__)\n",
          ""),)),
-    Mutant("trace_gated", "traces a new GatedNet instead of the model it is given", hint="not a new instance", edits=(
+    Mutant("trace_gated", "traces a new GatedNet instead of the model it is given", hint="not a new instance",
+           not_hints=('torch.fx.wrap',), edits=(
         ("def trace_gated(model: nn.Module) -> fx.GraphModule:",
          'fx.wrap("gate")\n'
          "\n"
@@ -97,7 +98,7 @@ MUTANTS = [
          "        def is_leaf_module(self, m, qualname):\n"
          "            return isinstance(m, leaves)"),)),
     Mutant("trace_with_leaves", "exact type match, so subclasses are traced through",
-           hint="isinstance(m, tuple(leaf_types))", edits=(
+           hint="isinstance(m, tuple(leaf_types))", not_hints=('nested ones too',), edits=(
         ("    leaves = tuple(leaf_types)",
          "    class T(fx.Tracer):\n"
          "        def is_leaf_module(self, m, qualname):\n"
@@ -108,7 +109,8 @@ MUTANTS = [
          "    tracer = T()"),
         ("    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
          "    return fx.GraphModule(model, tracer.trace(model))"),)),
-    Mutant("trace_with_leaves", "leaves chosen by name among the direct children only", hint="nested ones too", edits=(
+    Mutant("trace_with_leaves", "leaves chosen by name among the direct children only", hint="nested ones too",
+           not_hints=('counts subclasses too',), edits=(
         ("    leaves = tuple(leaf_types)",
          "    names = {name for name, m in model.named_children() if isinstance(m, tuple(leaf_types))}"),
         ("    class LeafTracer(fx.Tracer):",
@@ -182,7 +184,7 @@ MUTANTS = [
          "    return gm",
          "    return fx.symbolic_trace(model)"),)),
     Mutant("trace_specialized", "maps the flag values onto the parameters by position",
-           hint="by name, not by position", edits=(
+           hint="by name, not by position", not_hints=('default flag values',), edits=(
         ("def trace_specialized(model: nn.Module, **flags) -> fx.GraphModule:",
          "import copy\n"
          "import inspect\n"
