@@ -6,7 +6,8 @@
 
 What they assert: the solution notebook follows the cell contract, the solution passes every visible and hidden
 case, every test cell of the solution passes as nbgrader runs it, the released stub fails every case saying it is
-not implemented, every mutant is killed with its hint and every alternative passes.
+not implemented, every mutant is killed with its hint and every alternative passes, and every graded function
+has a near miss whose not_hints could fail (tests/near_miss.py).
 """
 from __future__ import annotations
 
@@ -113,7 +114,9 @@ def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int]
 
     @pytest.mark.parametrize("mutant", mutants, ids=[f"{m.function}: {m.why}" for m in mutants])
     def test_mutant_is_killed_with_its_hint(nb, mutant):
-        outcome = judge_mutant(assignment, nb, mutant)
+        from near_miss import ran
+
+        outcome = judge_mutant(assignment, nb, mutant, ran=ran(assignment, nb, mutant))
         assert outcome.ok, outcome.detail
 
     @pytest.mark.parametrize("alternative", alternatives, ids=[f"{a.function}: {a.why}" for a in alternatives])
@@ -153,4 +156,7 @@ def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int]
         del tests["test_the_notebook_follows_the_cell_contract"]
     if not test_cells:
         del tests["test_every_test_cell_of_the_solution_passes"]
+    from near_miss import near_miss_tests  # every graded function has a near miss that proves its not_hints
+
+    tests.update(near_miss_tests(assignment))
     return tests

@@ -14,9 +14,8 @@ import dataclasses
 import pytest
 
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
-from autograder.grader.notebook import answer_namespace
-from autograder.grader.validate import judge_mutant, mutant_cell
+from autograder.coursedata.mutants import load
+from autograder.grader.validate import judge_mutant, run_mutant
 
 
 def shown_window(text: str, hint: str) -> str:
@@ -30,6 +29,17 @@ def shown_window(text: str, hint: str) -> str:
     raise AssertionError(f"no part of {shown!r} is apart from the hint {hint!r}")
 
 
+_RUNS: dict = {}
+
+
+def ran(assignment: str, nb, mutant) -> tuple[bool, str]:
+    """What run_mutant gives for `mutant`, once per test process (its test and its near-miss test share it)."""
+    key = (assignment, mutant)
+    if key not in _RUNS:
+        _RUNS[key] = run_mutant(assignment, nb, mutant)
+    return _RUNS[key]
+
+
 def near_miss_tests(assignment: str) -> dict:
     """The two near-miss tests of `assignment`, by name (they use the fixture `nb` of exercise_tests)."""
     near = [m for m in load(assignment)[0] if m.not_hints]
@@ -41,10 +51,10 @@ def near_miss_tests(assignment: str) -> dict:
     @pytest.mark.parametrize("mutant", near, ids=[f"{m.function}: {m.why}" for m in near])
     def test_a_near_miss_would_fail_validation_if_shown_its_own_hint_as_a_wrong_one(nb, mutant):
         """The not_hints check can fail: named a piece of the hint the mutant is really shown, validation fails it."""
-        ns = answer_namespace(nb, {mutant.function: mutant_cell(nb, mutant)})
-        passed, text = run_answer(assignment, mutant.function, ns)
+        passed, text = ran(assignment, nb, mutant)
         assert not passed
-        outcome = judge_mutant(assignment, nb, dataclasses.replace(mutant, not_hints=(shown_window(text, mutant.hint),)))
+        told = dataclasses.replace(mutant, not_hints=(shown_window(text, mutant.hint),))
+        outcome = judge_mutant(assignment, nb, told, ran=(passed, text))
         assert not outcome.ok and "blames what it does right" in outcome.detail, outcome.detail
 
     return {

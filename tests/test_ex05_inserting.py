@@ -10,15 +10,13 @@ from autograder.checks import ex05_inserting as checks
 from autograder.coursedata.exercises import functions
 from autograder.grader.notebook import answer_cells, grade_id, stub_solution
 from exercise_suite import exercise_tests
-from near_miss import near_miss_tests
 from fxplayground import DropoutNet, ThreeReluNet, TinyNet
 
 A = "ex05_inserting"
 FUNCTIONS = functions(A)
 
-# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py); the near misses' (tests/near_miss.py)
+# fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py) (near misses included)
 globals().update(exercise_tests(A))
-globals().update(near_miss_tests(A))
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)

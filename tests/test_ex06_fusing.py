@@ -13,7 +13,6 @@ from autograder.coursedata.mutants import load, run_answer
 from autograder.grader.validate import mutant_cell
 from autograder.grader.notebook import answer_namespace
 from exercise_suite import exercise_tests
-from near_miss import near_miss_tests
 
 A = "ex06_fusing"
 FUNCTIONS = functions(A)
@@ -23,7 +22,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 # fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py), evidence of two hidden cases
 globals().update(exercise_tests(A, quiet=True, evidence_cases=lambda check: check.cases(True)[:2]))
-globals().update(near_miss_tests(A))   # tests/near_miss.py: every function has a near miss, and each proves something
 
 
 def test_brief_mutants_are_present():

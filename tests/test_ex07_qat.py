@@ -17,7 +17,6 @@ from autograder.checks.framework import collect_evidence, get_check, judge_evide
 from autograder.coursedata.exercises import functions
 from autograder.coursedata.mutants import load
 from exercise_suite import exercise_tests
-from near_miss import near_miss_tests
 
 A = "ex07_qat"
 FUNCTIONS = functions(A)
@@ -29,7 +28,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 # evidence of the visible cases and two hidden ones, each answer's own evidence unwrapped
 globals().update(exercise_tests(A, points=(2, 4), quiet=True, evidence_unwrapped=True,
                                 evidence_cases=lambda check: check.cases(False) + check.cases(True)[:2]))
-globals().update(near_miss_tests(A))  # every function has a near miss, and its not_hints check can fail
 
 
 def _quiet(fn, *args):

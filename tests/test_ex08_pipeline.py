@@ -13,7 +13,6 @@ from autograder.checks.framework import Case, Check, CheckFailed, collect_eviden
 from autograder.coursedata.exercises import functions
 from autograder.grader.validate import solution_cells
 from exercise_suite import exercise_tests
-from near_miss import near_miss_tests
 
 A = "ex08_pipeline"
 FUNCTIONS = functions(A)
@@ -22,7 +21,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 # fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py)
 globals().update(exercise_tests(A, stub_says="not implemented yet"))
-globals().update(near_miss_tests(A))  # every function has a near miss, and its not_hints check can fail
 
 
 # ------------------------------------------------------------------------------------------------ core

@@ -51,10 +51,16 @@ def misdiagnosis(assignment: str, function: str, text: str) -> str | None:
     return None
 
 
-def judge_mutant(assignment: str, nb, mutant: Mutant) -> Outcome:
-    """Run one mutant against every case of its function: ok when it fails, with its hint, for its own fault."""
+def run_mutant(assignment: str, nb, mutant: Mutant) -> tuple[bool, str]:
+    """(passed, the text a learner reads) of one mutant run against every case of its function."""
     ns = answer_namespace(nb, {mutant.function: mutant_cell(nb, mutant)})
-    passed, text = run_answer(assignment, mutant.function, ns)
+    return run_answer(assignment, mutant.function, ns)
+
+
+def judge_mutant(assignment: str, nb, mutant: Mutant, ran: tuple[bool, str] | None = None) -> Outcome:
+    """Run one mutant against every case of its function (or take `ran`, what run_mutant gave): ok when it
+    fails, with its hint, for its own fault."""
+    passed, text = ran if ran is not None else run_mutant(assignment, nb, mutant)
     if passed:
         return Outcome(mutant.function, mutant.why, "mutant", False, "passed all checks")
     if mutant.hint.lower() not in text.lower():
