@@ -1,11 +1,8 @@
-"""A hint fires only on evidence: for a raised error, its message and the learner's failing line; for a wrong
-answer of ex01..ex04, what the answer did (the near-miss mutants prove each hint stays away from them)."""
+"""A hint for a raised error fires only when the error's message, and the learner's failing line where it is
+known, confirm its diagnosis."""
 from __future__ import annotations
 
-import pytest
-
 from autograder.checks.errors import ERROR_HINTS, hint_for_error
-from conftest import ROOT
 
 BIAS = "a layer built with bias=False"
 
@@ -84,31 +81,3 @@ def test_an_unsupported_construct_under_export_is_not_told_to_drop_fullgraph():
     assert "torch.cond" in exported and "fullgraph" not in exported
     assert "fullgraph" in hint_for_error("Unsupported", "Data-dependent branching", "line 4: out = compiled(x)")
 
-
-# ------------------------------------- the near misses of ex01..ex04: right in what a hint says, wrong elsewhere
-
-def _near_misses():
-    from autograder.coursedata.mutants import load
-    return [(a, m) for a in ("ex01_tracing", "ex02_nodes", "ex03_replacing", "ex04_wrapping")
-            for m in load(a)[0] if m.not_hints]
-
-
-@pytest.mark.parametrize("assignment, mutant", _near_misses(),
-                         ids=[f"{a}.{m.function}: {m.why}" for a, m in _near_misses()])
-def test_a_near_miss_would_be_caught_if_it_were_shown_a_hint_it_must_not_see(assignment, mutant):
-    """Each near miss passes validation as written; naming a piece of what it is shown as a not_hint fails it,
-    so its not_hints are checked against the text the learner really sees."""
-    from dataclasses import replace
-
-    from autograder.grader.notebook import read_notebook
-    from autograder.grader.validate import judge_mutant
-
-    nb = read_notebook(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
-    assert judge_mutant(assignment, nb, mutant).ok
-    shown = judge_mutant(assignment, nb, replace(mutant, hint="\u0000never", not_hints=())).detail.split(": ", 1)[1]
-    words = shown.split()
-    piece = next(" ".join(words[i:i + 2]) for i in range(len(words) - 1)
-                 if " ".join(words[i:i + 2]).lower() not in mutant.hint.lower()
-                 and mutant.hint.lower() not in " ".join(words[i:i + 2]).lower())
-    blamed = judge_mutant(assignment, nb, replace(mutant, not_hints=(piece,)))
-    assert not blamed.ok and "blames what it does right" in blamed.detail

@@ -34,7 +34,7 @@ MUTANTS = [
         ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
          "    return len(gm.graph.nodes)"),)),
     Mutant("count_nodes", "forgets placeholders and output when op is None",
-           hint="placeholder and output are nodes too", not_hints=('not the modules of gm',), edits=(
+           hint="placeholder and output are nodes", not_hints=('not the modules of gm',), edits=(
         ("    return sum(1 for node in gm.graph.nodes if op is None or node.op == op)",
          '    return sum(1 for n in gm.graph.nodes if (op is None and n.op not in ("placeholder", "output")) or n.op == op)'),)),
     Mutant("count_nodes", "op=None counts nothing", hint="op=None means: count every node", edits=(
@@ -83,7 +83,7 @@ MUTANTS = [
 
 MUTANTS += [
     Mutant("node_summary", "keeps placeholder and output but skips the call_module nodes",
-           hint="every node counts, call_module nodes too", not_hints=("placeholder and output",), edits=(
+           hint="call_module nodes too", not_hints=("placeholder and output",), edits=(
         ("    return [(node.op, node.name) for node in gm.graph.nodes]",
          '    return [(n.op, n.name) for n in gm.graph.nodes if n.op != "call_module"]'),)),
     Mutant("count_nodes", "tests `op is None`, but matches with startswith, so op='' counts every node",

@@ -275,7 +275,7 @@ MUTANTS = [
 
 MUTANTS += [
     Mutant("swap_function", "compares with `is`, but retargets the nodes of a deep copy of the graph it never installs",
-           hint="set node.target = new on every call_function node whose target is old",
+           hint="every call_function node whose target is old",
            not_hints=("compare with `is`",), edits=(
         ("    for node in gm.graph.nodes:",
          "    import copy\n"
