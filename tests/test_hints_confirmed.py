@@ -81,3 +81,28 @@ def test_an_unsupported_construct_under_export_is_not_told_to_drop_fullgraph():
     assert "torch.cond" in exported and "fullgraph" not in exported
     assert "fullgraph" in hint_for_error("Unsupported", "Data-dependent branching", "line 4: out = compiled(x)")
 
+
+
+def test_the_failing_line_is_known_wherever_the_learner_s_code_runs():
+    """A raise is located on the learner's line in validation (answer cells run by the grader), in the hardened
+    worker (IPython cells) and in a notebook's kernel (ipykernel's cell files), so a line-confirmed hint can fire."""
+    import nbformat
+
+    from autograder.checks.framework import _learner_frame, _raised
+    from autograder.grader.notebook import answer_namespace
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "def fold(first):\n    scale = 2\n    return first.bias.detach() * scale\n")])
+    ns = answer_namespace(nb)
+
+    class NoBias:
+        bias = None
+
+    try:
+        ns["fold"](NoBias())
+    except AttributeError as exc:
+        raised = _raised(exc)
+    assert raised["where"] == "line 3: return first.bias.detach() * scale"
+    assert hint_for_error(raised["__raised__"], raised["message"], raised["where"]).startswith(BIAS)
+    assert _learner_frame("<ipython-input-3-1f2e>") and _learner_frame("/tmp/ipykernel_4242/1234567.py")
+    assert not _learner_frame("/usr/lib/python3.11/site-packages/torch/fx/graph.py")

@@ -137,10 +137,16 @@ def plain(value: Any, where: str = "evidence") -> Any:
     raise TypeError(f"{where}: {type(value).__name__} is not plain data")
 
 
+def _learner_frame(filename: str) -> bool:
+    """A frame of the learner's code: a cell (IPython's <ipython-input-...>, the grader's <cell ...>) or a cell
+    of a Jupyter kernel (ipykernel writes each cell to /tmp/ipykernel_PID/NNN.py)."""
+    return filename.startswith("<") or "/ipykernel_" in filename
+
+
 def _raised(exc: BaseException) -> dict:
     tb = traceback.extract_tb(exc.__traceback__)
     line = next((f"line {fr.lineno}" + (f": {fr.line}" if fr.line else "")
-                 for fr in reversed(tb) if fr.filename.startswith("<")), "")
+                 for fr in reversed(tb) if _learner_frame(fr.filename)), "")
     return {"__raised__": type(exc).__name__, "message": str(exc)[:2000], "where": line[:300],
             "bases": [c.__name__ for c in type(exc).__mro__]}
 

@@ -333,7 +333,9 @@ def answer_namespace(nb: NotebookNode | str | Path, overrides: dict[str, str] | 
     this is how pytest runs the solutions, the mutants and the alternative answers in-process.
     """
     import contextlib
+    import hashlib
     import io
+    import linecache
     import warnings
 
     if not isinstance(nb, NotebookNode):
@@ -352,6 +354,10 @@ def answer_namespace(nb: NotebookNode | str | Path, overrides: dict[str, str] | 
         warnings.simplefilter("ignore")
         import matplotlib
         matplotlib.use("Agg", force=True)
-        for src in sources:
-            exec(compile(_without_magics(src), "<cell>", "exec"), ns)  # noqa: S102 (course code, not submissions)
+        for i, src in enumerate(sources):
+            code = _without_magics(src)
+            name = f"<cell {i}: {hashlib.sha1(code.encode()).hexdigest()[:12]}>"
+            # as IPython does: the source in linecache, so a traceback (and a check's "where") shows the line
+            linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
+            exec(compile(code, name, "exec"), ns)  # noqa: S102 (course code, not submissions)
     return ns
