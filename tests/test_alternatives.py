@@ -28,8 +28,6 @@ EXEMPT = {
         "reads prepare's state kept in prepared.meta, which a Transformer, node_copy or replace_pattern does not "
         "carry, and a QConfigMapping given to it must repeat prepare's (the backend is not passed) or skip modules; "
         "what may vary, the copy and the eval mode, other alternatives vary",
-    ("ex11_pt2e", "prepare_pt2e_qat"): "the result must be what prepare_qat_pt2e makes of an exported module; the "
-                                        "alternative differs in export's dynamic shapes and the caller's mode",
     ("ex11_pt2e", "to_qdq"): "the graph must be rewritten by move_exported_model_to_eval and convert_pt2e themselves "
                               "(a hand-made dropout or batch-norm rewrite is not the contract); the alternative "
                               "calls them in the other order",
