@@ -13,11 +13,28 @@ from autograder.checks.ex09_dynamo.models import (
 )
 
 
+def _earlier_compile() -> None:
+    """A compile with two graph breaks, as a notebook's earlier cells make: dynamo's process-wide counters
+    (torch._dynamo.utils.counters, which reset() does not clear) then hold counts of other compiles in every case,
+    whatever ran before it in this process. Two, so that an answer reading them returns more than the case's
+    own compile has graphs (a case with b breaks has b + 1 graphs), which no count of one compile does: the
+    judge tells it from counting graphs instead of breaks, the same way each time."""
+    def earlier(x):
+        y = x.sin()
+        z = y * float(y.sum())      # .item()-like: a graph break
+        return z * float(z.mean())  # and a second
+
+    torch.compile(earlier, backend="eager")(torch.ones(3))
+    _reset()
+
+
 def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
     """(fn, *inputs) cases shared by capture_graphs and graph_break_count."""
     def model(factory: Callable[[], nn.Module], shape: tuple, seed: int, dtype=torch.float32):
         def make():
             _reset()
+            if not warm:
+                _earlier_compile()
             torch.manual_seed(seed)
             m = factory().eval().to(dtype)
             return (m, torch.randn(*shape, generator=_gen(seed), dtype=dtype))
@@ -26,6 +43,8 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
     def function(fn: Callable, shape: tuple, seed: int, *more: tuple):
         def make():
             _reset()
+            if not warm:
+                _earlier_compile()
             return (fn, torch.randn(*shape, generator=_gen(seed)),
                     *(torch.randn(*s, generator=_gen(seed + 1 + i)) for i, s in enumerate(more)))
         return make
