@@ -72,10 +72,11 @@ XDIST_GROUPS = {
     "test_benchmarks_smoke.py": "benchmarks",
     "test_cluster.py": "cluster",
     "test_instructor.py": "instructor",  # its tests share one graded class, which they regrade in turn
-    # one kept server per user and code: the tests of it one at a time
-    "test_forkserver.py::test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it": "kept",
-    "test_forkserver.py::test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home": "kept",
-    "test_forkserver.py::test_without_keeping_a_check_leaves_no_server_behind": "kept",
+    # One kept check server per user and code: its tests and the benchmarks' smoke run (whose grading section
+    # keeps one and stops it) never run side by side, or one would stop the other's server.
+    "test_forkserver.py::test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it": "benchmarks",
+    "test_forkserver.py::test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home": "benchmarks",
+    "test_forkserver.py::test_without_keeping_a_check_leaves_no_server_behind": "benchmarks",
 }
 
 
