@@ -124,7 +124,15 @@ def main(argv: list[str] | None = None) -> int:
         from .report import markdown
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(markdown(result, out), encoding="utf-8")
+        text = markdown(result, out)
+        if args.only and out.is_file():  # some sections: put them into the report of the full run
+            from .report import merge
+
+            rerun = (f"Re-run on its own: {env.get('date', '')}, `{command}` (git {env.get('git', '?')}; load average "
+                     f"at its start {env.get('load average at start (1/5/15 min)', '?')}); the machine table at the "
+                     "top is the full run's.\n")
+            text = merge(out.read_text(encoding="utf-8"), text, rerun)
+        out.write_text(text, encoding="utf-8")
         print(f"wrote {out}" + (f" and plots in {plots}" if plots else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["markdown"]
+__all__ = ["markdown", "merge"]
 
 MARK = {True: "✅ met", False: "❌ missed", None: "— n/a"}
 
@@ -71,3 +71,60 @@ def markdown(result: dict[str, Any], out: Path) -> str:
     lines += [f"Whole run: {result['seconds'] / 60:.1f} min; load average at the end (1/5/15 min): "
               f"{result['load_end']}.", ""]
     return "\n".join(lines)
+
+
+def _sections(text: str) -> tuple[str, list[tuple[int, str, str]]]:
+    """(everything before the first numbered section, [(number, title, the section's text)]): a section runs from
+    its "## N. Title" line to the next "## " line, or to the closing "Whole run:" line."""
+    import re
+
+    heads = list(re.finditer(r"^## (\d+)\. (.+)$", text, re.M))
+    if not heads:
+        return text, []
+    out = []
+    for k, m in enumerate(heads):
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(text)
+        whole = text.find("\nWhole run: ", m.start(), end)
+        out.append((int(m.group(1)), m.group(2).strip(), text[m.start(): whole + 1 if whole != -1 else end]))
+    return text[: heads[0].start()], out
+
+
+def merge(existing: str, fresh: str, rerun: str) -> str:
+    """BENCHMARKS.md `existing` with the sections of `fresh` (a run of some sections, `--only`) put in place of
+    those with the same title, keeping their numbers, and their rows of the summary of targets replaced; a
+    section that `existing` lacks is added at the end. `rerun` says when and how they were run (it opens each
+    section put in). The machine table and the other sections stay as they were."""
+    head, old = _sections(existing)
+    _, new = _sections(fresh)
+    if not old:
+        return fresh
+    number = {title: n for n, title, _ in old}
+    body = {title: text for _, title, text in old}
+    order = [title for _, title, _ in old]
+    nxt = max(number.values()) + 1
+    for n, title, text in new:
+        if title not in number:
+            number[title], nxt = nxt, nxt + 1
+            order.append(title)
+        rest = text.partition("\n")[2]
+        body[title] = f"## {number[title]}. {title}\n\n{rerun.strip()}\n\n{rest.strip()}\n\n"
+    rows: dict[str, list[str]] = {}
+    for line in fresh.splitlines():
+        for n, title, _ in new:
+            if line.startswith(f"| {n}. {title} |"):
+                rows.setdefault(title, []).append(line.replace(f"| {n}. ", f"| {number[title]}. ", 1))
+    lines, placed = [], set()
+    for line in head.splitlines():
+        title = next((t for t in rows if line.startswith(f"| {number[t]}. {t} |")), None)
+        if title is None:
+            lines.append(line)
+        elif title not in placed:
+            lines += rows[title]
+            placed.add(title)
+    for title in rows:  # sections the summary did not list yet: their rows at the end of the summary table
+        if title not in placed:
+            last = max(i for i, line in enumerate(lines) if line.startswith("| ")) if any(
+                line.startswith("| ") for line in lines) else len(lines) - 1
+            lines[last + 1:last + 1] = rows[title]
+    tail = existing[existing.rfind("\nWhole run: ") + 1:] if "\nWhole run: " in existing else ""
+    return "\n".join(lines) + "\n" + "".join(body[t] for t in order).rstrip("\n") + "\n\n" + tail

@@ -175,3 +175,24 @@ def test_smoke_writes_no_file_without_out():
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "wrote" not in r.stdout
     assert snapshot() == before
+
+
+def test_a_run_of_some_sections_is_merged_into_the_full_report():
+    """`--only` puts its sections in place of theirs (numbers kept, summary rows replaced), adds a section the
+    report lacks at the end, and leaves the machine table and every other section as they were."""
+    from benchmarks.report import merge
+
+    full = ("# Benchmarks\n\n| date | old |\n\n## Summary of targets\n\n| section | what |\n|---|---|\n"
+            "| 1. Fusion | a | old |\n| 2. Grading | b | old |\n| 2. Grading | c | old |\n\n"
+            "## 1. Fusion\n\nfusion body\n\n## 2. Grading\n\nold grading\n\nWhole run: 9 min.\n")
+    fresh = ("# Benchmarks\n\n| date | new |\n\n## Summary of targets\n\n| section | what |\n|---|---|\n"
+             "| 1. Grading | b | new |\n| 2. Lessons | d | new |\n\n"
+             "## 1. Grading\n\nnew grading\n\n## 2. Lessons\n\nnew lessons\n\nWhole run: 1 min.\n")
+    out = merge(full, fresh, "Re-run on its own.")
+    assert "| date | old |" in out and "| date | new |" not in out
+    assert "| 1. Fusion | a | old |" in out and "fusion body" in out
+    assert "| 2. Grading | b | new |" in out and "| 2. Grading | c | old |" not in out
+    assert "## 2. Grading\n\nRe-run on its own.\n\nnew grading" in out and "old grading" not in out
+    assert "## 3. Lessons\n\nRe-run on its own.\n\nnew lessons" in out and "| 3. Lessons | d | new |" in out
+    assert out.index("| 2. Grading | b") < out.index("| 3. Lessons") < out.index("## 1. Fusion")
+    assert out.rstrip().endswith("Whole run: 9 min.") and out.count("Whole run:") == 1
