@@ -245,6 +245,14 @@ def cell_with(page, text: str):
     return cells(page).filter(has=page.locator(".cm-content", has_text=text)).first
 
 
+def type_into(page, cell, text: str) -> None:
+    """Replace a cell's source by `text`, typed as a learner types it (select all, delete, type)."""
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+
+
 def run_cell(page, cell) -> None:
     """Select a cell, run it with Shift+Enter, as a learner does."""
     cell.locator(".jp-InputArea-prompt").first.click()
@@ -310,10 +318,7 @@ def test_exercise_answer_then_check_in_the_notebook(page, lab):
 
     # Fill the answer cell of node_summary, as a learner types it.
     answer = cell_with(page, "def node_summary")
-    answer.locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    page.keyboard.press("Delete")
-    page.keyboard.insert_text(ANSWER)
+    type_into(page, answer, ANSWER)
     assert "gm.graph.nodes" in answer.locator(".cm-content").inner_text()
 
     # Run the setup cell, the answer and its test cell.
@@ -374,10 +379,7 @@ def test_a_part_ii_exercise_checks_in_the_notebook(page, lab):
     solution = "\n".join(line for line in source.splitlines() if "### " not in line) + "\n"
     open_notebook(page, lab, "exercises/ex09_dynamo/ex09_dynamo.ipynb")
     answer = cell_with(page, "def capture_graphs")
-    answer.locator(".cm-content").click()
-    page.keyboard.press("Control+a")
-    page.keyboard.press("Delete")
-    page.keyboard.insert_text(solution)
+    type_into(page, answer, solution)
     run_cell(page, cell_with(page, "import torch._dynamo"))
     wait_kernel_idle(page, 120)
     run_cell(page, answer)

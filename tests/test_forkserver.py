@@ -257,19 +257,9 @@ def _check(notebook, keep: str) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def _gone(pid: int, timeout: float) -> bool:
-    import time
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
-        time.sleep(0.2)
-    return False
+def _home_of(pid: int) -> str:
+    """The HOME in the environment of process `pid`."""
+    return dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if "=" in e)["HOME"]
 
 
 @pytest.fixture
@@ -288,7 +278,7 @@ def test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it
         pytest.skip("the checkout's files changed during the test: the kept server's address changed with them")
     pid = forkserver.kept_server_pid()
     assert pid, "the check kept no server for the next one"
-    home = dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if "=" in e)["HOME"]
+    home = _home_of(pid)
     before = _children_cpu(pid)
     second = _check(notebook, keep="120")
     if forkserver.kept_address() != address:
@@ -297,15 +287,15 @@ def test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it
     assert _children_cpu(pid) > before, "the second check's worker and judge were not forked from the kept server"
     assert second["score"] == first["score"] == first["max_score"] > 0
     os.kill(pid, signal.SIGTERM)  # ends as when idle: its home goes with it
-    assert _gone(pid, 30) and not os.path.exists(home)
+    assert forkserver.ended(pid, 30) and not os.path.exists(home)
 
 
 def test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home(no_kept_server):
     _check(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", keep="1")
     pid = forkserver.kept_server_pid()
     if pid is not None:  # it may be gone already
-        home = dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if "=" in e)["HOME"]
-        assert _gone(pid, 60), "the kept server did not end after its idle time"
+        home = _home_of(pid)
+        assert forkserver.ended(pid, 60), "the kept server did not end after its idle time"
         assert not os.path.exists(home)
     assert forkserver.kept_server_pid() is None
 

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 __all__ = ["Forked", "spawn", "prestart", "keep_warm", "stop", "server_pid", "enabled", "kept_address",
-           "kept_server_pid", "stop_kept_server"]
+           "kept_server_pid", "stop_kept_server", "ended"]
 
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 ADDRESS_ENV = "FXCOURSE_FORKSERVER_ADDRESS"
@@ -96,25 +96,38 @@ def kept_address() -> str:
     return f"fxcourse-forkserver-u{os.getuid()}-{_fingerprint()}"
 
 
-def _peer_uid(sock: socket.socket) -> int:
+def _peer(sock: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of a connected Unix socket."""
     import struct
 
-    _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return uid
+    pid, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return pid, uid
 
 
 def kept_server_pid() -> int | None:
     """The pid of this user's kept server for this code, while one listens."""
-    import struct
-
     sock = _connect_to(kept_address())
     if sock is None:
         return None
     try:
-        pid, _, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
-        return pid
+        return _peer(sock)[0]
     finally:
         sock.close()
+
+
+def ended(pid: int, timeout: float) -> bool:
+    """True once process `pid` has ended (gone, or a zombie) within `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.1)
 
 
 def stop_kept_server(timeout: float = 30.0) -> bool:
@@ -127,16 +140,7 @@ def stop_kept_server(timeout: float = 30.0) -> bool:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return True
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                    return True
-        except OSError:
-            return True
-        time.sleep(0.1)
-    return False
+    return ended(pid, timeout)
 
 
 def _connect_to(address: str) -> socket.socket | None:
@@ -144,7 +148,7 @@ def _connect_to(address: str) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         sock.connect("\0" + address)
-        if _peer_uid(sock) != os.getuid():  # an abstract name anyone may take: only our own server will do
+        if _peer(sock)[1] != os.getuid():  # an abstract name anyone may take: only our own server will do
             raise OSError("the server at that address is another user's")
     except OSError:
         sock.close()

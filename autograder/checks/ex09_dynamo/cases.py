@@ -18,7 +18,14 @@ def _earlier_compile() -> None:
     (torch._dynamo.utils.counters, which reset() does not clear) then hold counts of other compiles in every case,
     whatever ran before it in this process. Two, so that an answer reading them returns more than the case's
     own compile has graphs (a case with b breaks has b + 1 graphs), which no count of one compile does: the
-    judge tells it from counting graphs instead of breaks, the same way each time."""
+    judge tells it from counting graphs instead of breaks, the same way each time. The counters only grow, so
+    the compile runs only while they hold fewer than two breaks (the first case of a process, or after an
+    answer cleared them)."""
+    from torch._dynamo.utils import counters
+
+    if sum(counters["graph_break"].values()) >= 2:
+        return
+
     def earlier(x):
         y = x.sin()
         z = y * float(y.sum())      # .item()-like: a graph break
