@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import nbformat
 import pytest
@@ -174,13 +175,24 @@ def site_build(tmp_path_factory) -> SiteBuild:
     key = _content_key([build, ROOT / "docs" / "site" / "conf.py", *lessons(),
                         *sorted((ROOT / "exercises").glob("*/*.ipynb"))])
     folder = shared_folder(tmp_path_factory, f"site-{key}")
-    out, record = folder / "html", folder / "build.json"
+    out = folder / "html"
+
+    def build_site() -> dict:
+        r = subprocess.run([sys.executable, str(build), "--out", str(out)], capture_output=True, text=True)
+        return {"returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+
+    done = _once(folder, build_site)
+    return SiteBuild(out, done["returncode"], done["stdout"], done["stderr"])
+
+
+def _once(folder: Path, make: Callable[[], dict]) -> dict:
+    """What `make()` returned (plain data, kept in `folder`), made by whichever process of the test run asked
+    first; the others wait for it under the folder's lock."""
+    record = folder / "record.json"
     with locked(folder / ".lock"):
         if not record.is_file():
-            r = subprocess.run([sys.executable, str(build), "--out", str(out)], capture_output=True, text=True)
-            record.write_text(json.dumps({"returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}))
-        done = json.loads(record.read_text())
-    return SiteBuild(out, done["returncode"], done["stdout"], done["stderr"])
+            record.write_text(json.dumps(make()))
+        return json.loads(record.read_text())
 
 
 def _generated_course(tmp_path_factory: pytest.TempPathFactory, root: Path, assignment: str, *,
@@ -193,17 +205,18 @@ def _generated_course(tmp_path_factory: pytest.TempPathFactory, root: Path, assi
     keys = ROOT / "solutions" / "quizzes.json"
     key = _content_key([p for p in [*sources, *([keys] if quiz_keys and keys.exists() else [])] if p.is_file()])
     folder = shared_folder(tmp_path_factory, f"generated-{assignment}-{key}")
-    template, record = folder / "course", folder / "generate.json"
-    with locked(folder / ".lock"):
-        if not record.is_file():
-            shutil.rmtree(template, ignore_errors=True)
-            shutil.copytree(ROOT / "solutions" / assignment, template / "solutions" / assignment)
-            if quiz_keys and keys.exists():
-                shutil.copy(keys, template / "solutions" / "quizzes.json")
-            r = subprocess.run([sys.executable, "-m", "autograder.cli", "generate", assignment, "--course",
-                                str(template)], capture_output=True, text=True, cwd=template, timeout=900)
-            record.write_text(json.dumps({"returncode": r.returncode, "out": r.stdout + r.stderr}))
-        done = json.loads(record.read_text())
+    template = folder / "course"
+
+    def generate() -> dict:
+        shutil.rmtree(template, ignore_errors=True)
+        shutil.copytree(ROOT / "solutions" / assignment, template / "solutions" / assignment)
+        if quiz_keys and keys.exists():
+            shutil.copy(keys, template / "solutions" / "quizzes.json")
+        r = subprocess.run([sys.executable, "-m", "autograder.cli", "generate", assignment, "--course",
+                            str(template)], capture_output=True, text=True, cwd=template, timeout=900)
+        return {"returncode": r.returncode, "out": r.stdout + r.stderr}
+
+    done = _once(folder, generate)
     assert done["returncode"] == 0, done["out"]
     shutil.copytree(template, root, dirs_exist_ok=True)
     return root
