@@ -145,6 +145,23 @@ def test_every_module_is_in_a_layer():
         layer_of(module)
 
 
+# "no module over ~500 lines": a little over is a module near its split, more is one that needs splitting
+MAX_MODULE_LINES = 520
+
+
+def test_every_module_opens_with_its_job_and_stays_small():
+    """Each module of the package opens with a docstring saying its job, and none outgrows MAX_MODULE_LINES."""
+    problems = []
+    for module, path in modules(ROOT, ("autograder", "fxplayground")).items():
+        text = path.read_text(encoding="utf-8")
+        if path.name != "__init__.py" or text.strip():
+            if ast.get_docstring(ast.parse(text)) is None:
+                problems.append(f"{module}: no docstring saying its job")
+        if text.count("\n") > MAX_MODULE_LINES:
+            problems.append(f"{module}: {text.count(chr(10))} lines (at most {MAX_MODULE_LINES})")
+    assert problems == []
+
+
 def test_benchmarks_import_the_grader_never_the_command_line():
     offenders = []
     for path in sorted((ROOT / "benchmarks").rglob("*.py")):

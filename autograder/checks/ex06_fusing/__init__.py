@@ -13,7 +13,8 @@ from autograder.checks.ex06_fusing.cases import (
 from autograder.checks.ex06_fusing.evidence import (
     _chains_evidence, _fold_evidence, _fuse_evidence, _pair_evidence, _probe,
 )
-from autograder.checks.ex06_fusing.judges import _chains_judge, _fold_judge, _fuse_judge, _pair_judge, _randomize_bn
+from autograder.checks.ex06_fusing.chains import _chains_judge
+from autograder.checks.ex06_fusing.judges import _fold_judge, _fuse_judge, _pair_judge, _randomize_bn
 
 __all__ = ["CHECKS", "_probe", "_randomize_bn"]
 
