@@ -90,7 +90,8 @@ def _instructor_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("assignment", nargs="?")
     s.add_argument("--student", action="append", help="only this student (repeatable)")
     s.add_argument("--jobs", "-j", type=_positive_int, default=1, metavar="N",
-                   help="grade N submissions at a time (default 1; each uses one core while it runs)")
+                   help="grade N submissions at a time, across assignments too (default 1; each uses one core while it "
+                        "runs)")
     s.add_argument("--cluster", metavar="tcp://HOST:PORT|local:N",
                    help="grade on Dask: one task per submission to a running scheduler, or N local worker "
                         "processes (docs/cluster.md); a rerun grades only what is not graded yet")

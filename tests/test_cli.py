@@ -94,15 +94,18 @@ def test_usage_errors_exit_2():
 
 # ------------------------------------------------------------- fxcourse grade: one nbgrader process per group
 
-def _fake_nbgrader(monkeypatch, tmp_path, lines: list[str], code: int) -> list[str]:
-    """Make `grade_batch` start a script that prints nbgrader's log lines and exits with `code`; return the
-    list the one-student fallback (`autograde_one`) appends to."""
-    from autograder.grader import batch
+def _fake_nbgrader(monkeypatch, tmp_path, lines: list[str], code: int | None) -> list[str]:
+    """Make `grade_batch` start a script in place of its kept nbgrader process: for the command it reads, it
+    prints nbgrader's log lines, then the end-of-command line with `code` (None: it dies instead, as a killed
+    nbgrader does). Return the list the one-student fallback (`autograde_one`) appends to."""
+    from autograder.grader import batch, nbgrader
+    from autograder.grader.nbgrader import DONE_MARK
 
     script = tmp_path / "fake_nbgrader.py"
-    script.write_text("import sys\nfor line in %r:\n    print(line, flush=True)\nsys.exit(%d)\n" % (lines, code))
-    monkeypatch.setattr(batch, "nbgrader_command",
-                        lambda course, *argv, db=None: ([sys.executable, str(script)], None))
+    end = "sys.exit(1)" if code is None else f"print({DONE_MARK!r}, {code}, file=sys.stderr, flush=True)"
+    script.write_text("import sys\nsys.stdin.readline()\nfor line in %r:\n    print(line, flush=True)\n%s\n"
+                      "sys.stdin.read()\n" % (lines, end))
+    monkeypatch.setattr(nbgrader, "session_command", lambda course, db=None: ([sys.executable, str(script)], None))
     retried: list[str] = []
 
     def one(course, name, student, graders):
@@ -151,7 +154,7 @@ def test_grade_batch_that_dies_half_way_regrades_the_rest_one_by_one(monkeypatch
         "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
         "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
         "[AutogradeApp | ERROR] sqlalchemy.exc.OperationalError: database is locked",
-    ], code=1)  # no summary: the process stopped while on ben, and never reached cat
+    ], code=None)  # the process died while on ben, and never reached cat
     progress = _grade(["ann", "ben", "cat"])
     out = capsys.readouterr().out
     assert retried == ["ben", "cat"] and progress.done == 3 and not progress.failed
@@ -176,7 +179,10 @@ def test_grade_batch_stops_when_interrupted_and_starts_nothing_more(monkeypatch,
     retried = _fake_nbgrader(monkeypatch, tmp_path, ["[AutogradeApp | INFO] Creating/updating student with ID "
                                                      "'ann': {}"], code=0)
     script = tmp_path / "fake_nbgrader.py"
-    script.write_text(script.read_text().replace("sys.exit(0)", "import time\ntime.sleep(60)\nsys.exit(0)"))
+    from autograder.grader.nbgrader import DONE_MARK  # ann's line is printed, then it hangs on her
+
+    mark = f"print({DONE_MARK!r}"
+    script.write_text(script.read_text().replace(mark, "import time\ntime.sleep(60)\n" + mark))
     graders, progress = Graders(), GradeProgress(3)
     batch = threading.Thread(target=grade_batch, args=(SimpleNamespace(root=ROOT), "A", ["ann", "ben", "cat"],
                                                             ["ann", "ben", "cat"], progress, graders))

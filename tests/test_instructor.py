@@ -133,6 +133,71 @@ def test_a_broken_submission_does_not_stop_the_batch_and_a_killed_run_loses_noth
     assert len(subs) == len(set(subs)), f"duplicate submissions: {subs}"
 
 
+def test_jobs_grade_several_assignments_side_by_side_each_line_naming_its_assignment(tmp_path, generated_course):
+    """`fxcourse grade --jobs 2` of a whole course: the graders are shared across assignments (one student each
+    here, so grading one assignment at a time would leave one of them idle), every line says which assignment
+    it is, each assignment gets its own summary, and a broken submission of one costs nothing in the other."""
+    b = "ex04_wrapping"
+    root = generated_course(generated_course(tmp_path / "course", A), b)  # the second generate's gradebook only
+    sub = root / "submitted"
+    for student, assignment in (("alice", A), ("alice", b), ("bob", b)):
+        (sub / student / assignment).mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / assignment / f"{assignment}.ipynb", sub / student / assignment)
+    (sub / "bob" / A).mkdir(parents=True)
+    (sub / "bob" / A / f"{A}.ipynb").write_text("{ this is not json")
+    r = fxcourse(root, "grade", "--jobs", "2")
+    assert r.returncode == 1, r.stdout + r.stderr  # bob's ex01 is not graded
+    assert "grading 2 assignments: 4 submission(s), 2 at a time" in r.stdout, r.stdout
+    lines = sorted(l.split("] ", 1)[1].split(" (")[0] for l in r.stdout.splitlines() if l.startswith("  ["))
+    assert lines == [f"{A}, alice: graded", f"{A}, bob: NOT GRADED", f"{b}, alice: graded", f"{b}, bob: graded"]
+    assert r.stdout.index(f"summary of {A}:") < r.stdout.index(f"summary of {b}:")
+    first, second = r.stdout.split(f"summary of {A}:")[1].split(f"summary of {b}:")
+    assert [l.split()[:3] for l in first.strip().splitlines()] == [["alice", "10", "/"], ["bob", "NOT", "GRADED"]]
+    assert {l.split()[0]: l.split()[1] for l in second.strip().splitlines()} == {"alice": "13", "bob": "13"}
+
+
+def test_one_kept_nbgrader_process_grades_every_assignment_of_a_run(tmp_path, generated_course, monkeypatch,
+                                                                   capsys):
+    """`fxcourse grade` of a course, one grader: ONE nbgrader process runs the autograde of each assignment."""
+    from autograder.grader import batch
+    from autograder.grader.nbgrader import NBGRADER_SESSION
+
+    b = "ex04_wrapping"
+    root = generated_course(generated_course(tmp_path / "course", A), b)
+    for assignment in (A, b):
+        (root / "submitted" / "alice" / assignment).mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / assignment / f"{assignment}.ipynb", root / "submitted" / "alice" / assignment)
+    started, start = [], batch.Graders.start
+    monkeypatch.setattr(batch.Graders, "start", lambda self, cmd, *a, **k: started.append(cmd) or start(self, cmd, *a, **k))
+    assert batch.grade(course=str(root)) == 0
+    out = capsys.readouterr().out
+    assert len(started) == 1 and NBGRADER_SESSION in started[0], started
+    assert "alice                10 / 10" in out.split(f"summary of {A}:")[1].split("grading")[0]
+    assert "alice                13 / 13" in out.split(f"summary of {b}:")[1]
+
+
+def test_a_kept_nbgrader_process_forgets_each_commands_options(course):
+    """A command's options must not leak into the next one's in the same nbgrader process (nbgrader's
+    applications are singletons that keep their configuration): here an exclude list would skip bob."""
+    from autograder.grader.batch import Graders
+    from autograder.grader.nbgrader import Session
+    from autograder.grader.root import find_course
+
+    session = Session(find_course(course, None), Graders())
+    first, second = [], []
+    others = sorted(p.name for p in (course / "submitted").iterdir() if p.name != "alice")  # bob among them
+    try:
+        assert session.run(["autograde", A, "--student=*", "--create", "--force",
+                            f"--CourseDirectory.student_id_exclude={','.join(others)}"], first.append, 600) == 0
+        assert session.run(["autograde", A, "--student=bob", "--create", "--force"], second.append, 600) == 0
+        assert session.run(["autograde", A, "--student=bob", "--no-such-option"], [].append, 600) != 0
+    finally:
+        session.close()
+    students = lambda lines: [l.split("'")[1] for l in lines if "Creating/updating student with ID" in l]
+    assert (students(first), students(second)) == (["alice"], ["bob"])
+    assert session.proc is None
+
+
 def _graders_running(course: Path) -> list[str]:
     """Command lines of processes still grading this course."""
     found = []

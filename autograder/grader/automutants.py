@@ -31,7 +31,11 @@ from pathlib import Path
 __all__ = ["AutoMutant", "AutoOutcome", "mutants_of", "generate", "run_mutant", "evaluate_auto", "OPERATORS"]
 
 OPERATORS = ("delete", "negate", "is->==", "constant", "dtype", "drop-kwarg", "skip-call", "once", "and<->or")
-TIMEOUT = 20.0   # seconds per mutant: a mutant that loops forever is caught by the clock
+# A mutant that loops forever is caught by the clock: after CPU_TIMEOUT seconds of this process's CPU time (the
+# slowest mutant that ends uses under 3), or TIMEOUT seconds of wall time, whichever comes first. CPU time does
+# not grow when the machine is busy, so a slow machine times out no mutant that would have ended.
+CPU_TIMEOUT = 6.0
+TIMEOUT = 30.0
 
 _NEGATE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
            ast.LtE: ast.Gt, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
@@ -223,8 +227,9 @@ class _TimedOut(BaseException):
 
 
 @contextmanager
-def _clock(seconds: float):
-    """Raise _TimedOut in this (main) thread after `seconds` of wall time, and again every 50 ms after that.
+def _clock(seconds: float, cpu_seconds: float | None = None):
+    """Raise _TimedOut in this (main) thread after `seconds` of wall time or `cpu_seconds` of the process's CPU
+    time, and again every 50 ms after that.
 
     It rings again because one ring is not enough: the check library records whatever an answer raises as
     evidence (BaseException included), so it takes the first _TimedOut as one case's error and goes on to the
@@ -233,14 +238,20 @@ def _clock(seconds: float):
 
     def _ring(signum, frame):
         rang.append(True)
-        raise _TimedOut(f"still running after {seconds:.0f} s")
-    old = signal.signal(signal.SIGALRM, _ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+        raise _TimedOut(f"still running after {cpu_seconds:g} s of CPU time" if signum == signal.SIGPROF
+                        else f"still running after {seconds:.0f} s")
+    clocks = [(signal.SIGALRM, signal.ITIMER_REAL, seconds)]
+    if cpu_seconds is not None:
+        clocks.append((signal.SIGPROF, signal.ITIMER_PROF, cpu_seconds))
+    old = [signal.signal(sig, _ring) for sig, _, _ in clocks]
+    for _, timer, after in clocks:
+        signal.setitimer(timer, after, 0.05)
     try:
         yield rang
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        for (sig, timer, _), handler in zip(clocks, old):
+            signal.setitimer(timer, 0)
+            signal.signal(sig, handler)
 
 
 def run_mutant(assignment: str, mutant: AutoMutant, nb) -> AutoOutcome:
@@ -249,7 +260,7 @@ def run_mutant(assignment: str, mutant: AutoMutant, nb) -> AutoOutcome:
     from autograder.grader.notebook import answer_namespace
 
     try:
-        with _clock(TIMEOUT) as rang:
+        with _clock(TIMEOUT, CPU_TIMEOUT) as rang:
             ns = answer_namespace(nb, {mutant.function: mutant.source})
             passed, text = run_answer(assignment, mutant.function, ns)
     except _TimedOut as exc:
@@ -257,7 +268,7 @@ def run_mutant(assignment: str, mutant: AutoMutant, nb) -> AutoOutcome:
     except Exception as exc:  # the cell itself fails to run: a mutant nobody could submit unnoticed
         return AutoOutcome(mutant, True, f"the answer cell raised {type(exc).__name__}: {exc}"[:300])
     if rang:  # a ring the check library took for the answer's own error: still a time-out
-        return AutoOutcome(mutant, True, f"timed out: still running after {TIMEOUT:.0f} s")
+        return AutoOutcome(mutant, True, "timed out: still running at the end of its time")
     return AutoOutcome(mutant, not passed, "passed every case" if passed else text.splitlines()[0][:300])
 
 

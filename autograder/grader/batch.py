@@ -1,14 +1,16 @@
 """Grading a class through nbgrader: `fxcourse grade`, one nbgrader process per group of submissions.
 
 Each grader is its own nbgrader process (the hardened `nbgrader autograde` of autograder/nbgrader_config.py),
-each submission runs in its own jailed worker: side by side they cannot affect each other's scores, and time
-limits count CPU seconds, so a busy machine fails no one. A group is graded in ONE process, one submission
-after another (nbgrader's start-up and imports are paid once, not per student), and its log says how each
-went (`BatchLog`); whatever that process did not get to is graded again one student per process. `--cluster`
-hands the work to autograder.grader.cluster instead.
+kept for the whole run (`Session`: one `autograde` command after another, so nbgrader's start-up and imports are
+paid once per grader, not per assignment or per student); each submission runs in its own jailed worker: side
+by side they cannot affect each other's scores, and time limits count CPU seconds, so a busy machine fails no
+one. A group of submissions is one command, and its log says how each went (`BatchLog`); whatever that command
+did not get to is graded again one student per process. `--cluster` hands the work to autograder.grader.cluster
+instead.
 """
 from __future__ import annotations
 
+import queue
 import re
 import signal
 import subprocess
@@ -20,12 +22,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err
-from autograder.grader.grade_progress import GradeProgress, print_summary
-from autograder.grader.nbgrader import command as nbgrader_command, generate_into, known_assignments, why
+from autograder.grader.grade_progress import AssignmentProgress, GradeProgress, print_summary
+from autograder.grader.nbgrader import Session, command as nbgrader_command, generate_into, known_assignments, why
 from autograder.grader.root import Course, find_course
 from autograder.grader.sandbox import IsolationError, require_isolation, submission_wall
 
-__all__ = ["Graders", "BatchLog", "autograde_one", "grade_alone", "grade_batch", "ensure_assignment", "grade"]
+__all__ = ["Graders", "Sessions", "BatchLog", "autograde_one", "grade_alone", "grade_batch", "ensure_assignment", "grade"]
 
 _STARTS = re.compile(r"Creating/updating student with ID '(.*)': ")
 # nbgrader's two ways of failing one submission and going on with the next (its convert_notebooks)
@@ -42,13 +44,13 @@ class Graders:
         self._procs: set[subprocess.Popen] = set()
         self._lock = threading.Lock()
 
-    def start(self, cmd: list[str], env: dict[str, str] | None, cwd: Path, **kw) -> subprocess.Popen | None:
+    def start(self, cmd: list[str], env: dict[str, str] | None, cwd: Path, stdin=subprocess.DEVNULL,
+              **kw) -> subprocess.Popen | None:
         """Start one nbgrader (None once stopping)."""
         with self._lock:
             if self.stopping.is_set():
                 return None
-            proc = subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace", stdin=subprocess.DEVNULL,
-                                    **kw)
+            proc = subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace", stdin=stdin, **kw)
             self._procs.add(proc)
             return proc
 
@@ -74,6 +76,35 @@ class Graders:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+class Sessions:
+    """The kept nbgrader processes of one `fxcourse grade` run: a grader thread takes a free one (or starts
+    one) for each group of submissions and gives it back, so a run with `--jobs N` keeps at most N."""
+
+    def __init__(self, course: Course, graders: Graders) -> None:
+        self.course, self.graders = course, graders
+        self._free: queue.SimpleQueue[Session] = queue.SimpleQueue()
+        self._all: list[Session] = []
+        self._lock = threading.Lock()
+
+    def take(self) -> Session:
+        try:
+            return self._free.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                session = Session(self.course, self.graders)
+                self._all.append(session)
+                return session
+
+    def give_back(self, session: Session) -> None:
+        self._free.put(session)
+
+    def close(self) -> None:
+        with self._lock:
+            sessions = list(self._all)
+        for session in sessions:
+            session.close()
 
 
 def autograde_one(course: Course, name: str, student: str,
@@ -103,7 +134,8 @@ def autograde_one(course: Course, name: str, student: str,
     return r, time.monotonic() - start
 
 
-def grade_alone(course: Course, name: str, students: list[str], progress: GradeProgress, graders: Graders) -> None:
+def grade_alone(course: Course, name: str, students: list[str], progress: GradeProgress | AssignmentProgress,
+                graders: Graders) -> None:
     """Each of `students` in an nbgrader process of its own, one after another."""
     for student in students:
         r, took = autograde_one(course, name, student, graders)
@@ -117,7 +149,7 @@ class BatchLog:
     without nbgrader's error line is reported graded at once; one that failed is kept (with its reason) until
     the process is known to have gone through the whole group (`went_through`)."""
 
-    def __init__(self, group: list[str], progress: GradeProgress) -> None:
+    def __init__(self, group: list[str], progress: GradeProgress | AssignmentProgress) -> None:
         self.group, self.progress = set(group), progress
         self.finished: set[str] = set()      # reported to `progress`
         self.failures: dict[str, tuple[float, str]] = {}
@@ -146,49 +178,46 @@ class BatchLog:
         self._current = None
 
     def went_through(self) -> None:
-        """The process graded its whole group: the last student and the failures are reported too."""
+        """The process graded its whole group: the last student and the failures are reported too, but for a
+        failure to write to a locked gradebook (another grader's write), which is left to be graded again."""
         self._close()
         for student, (took, reason) in self.failures.items():
+            if "database is locked" in reason:
+                continue
             self.progress.report(student, False, took, reason)
             self.finished.add(student)
 
 
-def grade_batch(course: Course, name: str, group: list[str], everyone: list[str], progress: GradeProgress,
-                graders: Graders | None = None) -> None:
-    """Grade `group` (of `everyone` who submitted `name`) in ONE nbgrader process; nbgrader isolates each
-    submission's failure. Whatever the process did not get to (it was killed, or the gradebook stayed locked)
-    is graded again one student per process."""
+def grade_batch(course: Course, name: str, group: list[str], everyone: list[str],
+                progress: GradeProgress | AssignmentProgress,
+                graders: Graders | None = None, sessions: Sessions | None = None) -> None:
+    """Grade `group` (of `everyone` who submitted `name`) as ONE nbgrader command, in a kept nbgrader process
+    of `sessions` (one of its own when None); nbgrader isolates each submission's failure. Whatever the command
+    did not get to (its process was killed, or the gradebook stayed locked) is graded again one student per
+    process."""
     graders = graders or Graders()
-    safe = all(not set(s) & set(",*?[]") for s in everyone)
-    if len(group) == 1 or not safe:
+    if not all(not set(s) & set(",*?[]") for s in everyone):
         grade_alone(course, name, group, progress, graders)
         return
     others = [s for s in everyone if s not in group]
-    argv = ["autograde", name, "--student=*", "--create", "--force"]
-    if others:
+    argv = ["autograde", name, f"--student={group[0]}" if len(group) == 1 else "--student=*", "--create", "--force"]
+    if len(group) > 1 and others:
         argv.append(f"--CourseDirectory.student_id_exclude={','.join(others)}")
-    cmd, env = nbgrader_command(course, *argv, db=graders.db)
-    proc = graders.start(cmd, env, course.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if proc is None:
-        return
+    own = sessions is None
+    sessions = sessions or Sessions(course, graders)
+    session = sessions.take()
     log = BatchLog(group, progress)
-    watchdog = threading.Timer(submission_wall() * len(group), proc.kill)  # bounded: see autograde_one
-    watchdog.start()
     try:
-        for line in proc.stdout:
-            log.read(line)
-        code = proc.wait()
+        code = session.run(argv, log.read, submission_wall() * len(group))
     finally:
-        watchdog.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        graders.finished(proc)
+        sessions.give_back(session)
+        if own:
+            sessions.close()
     if graders.stopping.is_set():  # interrupted: what was graded is reported, nothing more is started
         return
     if code == 0 or log.summarized:
         log.went_through()
-    # The process stopped early: the student it was on, and those it never reached, are graded on their own.
+    # The command stopped early: the student it was on, and those it never reached, are graded on their own.
     grade_alone(course, name, [s for s in group if s not in log.finished], progress, graders)
 
 
@@ -263,34 +292,57 @@ def grade(assignment: str | None = None, student: list[str] | None = None, jobs:
         from autograder.grader.cluster import grade_class
 
         return grade_class(found, [(n, s) for n, s, _ in work], url, cluster, regrade)
-    status = EXIT_OK
+    graders = Graders(url if db else None)
+    sessions = Sessions(found, graders)  # nbgrader started once per grader for the whole run
+    try:
+        if jobs > 1:  # the graders shared across the assignments
+            return _grade_work(found, work, jobs, graders, url, sessions)
+        status = EXIT_OK
+        for item in work:  # one at a time: each assignment's lines and summary before the next
+            status = max(status, _grade_work(found, [item], jobs, graders, url, sessions))
+            if status == EXIT_INTERRUPTED:
+                return status
+        return status
+    finally:
+        sessions.close()
+
+
+def _grade_work(course: Course, work: list[tuple[str, list[str], list[str]]], jobs: int, graders: Graders,
+                url: str, sessions: Sessions) -> int:
+    """The (assignment, students, everyone) of `work` with `jobs` graders side by side: each assignment's
+    submissions in up to `jobs` groups, and the next group (of this assignment or the next) starts as soon as a
+    grader is free, so that a course with few students per assignment keeps every grader busy too. With several
+    assignments each line names its own; the summaries follow, in course order. The exit code."""
+    total = sum(len(students) for _, students, _ in work)
+    if len(work) == 1:
+        name, students, _ = work[0]
+        at_once = min(jobs, len(students))
+        print(f"grading {name}: {total} submission(s)" + (f", {at_once} at a time" if at_once > 1 else ""), flush=True)
+        run = GradeProgress(total)
+        shares: dict = {name: run}
+    else:
+        print(f"grading {len(work)} assignments: {total} submission(s), {jobs} at a time", flush=True)
+        run = GradeProgress(total)
+        shares = {name: AssignmentProgress(run, name) for name, _, _ in work}
+    units = []
     for name, students, everyone in work:
-        status = max(status, _grade_here(found, name, students, everyone, jobs, Graders(url if db else None), url))
-        if status == EXIT_INTERRUPTED:
-            return status
-    return status
-
-
-def _grade_here(course: Course, name: str, students: list[str], everyone: list[str], jobs: int, graders: Graders,
-                url: str) -> int:
-    """`students` of `name` in `jobs` groups side by side, then the summary; the exit code."""
-    jobs = min(jobs, len(students))
-    print(f"grading {name}: {len(students)} submission(s)" + (f", {jobs} at a time" if jobs > 1 else ""), flush=True)
-    progress = GradeProgress(len(students))
-    groups = [students[k::jobs] for k in range(jobs)]
+        k = min(jobs, len(students))
+        units += [(name, students[i::k], everyone) for i in range(k)]
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        for future in [pool.submit(grade_batch, course, name, g, everyone, progress, graders) for g in groups]:
+        for future in [pool.submit(grade_batch, course, name, group, everyone, shares[name], graders, sessions)
+                       for name, group, everyone in units]:
             future.result()
     except KeyboardInterrupt:
         graders.stop()
         pool.shutdown(wait=True, cancel_futures=True)
-        progress.close()
-        print(f"fxcourse: interrupted: {progress.done} of {len(students)} submission(s) of {name} graded; the "
-              "others keep the grades they had (run the command again to finish)", file=sys.stderr, flush=True)
+        run.close()
+        of = f" of {work[0][0]}" if len(work) == 1 else ""
+        print(f"fxcourse: interrupted: {run.done} of {total} submission(s){of} graded; the others keep the grades "
+              "they had (run the command again to finish)", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
     pool.shutdown(wait=True)
-    progress.close()
-    print_summary(name, progress, url)
-    return EXIT_FAILED if progress.failed else EXIT_OK
-
+    run.close()
+    for name, _, _ in work:
+        print_summary(name, shares[name], url)
+    return EXIT_FAILED if run.failed else EXIT_OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import threading
 
-__all__ = ["GradeProgress", "print_summary"]
+__all__ = ["GradeProgress", "AssignmentProgress", "print_summary"]
 
 
 class GradeProgress:
@@ -58,7 +58,25 @@ class GradeProgress:
             self._bar = None
 
 
-def print_summary(assignment: str, progress: GradeProgress, db: str) -> None:
+class AssignmentProgress:
+    """One assignment's share of a run that grades several side by side: its lines (on the run's one
+    GradeProgress) name the assignment, and it keeps which of its own submissions were not graded."""
+
+    def __init__(self, run: GradeProgress, assignment: str) -> None:
+        self.run, self.assignment = run, assignment
+        self.not_graded: set[str] = set()
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.not_graded)
+
+    def report(self, student: str, ok: bool, took: float, why: str = "") -> None:
+        if not ok:
+            self.not_graded.add(student)
+        self.run.report(f"{self.assignment}, {student}", ok, took, why)
+
+
+def print_summary(assignment: str, progress: GradeProgress | AssignmentProgress, db: str) -> None:
     """Each student's score of `assignment` in the gradebook at `db`; a submission this run could not grade is
     marked NOT GRADED."""
     from autograder.grader.gradebook import Gradebook

@@ -2,25 +2,35 @@
 
 Every nbgrader process the course starts is `python -c NBGRADER_LAUNCH ...` from this interpreter, with the
 course root as nbgrader's CourseDirectory.root and autograder/nbgrader_config.py (the hardened pipelines) first
-on the Jupyter config path.
+on the Jupyter config path. `fxcourse grade` keeps its nbgrader processes for the whole run instead
+(`NBGRADER_SESSION`: one command after another, read from standard input, so nbgrader starts once per grader,
+not once per assignment).
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from autograder.grader.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
 from autograder.grader.root import PACKAGE_ROOT, Course, find_course
 
-__all__ = ["NBGRADER_CONFIG", "NBGRADER_LAUNCH", "command", "time_limit", "run", "failed", "why",
+__all__ = ["NBGRADER_CONFIG", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK", "command", "session_command", "serve",
+           "Session",
+           "time_limit", "run", "failed", "why",
            "known_assignments", "generate_into", "db_option", "generate", "feedback", "export"]
 
 NBGRADER_CONFIG = Path(__file__).resolve().parents[1] / "nbgrader_config.py"
 # `python -m nbgrader`, after `import autograder` (which spares it jsonschema's slow optional import).
 NBGRADER_LAUNCH = "import sys, autograder; sys.argv[0] = 'nbgrader'; from nbgrader.apps.nbgraderapp import main; main()"
+# The same, kept: runs one nbgrader command per line of its standard input (see serve).
+NBGRADER_SESSION = ("import sys, autograder; sys.argv[0] = 'nbgrader'; from autograder.grader.nbgrader import serve; "
+                    "serve(sys.argv[1:])")
+DONE_MARK = "fxcourse-nbgrader-done:"  # serve's line after each command, with its exit code
 
 
 def command(course: Course, *argv: str, db: str | None = None) -> tuple[list[str], dict[str, str]]:
@@ -38,6 +48,123 @@ def command(course: Course, *argv: str, db: str | None = None) -> tuple[list[str
     return cmd, env
 
 
+def session_command(course: Course, db: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """(argv, environment) of a kept nbgrader process on `course` (see serve); its commands are sent later."""
+    cmd, env = command(course, db=db)
+    return [sys.executable, "-c", NBGRADER_SESSION, *cmd[3:]], env
+
+
+def serve(common: list[str]) -> None:
+    """Inside a kept nbgrader process: run one nbgrader command per line of standard input (a JSON list of its
+    arguments; `common`, the course's own options, go after them), one after another in this process, and
+    after each write `DONE_MARK <exit code>` on standard error. The end of the input ends the process; an
+    interrupt ends it at once, as it ends plain nbgrader."""
+    import traceback
+
+    from jupyter_core.application import NoStart
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+
+    sys.stdout.reconfigure(line_buffering=True)  # its lines stay in order with the log's (standard error)
+    for line in sys.stdin:
+        app = None
+        try:
+            argv = json.loads(line)
+            if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+                raise ValueError(f"expected a JSON list of strings, got {line.strip()[:80]!r}")
+            app = NbGraderApp.instance()
+            app.initialize([*argv, *common])
+            app.start()
+            code = 0
+        except NoStart:  # how a jupyter application says it has finished its subcommand
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        except Exception:
+            traceback.print_exc()
+            code = 1
+        finally:  # the next command gets applications of its own (they are singletons)
+            sub = getattr(app, "subapp", None)
+            for cls in {NbGraderApp, *([type(sub)] if sub is not None else [])}:
+                cls.clear_instance()
+        print(f"{DONE_MARK} {code}", file=sys.stderr, flush=True)
+
+
+class _Starter:
+    """How a Session starts its process when no one else keeps track of it (batch.Graders does for grading)."""
+
+    db: str | None = None
+
+    def start(self, cmd: list[str], env: dict[str, str], cwd: Path, **kw) -> subprocess.Popen:
+        return subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace", **kw)
+
+    def finished(self, proc: subprocess.Popen) -> None:
+        pass
+
+
+class Session:
+    """One kept nbgrader process (`serve`) that runs command after command. It is started on the first
+    command, and again after one that it did not live through. `graders` starts and stops it (batch.Graders,
+    whose `db` is the gradebook; by default a plain process on the configured gradebook)."""
+
+    def __init__(self, course: Course, graders=None) -> None:
+        self.course, self.graders = course, graders or _Starter()
+        self.proc: subprocess.Popen | None = None
+        self.timed_out = False  # the last command was killed at its time limit
+
+    def run(self, argv: list[str], read, limit: float) -> int | None:
+        """Run one nbgrader command (`argv`, the course's options added), handing each line it logs to
+        `read`: its exit code, or None when the process ended first (it crashed, was stopped, or was killed
+        after `limit` seconds)."""
+        if self.proc is None:
+            cmd, env = session_command(self.course, db=self.graders.db)
+            self.proc = self.graders.start(cmd, env, self.course.root, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if self.proc is None:
+                return None
+        proc, self.timed_out = self.proc, False
+
+        def expire() -> None:
+            self.timed_out = True
+            proc.kill()
+        watchdog = threading.Timer(limit, expire)
+        watchdog.start()
+        try:
+            proc.stdin.write(json.dumps(argv) + "\n")
+            proc.stdin.flush()
+            for line in proc.stdout:
+                if line.startswith(DONE_MARK):
+                    code = line[len(DONE_MARK):].strip()
+                    if code.lstrip("-").isdigit():
+                        return int(code)
+                read(line)
+        except OSError:  # it ended before it could read the command
+            pass
+        finally:
+            watchdog.cancel()
+        self._end()
+        return None
+
+    def _end(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        self.graders.finished(proc)
+
+    def close(self, grace: float = 30.0) -> None:
+        """No more commands: the process ends at the end of its input (killed after `grace` seconds)."""
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=grace)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self._end()
+
+
 def time_limit() -> float:
     """Seconds one nbgrader command (generate, feedback, export, the exchange) may take: FXCOURSE_NBGRADER_TIMEOUT."""
     text = os.environ.get("FXCOURSE_NBGRADER_TIMEOUT", "3600")
@@ -50,17 +177,27 @@ def time_limit() -> float:
     return value
 
 
-def run(course: Course, *argv: str, db: str | None = None, quiet: bool = False) -> subprocess.CompletedProcess:
+def run(course: Course, *argv: str, db: str | None = None, quiet: bool = False,
+        session: Session | None = None) -> subprocess.CompletedProcess:
     """Run one nbgrader command with the course's configuration; stopped (exit 124) past its time limit.
-    `quiet`: its output is captured (in the result) instead of shown."""
-    cmd, env = command(course, *argv, db=db)
+    `quiet`: its output is captured (in the result) instead of shown. `session`: in that kept nbgrader process
+    instead of one of its own (its output then comes as one stream, in `stdout`)."""
     limit = time_limit()
+    why = (f"nbgrader {argv[0]} did not finish within {limit:g} s and was stopped "
+           "(FXCOURSE_NBGRADER_TIMEOUT sets the limit)")
+    if session is not None:
+        lines: list[str] = []
+        code = session.run([*argv, *([f"--CourseDirectory.db_url={db}"] if db else [])],
+                           lines.append if quiet else (lambda line: print(line, end="", flush=True)), limit)
+        if code is None and session.timed_out:
+            print(f"fxcourse: error: {why}", file=sys.stderr)
+        return subprocess.CompletedProcess(list(argv), 124 if code is None else code, "".join(lines),
+                                           why if code is None and session.timed_out else "")
+    cmd, env = command(course, *argv, db=db)
     try:
         return subprocess.run(cmd, cwd=course.root, env=env, text=True, timeout=limit,
                               capture_output=quiet, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:  # subprocess.run has killed it
-        why = (f"nbgrader {argv[0]} did not finish within {limit:g} s and was stopped "
-               "(FXCOURSE_NBGRADER_TIMEOUT sets the limit)")
         print(f"fxcourse: error: {why}", file=sys.stderr)
         out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return subprocess.CompletedProcess(cmd, 124, stdout=out, stderr=why)
@@ -94,12 +231,12 @@ def known_assignments(course: Course, names: list[str]) -> list[str] | None:
     return names or known
 
 
-def generate_into(course: Course, assignment: str, folder: str | Path, db: str | None = None
-                  ) -> subprocess.CompletedProcess:
+def generate_into(course: Course, assignment: str, folder: str | Path, db: str | None = None,
+                  session: Session | None = None) -> subprocess.CompletedProcess:
     """`nbgrader generate_assignment` into `folder` instead of exercises/, its gradebook `db` (default: one in
-    `folder`), output captured."""
+    `folder`), output captured (`session`: see run)."""
     return run(course, "generate_assignment", assignment, "--force", f"--CourseDirectory.release_directory={folder}",
-               db=db or f"sqlite:///{folder}/gradebook.db", quiet=True)
+               db=db or f"sqlite:///{folder}/gradebook.db", quiet=True, session=session)
 
 
 def db_option(db: str | None) -> str | None:
@@ -123,22 +260,26 @@ def generate(assignment: list[str], check: bool = False, verbose: bool = False, 
     names = known_assignments(found, assignment)
     if names is None:
         return EXIT_USAGE
-    if not check:
-        for name in names:
-            r = run(found, "generate_assignment", name, "--force", quiet=not verbose)
-            if r.returncode != 0:
-                print((r.stdout or "") + (r.stderr or ""), file=sys.stderr)
-                return err(f"nbgrader could not generate {name}") and EXIT_FAILED
-            print(f"generated exercises/{name}/{name}.ipynb")
-        return EXIT_OK
-    drift = []
-    with tempfile.TemporaryDirectory(prefix="fxcourse-generate-") as tmp:
-        for name in names:
-            r = generate_into(found, name, tmp)
-            if r.returncode != 0:
-                print(r.stdout + r.stderr, file=sys.stderr)
-                return err(f"nbgrader could not generate {name}") and EXIT_FAILED
-            drift += _drift(found, name, Path(tmp))
+    session = Session(found)  # one nbgrader process generates them all
+    try:
+        if not check:
+            for name in names:
+                r = run(found, "generate_assignment", name, "--force", quiet=not verbose, session=session)
+                if r.returncode != 0:
+                    print((r.stdout or "") + (r.stderr or ""), file=sys.stderr)
+                    return err(f"nbgrader could not generate {name}") and EXIT_FAILED
+                print(f"generated exercises/{name}/{name}.ipynb")
+            return EXIT_OK
+        drift = []
+        with tempfile.TemporaryDirectory(prefix="fxcourse-generate-") as tmp:
+            for name in names:
+                r = generate_into(found, name, tmp, session=session)
+                if r.returncode != 0:
+                    print(r.stdout + r.stderr, file=sys.stderr)
+                    return err(f"nbgrader could not generate {name}") and EXIT_FAILED
+                drift += _drift(found, name, Path(tmp))
+    finally:
+        session.close()
     for line in drift:
         print(f"drift: {line}")
     if drift:
