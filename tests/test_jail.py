@@ -33,8 +33,14 @@ QUIZ = {grade_id(c): c.source for c in answer_cells(read_notebook(SOURCE_NB)) if
 jail = pytest.mark.skipif(sandbox.isolation_level() != "jail", reason="needs the jail (Linux, root, unshare)")
 
 
-def _hostile(root: Path) -> dict[str, str]:
-    """Blank functions (0 points unless it steals), and each quiz right only while its attack fails."""
+# How long the stealing answer looks for another submission's answer: long enough to outlast a worker graded
+# beside it; graded alone, there is only what earlier workers left behind, found by its first look.
+BESIDE, ALONE = 25, 2
+
+
+def _hostile(root: Path, window: int = ALONE) -> dict[str, str]:
+    """Blank functions (0 points unless it steals, trying for `window` seconds), and each quiz right only while
+    its attack fails."""
     site = sysconfig.get_paths()["purelib"]
     # Files in the test's own course copy are really written; shared ones (the repository's sources, kernel
     # settings) are only opened, or written back unchanged, so that even a hole would harm nothing.
@@ -66,7 +72,7 @@ def _hostile(root: Path) -> dict[str, str]:
         "    broke = True\n"
         "except (OSError, ValueError):\n    pass\n")
     steal = (
-        "import os, glob, time, json\nstolen = None\nend = time.time() + 25\n"
+        f"import os, glob, time, json\nstolen = None\nend = time.time() + {window}\n"
         "while stolen is None and time.time() < end:\n"
         "    paths = glob.glob('/proc/[0-9]*/cwd/job.json') + glob.glob('/tmp/fxcourse-worker-*/job.json')\n"
         "    paths += glob.glob('/proc/[0-9]*/root/tmp/fxcourse-worker-*/job.json') + glob.glob('/proc/[0-9]*/fd/*')\n"
@@ -113,10 +119,13 @@ USER_DB = tuple(f"/etc/{n}{s}" for n in ("passwd", "group", "shadow", "gshadow",
                 for s in ("", "-")) + ("/etc/.pwd.lock",)
 
 
+def _GRADER_WRITES(root: Path) -> tuple[str, ...]:
+    return tuple(str(root / n) for n in ("gradebook.db", "gradebook.db-journal", "autograded", "feedback",
+                                         ".nbgrader.log"))
+
+
 def _state(root: Path) -> dict[str, dict[str, str]]:
-    grader_writes = tuple(str(root / n) for n in ("gradebook.db", "gradebook.db-journal", "autograded",
-                                                  "feedback", ".nbgrader.log"))
-    return {"site-packages": _tree(sysconfig.get_paths()["purelib"]), "course": _tree(str(root), grader_writes),
+    return {"site-packages": _tree(sysconfig.get_paths()["purelib"]), "course": _tree(str(root), _GRADER_WRITES(root)),
             "/etc": _tree("/etc", USER_DB)}
 
 
@@ -154,7 +163,13 @@ def test_a_hostile_submission_changes_nothing_for_the_next_or_the_one_beside_it(
     # would have scored had the answers of the other submission been found and copied
     assert _scores(hostile.stdout)["mallory"] == "3 / 10", hostile.stdout + hostile.stderr
 
-    # side by side, one worker each at the same time
+    assert _changes({"course": before["course"]}, {"course": _tree(str(course), _GRADER_WRITES(course))}) == []
+
+    # side by side, one worker each at the same time (the stealer looking for as long as the other one runs);
+    # what was outside the course is compared at the end with the state before the first hostile run
+    _fill(course / "exercises" / A / f"{A}.ipynb", _hostile(course, BESIDE),
+          course / "submitted" / "mallory" / A / f"{A}.ipynb")
+    before = {**before, "course": _tree(str(course), _GRADER_WRITES(course))}  # its new submission is the test's
     both = fxcourse(course, "grade", A, "-j", "2")
     assert both.returncode == 0, both.stdout + both.stderr
     assert "2 at a time" in both.stdout

@@ -103,6 +103,8 @@ class Sessions:
     def close(self) -> None:
         with self._lock:
             sessions = list(self._all)
+        for session in sessions:  # all told first, so that they end side by side
+            session.end_input()
         for session in sessions:
             session.close()
 

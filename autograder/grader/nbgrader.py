@@ -87,6 +87,12 @@ def serve(common: list[str]) -> None:
             for cls in {NbGraderApp, *([type(sub)] if sub is not None else [])}:
                 cls.clear_instance()
         print(f"{DONE_MARK} {code}", file=sys.stderr, flush=True)
+    import logging
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # every command has ended and written what it had to: skip tearing the interpreter down
 
 
 class _Starter:
@@ -153,14 +159,22 @@ class Session:
         proc.wait()
         self.graders.finished(proc)
 
+    def end_input(self) -> None:
+        """No more commands: the process ends once it has read the end of its input."""
+        if self.proc is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
     def close(self, grace: float = 30.0) -> None:
-        """No more commands: the process ends at the end of its input (killed after `grace` seconds)."""
+        """No more commands, and wait for the process to end (killed after `grace` seconds)."""
+        self.end_input()
         if self.proc is None:
             return
         try:
-            self.proc.stdin.close()
             self.proc.wait(timeout=grace)
-        except (OSError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             pass
         self._end()
 
