@@ -253,10 +253,28 @@ def type_into(page, cell, text: str) -> None:
     page.keyboard.insert_text(text)
 
 
-def run_cell(page, cell) -> None:
-    """Select a cell, run it with Shift+Enter, as a learner does."""
-    cell.locator(".jp-InputArea-prompt").first.click()
-    page.keyboard.press("Shift+Enter")
+def run_cell(page, cell, timeout: float) -> None:
+    """Select a cell and run it with Shift+Enter, as a learner does; then wait until this cell has run (its
+    prompt shows a new execution count) and the kernel is idle. A key press the page lost (the cell never
+    queued) is pressed again, once."""
+    prompt = cell.locator(".jp-InputArea-prompt").first
+    before = prompt.inner_text()
+
+    def ran() -> bool:
+        text = prompt.inner_text()
+        return text != before and "*" not in text and any(ch.isdigit() for ch in text)
+    for attempt in range(2):
+        prompt.click()
+        page.keyboard.press("Shift+Enter")
+        end = time.monotonic() + (10 if attempt == 0 else timeout)
+        while time.monotonic() < end and not ran():
+            if "*" in prompt.inner_text():  # queued or running: it will run, wait for as long as it takes
+                end = max(end, time.monotonic() + timeout)
+            time.sleep(0.2)
+        if ran():
+            wait_kernel_idle(page, timeout)
+            return
+    raise AssertionError(f"the cell did not run in {timeout:g} s (its prompt shows {prompt.inner_text()!r})")
 
 
 def save(page, lab: Lab, path: str) -> dict:
@@ -322,13 +340,10 @@ def test_exercise_answer_then_check_in_the_notebook(page, lab):
     assert "gm.graph.nodes" in answer.locator(".cm-content").inner_text()
 
     # Run the setup cell, the answer and its test cell.
-    run_cell(page, cell_with(page, "from fxplayground import"))
-    wait_kernel_idle(page, 120)
-    run_cell(page, answer)
-    wait_kernel_idle(page, 60)
+    run_cell(page, cell_with(page, "from fxplayground import"), 120)
+    run_cell(page, answer, 60)
     test_cell = cell_with(page, 'run_check("ex01_tracing", "node_summary"')
-    run_cell(page, test_cell)
-    wait_kernel_idle(page, 60)
+    run_cell(page, test_cell, 60)
     assert "node_summary: 2 visible case(s) passed" in test_cell.locator(".jp-OutputArea").inner_text()
 
     # New cells below it, typed and run as a learner does (Alt+Enter: run, then a new cell below).
@@ -380,18 +395,14 @@ def test_a_part_ii_exercise_checks_in_the_notebook(page, lab):
     open_notebook(page, lab, "exercises/ex09_dynamo/ex09_dynamo.ipynb")
     answer = cell_with(page, "def capture_graphs")
     type_into(page, answer, solution)
-    run_cell(page, cell_with(page, "import torch._dynamo"))
-    wait_kernel_idle(page, 120)
-    run_cell(page, answer)
-    wait_kernel_idle(page, 60)
+    run_cell(page, cell_with(page, "import torch._dynamo"), 120)
+    run_cell(page, answer, 60)
     test_cell = cell_with(page, 'run_check("ex09_dynamo", "capture_graphs"')
-    run_cell(page, test_cell)
-    wait_kernel_idle(page, 120)
+    run_cell(page, test_cell, 120)
     assert "capture_graphs:" in test_cell.locator(".jp-OutputArea").inner_text()
     assert "passed" in test_cell.locator(".jp-OutputArea").inner_text()
 
-    run_cell(page, cell_with(page, "check()"))
-    wait_kernel_idle(page, 120)
+    run_cell(page, cell_with(page, "check()"), 120)
     table = page.locator(".fxcourse-check").first
     table.wait_for(state="visible")
     states = {r.get_attribute("data-check"): r.get_attribute("data-passed")
