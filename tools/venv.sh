@@ -79,10 +79,15 @@ EXTRAS=$(printf '%s,%s' "$installed" "$EXTRAS" | tr ',' '\n' | awk 'NF && !seen[
 
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
 say "installing $TORCH into $VENV"
-pip install "$TORCH"
+pip install --no-compile "$TORCH"
 target="."
 [ -n "$EXTRAS" ] && target=".[$EXTRAS]"
 say "installing fxcourse ($target) in editable mode into $VENV"
-pip install -e "$target"
+pip install --no-compile -e "$target"
+# pip compiles what it installs one file after another; this compiles it all on every core (a file that is
+# not Python 3, like a template, is left as pip leaves it)
+say "compiling the installed packages"
+"$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
+    >/dev/null 2>&1 || true
 printf '%s\nextras=%s\n' "$key" "$EXTRAS" > "$STAMP"
 say "$VENV is ready"
