@@ -15,7 +15,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 if [ -x /usr/bin/chromium ]; then
-    echo "browser-deps: chromium present: $(/usr/bin/chromium --version 2>/dev/null | head -n 1)"
+    # the package's version (starting chromium to ask it takes seconds)
+    echo "browser-deps: chromium present: $(dpkg-query -W -f='${Version}' chromium 2>/dev/null || echo '(not from a Debian package)')"
 else
     echo "browser-deps: installing chromium (apt-get)"
     export DEBIAN_FRONTEND=noninteractive
