@@ -167,6 +167,17 @@ def test_grade_batch_leaves_odd_student_ids_to_one_process_each(monkeypatch, tmp
     assert retried == ["ann", "b,en"]
 
 
+def test_graders_take_the_longest_groups_first_and_later_assignments_before_earlier_ones():
+    from autograder.grader.batch import grading_order
+
+    work = [("ex01", ["a", "b", "c"], ["a", "b", "c"]), ("ex02", ["a"], ["a"]), ("ex03", ["a", "b"], ["a", "b"])]
+    order = [(name, group) for name, group, _ in grading_order(work, 2)]
+    assert order == [("ex01", ["a", "c"]), ("ex03", ["a"]), ("ex03", ["b"]), ("ex02", ["a"]), ("ex01", ["b"])]
+    one_each = [(f"ex{i:02d}", ["s"], ["s"]) for i in range(1, 4)]
+    assert [name for name, _, _ in grading_order(one_each, 2)] == ["ex03", "ex02", "ex01"]
+    assert grading_order(one_each[:1], 1) == one_each[:1]
+
+
 def test_grade_batch_stops_when_interrupted_and_starts_nothing_more(monkeypatch, tmp_path, capsys):
     import threading
     import time

@@ -27,7 +27,7 @@ from autograder.grader.nbgrader import Session, command as nbgrader_command, gen
 from autograder.grader.root import Course, find_course
 from autograder.grader.sandbox import IsolationError, require_isolation, submission_wall
 
-__all__ = ["Graders", "Sessions", "BatchLog", "autograde_one", "grade_alone", "grade_batch", "ensure_assignment", "grade"]
+__all__ = ["Graders", "Sessions", "BatchLog", "grading_order", "autograde_one", "grade_alone", "grade_batch", "ensure_assignment", "grade"]
 
 _STARTS = re.compile(r"Creating/updating student with ID '(.*)': ")
 # nbgrader's two ways of failing one submission and going on with the next (its convert_notebooks)
@@ -309,6 +309,18 @@ def grade(assignment: str | None = None, student: list[str] | None = None, jobs:
         sessions.close()
 
 
+def grading_order(work: list[tuple[str, list[str], list[str]]], jobs: int) -> list[tuple[str, list[str], list[str]]]:
+    """(assignment, group, everyone) of each group of submissions, up to `jobs` groups per assignment, in the order
+    the graders take them: the longest first, so that no long one is left to run alone at the end. That is the
+    largest groups, and of groups alike the later assignments (a course's later exercises build on the earlier
+    ones and check more)."""
+    units = []
+    for position, (name, students, everyone) in enumerate(work):
+        k = min(jobs, len(students))
+        units += [(position, name, students[i::k], everyone) for i in range(k)]
+    return [u[1:] for u in sorted(units, key=lambda u: (-len(u[2]), -u[0]))]
+
+
 def _grade_work(course: Course, work: list[tuple[str, list[str], list[str]]], jobs: int, graders: Graders,
                 url: str, sessions: Sessions) -> int:
     """The (assignment, students, everyone) of `work` with `jobs` graders side by side: each assignment's
@@ -326,10 +338,7 @@ def _grade_work(course: Course, work: list[tuple[str, list[str], list[str]]], jo
         print(f"grading {len(work)} assignments: {total} submission(s), {jobs} at a time", flush=True)
         run = GradeProgress(total)
         shares = {name: AssignmentProgress(run, name) for name, _, _ in work}
-    units = []
-    for name, students, everyone in work:
-        k = min(jobs, len(students))
-        units += [(name, students[i::k], everyone) for i in range(k)]
+    units = grading_order(work, jobs)
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         for future in [pool.submit(grade_batch, course, name, group, everyone, shares[name], graders, sessions)
