@@ -537,8 +537,8 @@ def plot(sec: Section, path: str) -> None:
     ax_a.set_xticklabels([p["assignment"].split("_")[0] for p in per], fontsize=8)
     ax_a.set_ylabel("seconds")
     t = d["totals"]
-    whole = (f"; one command: grade {t['one_run'][0]:.0f} s, --jobs 2 {t['one_run_jobs2'][0]:.0f} s, plain '*' "
-             f"{t['plain_one_run'][0]:.0f} s" if "one_run_jobs2" in t else "")
+    whole = (f"\nwhole course in one command: grade {t['one_run'][0]:.0f} s, --jobs 2 {t['one_run_jobs2'][0]:.0f} s, "
+             f"plain '*' {t['plain_one_run'][0]:.0f} s" if "one_run_jobs2" in t else "")
     ax_a.set_title(f"one correct submission (wall; dark: CPU)\nwhole course, per assignment: check "
                    f"{t['check'][0]:.0f} s, grade {t['grade'][0]:.0f} s, plain {t['plain'][0]:.0f} s{whole}",
                    fontsize=8)

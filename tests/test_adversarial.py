@@ -521,9 +521,13 @@ def test_evidence_replaced_by_a_deeply_shared_structure_fails_without_hanging_th
 
 @namespaces
 def test_evidence_replaced_by_a_deflate_bomb_is_refused_before_loading(tmp_path):
-    make = ("import zipfile\nwith zipfile.ZipFile(path, 'w', zipfile.ZIP_DEFLATED) as z:\n"
-            "    with z.open('archive/data.pkl', 'w') as f:\n        for _ in range(256):\n"
-            "            f.write(bytes(2**20))\n")
+    # 256 MiB of zeros deflated, made once and written at every checkpoint: compressing it again each time
+    # spends the worker's CPU time, and on a slow machine the time limit would end it before the judge looks
+    make = ("global _BOMB\nif '_BOMB' not in globals():\n    import io, zipfile\n    buf = io.BytesIO()\n"
+            "    with zipfile.ZipFile(buf, 'w', zipfile.ZIP_DEFLATED) as z:\n"
+            "        with z.open('archive/data.pkl', 'w') as f:\n            for _ in range(256):\n"
+            "                f.write(bytes(2**20))\n    _BOMB = buf.getvalue()\n"
+            "with open(path, 'wb') as f:\n    f.write(_BOMB)\n")
     report, _ = grade(submit(tmp_path, {"node_summary": _replace_evidence(make) + CORRECT["node_summary"]}))
     assert report.score == 0
     assert all("compressed" in t.message for t in report.tests)
