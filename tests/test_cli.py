@@ -99,11 +99,12 @@ def _fake_nbgrader(monkeypatch, tmp_path, lines: list[str], code: int | None) ->
     prints nbgrader's log lines, then the end-of-command line with `code` (None: it dies instead, as a killed
     nbgrader does). Return the list the one-student fallback (`autograde_one`) appends to."""
     from autograder.grader import batch, nbgrader
-    from autograder.grader.nbgrader import DONE_MARK
+    from autograder.grader.nbgrader import DONE_MARK, TOKEN_ENV
 
     script = tmp_path / "fake_nbgrader.py"
-    end = "sys.exit(1)" if code is None else f"print({DONE_MARK!r}, {code}, file=sys.stderr, flush=True)"
-    script.write_text("import sys\nsys.stdin.readline()\nfor line in %r:\n    print(line, flush=True)\n%s\n"
+    end = "sys.exit(1)" if code is None else \
+        f"print({DONE_MARK!r} + os.environ[{TOKEN_ENV!r}], {code}, file=sys.stderr, flush=True)"
+    script.write_text("import os, sys\nsys.stdin.readline()\nfor line in %r:\n    print(line, flush=True)\n%s\n"
                       "sys.stdin.read()\n" % (lines, end))
     monkeypatch.setattr(nbgrader, "session_command", lambda course, db=None: ([sys.executable, str(script)], None))
     retried: list[str] = []
@@ -149,6 +150,21 @@ def test_grade_batch_reports_each_student_and_the_failed_one(monkeypatch, tmp_pa
     assert "ben: NOT GRADED" in out and "NotJSONError" in out.split("ben: NOT GRADED")[1].splitlines()[0]
 
 
+def test_a_line_that_only_looks_like_the_end_of_a_command_does_not_end_it(monkeypatch, tmp_path, capsys):
+    """A submission that gets nbgrader to print the end-of-command mark (in a traceback, say) cannot end the
+    command early: without the session's token the line is log like any other."""
+    from autograder.grader.nbgrader import DONE_MARK
+
+    retried = _fake_nbgrader(monkeypatch, tmp_path, [
+        "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
+        f"{DONE_MARK} 0",
+        "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
+    ], code=0)
+    progress = _grade(["ann", "ben"])
+    assert retried == [] and progress.done == 2 and not progress.failed
+    assert [l.split("] ")[1].split(":")[0] for l in capsys.readouterr().out.splitlines()] == ["ann", "ben"]
+
+
 def test_grade_batch_that_dies_half_way_regrades_the_rest_one_by_one(monkeypatch, tmp_path, capsys):
     retried = _fake_nbgrader(monkeypatch, tmp_path, [
         "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
@@ -192,7 +208,7 @@ def test_grade_batch_stops_when_interrupted_and_starts_nothing_more(monkeypatch,
     script = tmp_path / "fake_nbgrader.py"
     from autograder.grader.nbgrader import DONE_MARK  # ann's line is printed, then it hangs on her
 
-    mark = f"print({DONE_MARK!r}"
+    mark = f"print({DONE_MARK!r} +"
     script.write_text(script.read_text().replace(mark, "import time\ntime.sleep(60)\n" + mark))
     graders, progress = Graders(), GradeProgress(3)
     batch = threading.Thread(target=grade_batch, args=(SimpleNamespace(root=ROOT), "A", ["ann", "ben", "cat"],

@@ -19,7 +19,8 @@ from pathlib import Path
 from autograder.grader.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
 from autograder.grader.root import PACKAGE_ROOT, Course, find_course
 
-__all__ = ["NBGRADER_CONFIG", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK", "command", "session_command", "serve",
+__all__ = ["NBGRADER_CONFIG", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK", "TOKEN_ENV", "command", "session_command",
+           "serve",
            "Session",
            "time_limit", "run", "failed", "why",
            "known_assignments", "generate_into", "db_option", "generate", "feedback", "export"]
@@ -30,7 +31,10 @@ NBGRADER_LAUNCH = "import sys, autograder; sys.argv[0] = 'nbgrader'; from nbgrad
 # The same, kept: runs one nbgrader command per line of its standard input (see serve).
 NBGRADER_SESSION = ("import sys, autograder; sys.argv[0] = 'nbgrader'; from autograder.grader.nbgrader import serve; "
                     "serve(sys.argv[1:])")
-DONE_MARK = "fxcourse-nbgrader-done:"  # serve's line after each command, with its exit code
+DONE_MARK = "fxcourse-nbgrader-done:"  # serve's line after each command: the mark, the session's token, the exit code
+# The session's token, in the kept process's environment only: nothing a submission can make nbgrader print
+# (a traceback line, say) can pass for the end of a command without it.
+TOKEN_ENV = "FXCOURSE_NBGRADER_SESSION_TOKEN"
 
 
 def command(course: Course, *argv: str, db: str | None = None) -> tuple[list[str], dict[str, str]]:
@@ -64,6 +68,7 @@ def serve(common: list[str]) -> None:
     from jupyter_core.application import NoStart
     from nbgrader.apps.nbgraderapp import NbGraderApp
 
+    token = os.environ.pop(TOKEN_ENV, "")
     sys.stdout.reconfigure(line_buffering=True)  # its lines stay in order with the log's (standard error)
     for line in sys.stdin:
         app = None
@@ -86,7 +91,7 @@ def serve(common: list[str]) -> None:
             sub = getattr(app, "subapp", None)
             for cls in {NbGraderApp, *([type(sub)] if sub is not None else [])}:
                 cls.clear_instance()
-        print(f"{DONE_MARK} {code}", file=sys.stderr, flush=True)
+        print(f"{DONE_MARK}{token} {code}", file=sys.stderr, flush=True)
     import logging
 
     logging.shutdown()
@@ -115,6 +120,7 @@ class Session:
     def __init__(self, course: Course, graders=None) -> None:
         self.course, self.graders = course, graders or _Starter()
         self.proc: subprocess.Popen | None = None
+        self.token = ""  # what the process's end-of-command lines carry (TOKEN_ENV)
         self.timed_out = False  # the last command was killed at its time limit
 
     def run(self, argv: list[str], read, limit: float) -> int | None:
@@ -122,7 +128,11 @@ class Session:
         `read`: its exit code, or None when the process ended first (it crashed, was stopped, or was killed
         after `limit` seconds)."""
         if self.proc is None:
+            import secrets
+
             cmd, env = session_command(self.course, db=self.graders.db)
+            self.token = secrets.token_hex(16)
+            env = {**(env if env is not None else os.environ), TOKEN_ENV: self.token}
             self.proc = self.graders.start(cmd, env, self.course.root, stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             if self.proc is None:
@@ -137,11 +147,10 @@ class Session:
         try:
             proc.stdin.write(json.dumps(argv) + "\n")
             proc.stdin.flush()
+            end = f"{DONE_MARK}{self.token} "
             for line in proc.stdout:
-                if line.startswith(DONE_MARK):
-                    code = line[len(DONE_MARK):].strip()
-                    if code.lstrip("-").isdigit():
-                        return int(code)
+                if line.startswith(end) and line[len(end):].strip().lstrip("-").isdigit():
+                    return int(line[len(end):])
                 read(line)
         except OSError:  # it ended before it could read the command
             pass
