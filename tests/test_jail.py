@@ -119,14 +119,14 @@ USER_DB = tuple(f"/etc/{n}{s}" for n in ("passwd", "group", "shadow", "gshadow",
                 for s in ("", "-")) + ("/etc/.pwd.lock",)
 
 
-def _GRADER_WRITES(root: Path) -> tuple[str, ...]:
+def _grader_writes(root: Path) -> tuple[str, ...]:
     return tuple(str(root / n) for n in ("gradebook.db", "gradebook.db-journal", "autograded", "feedback",
                                          ".nbgrader.log"))
 
 
 def _state(root: Path) -> dict[str, dict[str, str]]:
-    return {"site-packages": _tree(sysconfig.get_paths()["purelib"]), "course": _tree(str(root), _GRADER_WRITES(root)),
-            "/etc": _tree("/etc", USER_DB)}
+    return {"site-packages": _tree(sysconfig.get_paths()["purelib"]),
+            "course": _tree(str(root), _grader_writes(root)), "/etc": _tree("/etc", USER_DB)}
 
 
 def _changes(before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> list[str]:
@@ -163,13 +163,13 @@ def test_a_hostile_submission_changes_nothing_for_the_next_or_the_one_beside_it(
     # would have scored had the answers of the other submission been found and copied
     assert _scores(hostile.stdout)["mallory"] == "3 / 10", hostile.stdout + hostile.stderr
 
-    assert _changes({"course": before["course"]}, {"course": _tree(str(course), _GRADER_WRITES(course))}) == []
+    assert _changes({"course": before["course"]}, {"course": _tree(str(course), _grader_writes(course))}) == []
 
     # side by side, one worker each at the same time (the stealer looking for as long as the other one runs);
     # what was outside the course is compared at the end with the state before the first hostile run
     _fill(course / "exercises" / A / f"{A}.ipynb", _hostile(course, BESIDE),
           course / "submitted" / "mallory" / A / f"{A}.ipynb")
-    before = {**before, "course": _tree(str(course), _GRADER_WRITES(course))}  # its new submission is the test's
+    before = {**before, "course": _tree(str(course), _grader_writes(course))}  # its new submission is the test's
     both = fxcourse(course, "grade", A, "-j", "2")
     assert both.returncode == 0, both.stdout + both.stderr
     assert "2 at a time" in both.stdout

@@ -27,7 +27,8 @@ from autograder.grader.nbgrader import Session, command as nbgrader_command, gen
 from autograder.grader.root import Course, find_course
 from autograder.grader.sandbox import IsolationError, require_isolation, submission_wall
 
-__all__ = ["Graders", "Sessions", "BatchLog", "grading_order", "autograde_one", "grade_alone", "grade_batch", "ensure_assignment", "grade"]
+__all__ = ["Graders", "Sessions", "BatchLog", "grading_order", "autograde_one", "grade_alone", "grade_batch",
+           "ensure_assignment", "grade"]
 
 _STARTS = re.compile(r"Creating/updating student with ID '(.*)': ")
 # nbgrader's two ways of failing one submission and going on with the next (its convert_notebooks)
@@ -198,7 +199,8 @@ def grade_batch(course: Course, name: str, group: list[str], everyone: list[str]
     did not get to (its process was killed, or the gradebook stayed locked) is graded again one student per
     process."""
     graders = graders or Graders()
-    if not all(not set(s) & set(",*?[]") for s in everyone):
+    safe = all(not set(s) & set(",*?[]") for s in everyone)  # expressible as nbgrader's exclude list
+    if not safe:
         grade_alone(course, name, group, progress, graders)
         return
     others = [s for s in everyone if s not in group]
@@ -332,12 +334,10 @@ def _grade_work(course: Course, work: list[tuple[str, list[str], list[str]]], jo
         name, students, _ = work[0]
         at_once = min(jobs, len(students))
         print(f"grading {name}: {total} submission(s)" + (f", {at_once} at a time" if at_once > 1 else ""), flush=True)
-        run = GradeProgress(total)
-        shares: dict = {name: run}
     else:
         print(f"grading {len(work)} assignments: {total} submission(s), {jobs} at a time", flush=True)
-        run = GradeProgress(total)
-        shares = {name: AssignmentProgress(run, name) for name, _, _ in work}
+    run = GradeProgress(total)
+    shares: dict = {work[0][0]: run} if len(work) == 1 else {name: AssignmentProgress(run, name) for name, _, _ in work}
     units = grading_order(work, jobs)
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:

@@ -19,11 +19,9 @@ from pathlib import Path
 from autograder.grader.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
 from autograder.grader.root import PACKAGE_ROOT, Course, find_course
 
-__all__ = ["NBGRADER_CONFIG", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK", "TOKEN_ENV", "command", "session_command",
-           "serve",
-           "Session",
-           "time_limit", "run", "failed", "why",
-           "known_assignments", "generate_into", "db_option", "generate", "feedback", "export"]
+__all__ = ["NBGRADER_CONFIG", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK", "TOKEN_ENV", "command",
+           "session_command", "serve", "Session", "time_limit", "run", "failed", "why", "known_assignments",
+           "generate_into", "db_option", "generate", "feedback", "export"]
 
 NBGRADER_CONFIG = Path(__file__).resolve().parents[1] / "nbgrader_config.py"
 # `python -m nbgrader`, after `import autograder` (which spares it jsonschema's slow optional import).
