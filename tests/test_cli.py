@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -223,3 +224,41 @@ def test_grade_batch_stops_when_interrupted_and_starts_nothing_more(monkeypatch,
     assert not batch.is_alive() and time.monotonic() - start < 10
     assert retried == [] and progress.done == 0 and not graders._procs  # nothing regraded, nothing left running
     assert graders.start([sys.executable, "-c", "pass"], None, ROOT) is None
+
+
+
+def test_a_new_gradebook_gets_nbgrader_s_schema_revision_read_in_process(monkeypatch, tmp_path):
+    """nbgrader asks an `alembic heads` process for a new gradebook's schema revision; the grader reads the same
+    revision in its own process (the coordinator, and every nbgrader process it starts, kept or not), and
+    nbgrader writes it as it always did."""
+    import nbgrader.api
+    from sqlalchemy import create_engine, text
+
+    from autograder.grader import gradebook
+    from autograder.grader.nbgrader import NBGRADER_LAUNCH, NBGRADER_SESSION
+
+    def written(db: Path) -> list[str]:
+        with create_engine(f"sqlite:///{db}").connect() as conn:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    asked = nbgrader.api.get_alembic_version()  # nbgrader's own way: an alembic process
+    assert len(asked) == 12 and int(asked, 16) >= 0, asked
+    monkeypatch.setattr(nbgrader.api, "get_alembic_version", nbgrader.api.get_alembic_version)  # undone after
+    gradebook.schema_revision_in_process()
+    monkeypatch.setattr(subprocess, "check_output", lambda *a, **k: pytest.fail(f"a process was started: {a}"))
+    assert nbgrader.api.get_alembic_version() == asked
+    gradebook.Gradebook(f"sqlite:///{tmp_path / 'coordinator.db'}").close()
+    assert written(tmp_path / "coordinator.db") == [asked]
+    monkeypatch.undo()
+    # nbgrader's processes, where no alembic is on PATH (nbgrader's own way would fail there)
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    for name, launch, stdin in (("launch", NBGRADER_LAUNCH, None),
+                                ("session", NBGRADER_SESSION, json.dumps(["db", "student", "add", "ada"]) + "\n")):
+        db = tmp_path / f"{name}.db"
+        argv = ["db", "student", "add", "ada"] if stdin is None else []
+        r = subprocess.run([sys.executable, "-c", launch, *argv, f"--CourseDirectory.db_url=sqlite:///{db}",
+                            f"--CourseDirectory.root={tmp_path}"], input=stdin or "", capture_output=True,
+                           text=True, env=env, cwd=tmp_path, timeout=300)
+        assert r.returncode == 0 and "alembic" not in r.stderr.lower(), (name, r.stderr[-2000:])
+        assert written(db) == [asked], name

@@ -69,6 +69,21 @@ def test_first_run_installs_then_a_second_run_installs_nothing(project):
     assert len(_installs(project)) == 2
 
 
+def test_a_failed_install_is_named_and_the_next_run_tries_again(project):
+    """pip fails installing the course's own package (after torch, whose packages are compiled meanwhile): the
+    set-up says so, writes no stamp, and the next run installs again."""
+    site = next((project / ".venv" / "lib").glob("python3*/site-packages"))
+    logger = (site / "pip" / "__main__.py").read_text()
+    (site / "pip" / "__main__.py").write_text(logger + "if '-e' in sys.argv:\n    sys.exit(3)\n")
+    r = _setup(project, EXTRAS="dev")
+    assert r.returncode == 1 and "installing fxcourse (.[dev]) into .venv failed" in r.stderr, r.stderr
+    assert not (project / ".venv" / ".fxcourse-stamp").exists()
+    (site / "pip" / "__main__.py").write_text(logger)
+    again = _setup(project, EXTRAS="dev")
+    assert again.returncode == 0, again.stderr
+    assert _installs(project)[-2:] == ["install torch==2.13.0", "install -e .[dev]"] and len(_installs(project)) == 4
+
+
 @pytest.mark.parametrize("change", ["pyproject", "torch", "extra"])
 def test_a_changed_pyproject_torch_pin_or_extra_installs_again(project, change):
     assert _setup(project, EXTRAS="dev").returncode == 0

@@ -28,7 +28,7 @@ def _table(folder: Path) -> dict[str, tuple[float, float, int]]:
     lines = (folder / "build" / "test-times.txt").read_text().splitlines()
     assert lines[0].startswith("# pytest run of ") and lines[1].split()[0] == "file"
     rows = {}
-    for line in lines[2:]:
+    for line in lines[2:lines.index("")]:
         *name, busy, span, tests = line.split()
         rows[" ".join(name)] = (float(busy), float(span), int(tests))
     return rows
@@ -42,7 +42,13 @@ def test_every_file_gets_its_time_and_test_count_slowest_first_under_xdist(tmp_p
     assert rows["test_slow.py"][2] == 2 and rows["test_quick.py"][2] == 3 and rows["all files"][2] == 5
     assert rows["test_slow.py"][0] >= 1.2  # both sleeps counted, from whichever worker ran them
     assert "slowest test files" in r.stdout and "test_slow.py" in r.stdout.split("slowest test files")[1]
-    assert "2 worker(s)" in (tmp_path / "build" / "test-times.txt").read_text()
+    text = (tmp_path / "build" / "test-times.txt").read_text()
+    assert "2 worker(s)" in text
+    tests = text.split("\n\n", 1)[1].splitlines()  # below the files: the slowest tests, slowest first
+    assert tests[0].split() == ["s", "set-up", "test", "(set-up", "+", "call", "+", "tear-down)"]
+    assert len(tests) == 1 + 5
+    assert tests[1].split()[2].startswith("test_slow.py::test_waits") and float(tests[1].split()[0]) >= 0.6
+    assert tests[-1].split()[2].startswith("test_quick.py::test_n[")
 
 
 def test_a_run_that_selects_no_test_fails_with_exit_code_5(tmp_path):

@@ -78,16 +78,25 @@ fi
 EXTRAS=$(printf '%s,%s' "$installed" "$EXTRAS" | tr ',' '\n' | awk 'NF && !seen[$0]++' | paste -sd, -)
 
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
+# pip compiles what it installs one file after another; compileall does it on every core (a file that is not
+# Python 3, like a template, is left as pip leaves it). What is installed with torch is compiled while pip
+# installs the rest: pip mostly waits for downloads then. A file pip replaces meanwhile is compiled again at
+# the end, where compileall passes over every file whose compiled copy is missing or out of date.
+purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+compile_all() { "$VENV/bin/python" -m compileall -q -j 0 "$purelib" >/dev/null 2>&1 || true; }
 say "installing $TORCH into $VENV"
 pip install --no-compile "$TORCH"
+compile_all &
+compiling=$!
 target="."
 [ -n "$EXTRAS" ] && target=".[$EXTRAS]"
 say "installing fxcourse ($target) in editable mode into $VENV"
-pip install --no-compile -e "$target"
-# pip compiles what it installs one file after another; this compiles it all on every core (a file that is
-# not Python 3, like a template, is left as pip leaves it)
+if ! pip install --no-compile -e "$target"; then
+    wait "$compiling" || true
+    die "installing fxcourse ($target) into $VENV failed (pip's message is above)"
+fi
+wait "$compiling" || true
 say "compiling the installed packages"
-"$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
-    >/dev/null 2>&1 || true
+compile_all
 printf '%s\nextras=%s\n' "$key" "$EXTRAS" > "$STAMP"
 say "$VENV is ready"

@@ -24,11 +24,15 @@ __all__ = ["NBGRADER_CONFIG", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK"
            "generate_into", "db_option", "generate", "feedback", "export"]
 
 NBGRADER_CONFIG = Path(__file__).resolve().parents[1] / "nbgrader_config.py"
-# `python -m nbgrader`, after `import autograder` (which spares it jsonschema's slow optional import).
-NBGRADER_LAUNCH = "import sys, autograder; sys.argv[0] = 'nbgrader'; from nbgrader.apps.nbgraderapp import main; main()"
+# `python -m nbgrader`, after `import autograder` (which spares it jsonschema's slow optional import), reading a new
+# gradebook's schema revision in its own process (gradebook.schema_revision_in_process).
+NBGRADER_LAUNCH = ("import sys, autograder; sys.argv[0] = 'nbgrader'; "
+                   "from autograder.grader.gradebook import schema_revision_in_process; schema_revision_in_process(); "
+                   "from nbgrader.apps.nbgraderapp import main; main()")
 # The same, kept: runs one nbgrader command per line of its standard input (see serve).
-NBGRADER_SESSION = ("import sys, autograder; sys.argv[0] = 'nbgrader'; from autograder.grader.nbgrader import serve; "
-                    "serve(sys.argv[1:])")
+NBGRADER_SESSION = ("import sys, autograder; sys.argv[0] = 'nbgrader'; "
+                    "from autograder.grader.gradebook import schema_revision_in_process; schema_revision_in_process(); "
+                    "from autograder.grader.nbgrader import serve; serve(sys.argv[1:])")
 DONE_MARK = "fxcourse-nbgrader-done:"  # serve's line after each command: the mark, the session's token, the exit code
 # The session's token, in the kept process's environment only: nothing a submission can make nbgrader print
 # (a traceback line, say) can pass for the end of a command without it.
