@@ -2,12 +2,15 @@
 (set-up, call and tear-down, module fixtures included), its span (first start to last end, which is what a file
 costs the run when its tests share a worker) and its test count; the 15 slowest are printed in the summary.
 Below the files, the 40 slowest tests, each with its set-up, call and tear-down (a module fixture's cost falls on
-the test that first needed it).
+the test that first needed it), and the CPU seconds it cost: its test process's and those of the processes it
+started and waited for (a process that is killed, or that ends after the test, is not counted). The machine's
+cores are shared by both workers, so CPU, not wall time, is what a test takes from the others.
 
 Works with pytest-xdist: the workers' reports reach the controller, which alone writes the table.
 """
 from __future__ import annotations
 
+import resource
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -23,6 +26,7 @@ class Timing:
         self.last: dict[str, float] = {}
         self.tests: dict[str, set[str]] = defaultdict(set)
         self.per_test: dict[str, dict[str, float]] = defaultdict(dict)
+        self.cpu: dict[str, float] = defaultdict(float)
         self.started = time.time()
 
     @pytest.hookimpl
@@ -31,6 +35,7 @@ class Timing:
         self.busy[path] += report.duration
         self.tests[path].add(report.nodeid)
         self.per_test[report.nodeid][report.when] = report.duration
+        self.cpu[report.nodeid] += dict(report.user_properties).get("cpu", 0.0)
         start = getattr(report, "start", 0) or (time.time() - report.duration)
         stop = getattr(report, "stop", 0) or time.time()
         self.first[path] = min(self.first.get(path, start), start)
@@ -42,8 +47,9 @@ class Timing:
 
     def slowest_tests(self, n: int = 40) -> list[str]:
         rows = sorted(self.per_test.items(), key=lambda kv: -sum(kv[1].values()))[:n]
-        lines = [f"{'s':>7} {'set-up':>7}  test (set-up + call + tear-down)"]
-        lines += [f"{sum(t.values()):7.1f} {t.get('setup', 0.0):7.1f}  {nodeid}" for nodeid, t in rows]
+        lines = [f"{'s':>7} {'set-up':>7} {'CPU s':>7}  test (set-up + call + tear-down)"]
+        lines += [f"{sum(t.values()):7.1f} {t.get('setup', 0.0):7.1f} {self.cpu[nodeid]:7.1f}  {nodeid}"
+                  for nodeid, t in rows]
         return lines
 
     @pytest.hookimpl
@@ -71,7 +77,42 @@ class Timing:
             terminalreporter.write_line(line)
 
 
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+class CpuPerPhase:
+    """In the process that runs the tests: each phase's CPU seconds, sent with its report (user_properties
+    travel from an xdist worker to the controller)."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        spent = _cpu() - item.stash.get(_STARTED, _cpu())
+        outcome = yield
+        outcome.get_result().user_properties.append(("cpu", round(spent, 3)))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item):
+        item.stash[_STARTED] = _cpu()
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        item.stash[_STARTED] = _cpu()
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item):
+        item.stash[_STARTED] = _cpu()
+        yield
+
+
+_STARTED = pytest.StashKey[float]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(CpuPerPhase(), "fxcourse-cpu")
     # Under xdist only the controller keeps the table: a worker (which has workerinput) reports to it.
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(Timing(config), "fxcourse-timing")

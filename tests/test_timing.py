@@ -11,7 +11,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 FILES = {
     "test_slow.py": "import time\n\ndef test_waits():\n    time.sleep(0.6)\n\ndef test_waits_too():\n    time.sleep(0.6)\n",
-    "test_quick.py": "import pytest\n\n@pytest.mark.parametrize('n', range(3))\ndef test_n(n):\n    assert n < 3\n",
+    "test_quick.py": ("import subprocess, sys, pytest\n\n@pytest.mark.parametrize('n', range(3))\ndef test_n(n):\n"
+                      "    assert n < 3\n\ndef test_spins():\n    subprocess.run([sys.executable, '-c', "
+                      "'import time\\nend = time.process_time() + 0.4\\nwhile time.process_time() < end: pass'])\n"),
 }
 
 
@@ -39,16 +41,20 @@ def test_every_file_gets_its_time_and_test_count_slowest_first_under_xdist(tmp_p
     assert r.returncode == 0, r.stdout + r.stderr
     rows = _table(tmp_path)
     assert list(rows) == ["test_slow.py", "test_quick.py", "all files"], rows
-    assert rows["test_slow.py"][2] == 2 and rows["test_quick.py"][2] == 3 and rows["all files"][2] == 5
+    assert rows["test_slow.py"][2] == 2 and rows["test_quick.py"][2] == 4 and rows["all files"][2] == 6
     assert rows["test_slow.py"][0] >= 1.2  # both sleeps counted, from whichever worker ran them
     assert "slowest test files" in r.stdout and "test_slow.py" in r.stdout.split("slowest test files")[1]
     text = (tmp_path / "build" / "test-times.txt").read_text()
     assert "2 worker(s)" in text
     tests = text.split("\n\n", 1)[1].splitlines()  # below the files: the slowest tests, slowest first
-    assert tests[0].split() == ["s", "set-up", "test", "(set-up", "+", "call", "+", "tear-down)"]
-    assert len(tests) == 1 + 5
-    assert tests[1].split()[2].startswith("test_slow.py::test_waits") and float(tests[1].split()[0]) >= 0.6
-    assert tests[-1].split()[2].startswith("test_quick.py::test_n[")
+    assert tests[0].split() == ["s", "set-up", "CPU", "s", "test", "(set-up", "+", "call", "+", "tear-down)"]
+    assert len(tests) == 1 + 6
+    wall, setup, cpu, name = tests[1].split()
+    assert name.startswith("test_slow.py::test_waits") and float(wall) >= 0.6
+    assert 0 <= float(cpu) < 0.5  # a sleep costs no CPU
+    busy = {row.split()[3]: float(row.split()[2]) for row in tests[1:]}
+    assert busy["test_quick.py::test_spins"] >= 0.3, busy  # the CPU of a process it started and waited for
+    assert tests[-1].split()[3].startswith("test_quick.py::test_n[")
 
 
 def test_a_run_that_selects_no_test_fails_with_exit_code_5(tmp_path):
