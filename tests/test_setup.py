@@ -5,6 +5,7 @@ without one, so each test sees exactly which installs the script asks for withou
 """
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import subprocess
@@ -27,20 +28,25 @@ def _copy_setup_files(folder: Path) -> None:
     shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
 
 
-@pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    """A copy of the files tools/venv.sh reads, and a venv in it whose `pip` only logs what it was asked."""
-    _copy_setup_files(tmp_path)
-    subprocess.run([BASE_PYTHON, "-m", "venv", "--without-pip", str(tmp_path / ".venv")], check=True)
-    site = Path(subprocess.check_output([str(tmp_path / ".venv" / "bin" / "python"), "-c",
+def _logging_pip(venv: Path, log: Path) -> None:
+    """Put a `pip` into `venv` (made without one) that only logs what it is asked to `log`."""
+    site = Path(subprocess.check_output([str(venv / "bin" / "python"), "-c",
                                          "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
     (site / "pip").mkdir()
     (site / "pip" / "__init__.py").write_text("")
     (site / "pip" / "__main__.py").write_text(textwrap.dedent(f"""\
         import sys
-        with open({str(tmp_path / 'pip.log')!r}, "a") as log:
+        with open({str(log)!r}, "a") as log:
             log.write(" ".join(a for a in sys.argv[1:] if not a.startswith("--")) + "\\n")
         """))
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A copy of the files tools/venv.sh reads, and a venv in it whose `pip` only logs what it was asked."""
+    _copy_setup_files(tmp_path)
+    subprocess.run([BASE_PYTHON, "-m", "venv", "--without-pip", str(tmp_path / ".venv")], check=True)
+    _logging_pip(tmp_path / ".venv", tmp_path / "pip.log")
     return tmp_path
 
 
@@ -67,6 +73,34 @@ def test_first_run_installs_then_a_second_run_installs_nothing(project):
     # `make lab` asks for no extras: what `make test` installed already covers it.
     assert "up to date" in _setup(project, EXTRAS="").stdout
     assert len(_installs(project)) == 2
+
+
+def test_a_venv_made_from_another_interpreter_is_made_anew_even_without_a_stamp(project):
+    """A run stopped before it wrote the stamp leaves a venv without one: the venv itself says what it was made
+    from, and one made from another interpreter is made anew from PYTHON (here a stand-in that makes its venvs
+    with the logging pip)."""
+    elsewhere = "/opt/elsewhere/bin/python3.11"
+    fake = project / ".venv" / "bin" / "python"
+    fake.unlink()
+    fake.write_text(f"#!/bin/sh\necho {elsewhere}\n")  # runs, and was made from another interpreter
+    fake.chmod(0o755)
+    maker = project / "make_venv.py"
+    maker.write_text("import subprocess, sys, textwrap\nfrom pathlib import Path\n\n" + inspect.getsource(_logging_pip)
+                     + textwrap.dedent(f"""
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", sys.argv[1]], check=True)
+        _logging_pip(Path(sys.argv[1]), Path({str(project / 'pip.log')!r}))
+        """))
+    python = project / "python3"
+    python.write_text(f'#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = venv ]; then exec {BASE_PYTHON} {maker} "$3"; fi\n'
+                      f'exec {BASE_PYTHON} "$@"\n')
+    python.chmod(0o755)
+    r = _setup(project, python=str(python), EXTRAS="dev")
+    base = os.path.realpath(BASE_PYTHON)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f".venv was made from {elsewhere}; making it anew from {base}" in r.stdout, r.stdout
+    assert _installs(project) == ["install torch==2.13.0", "install -e .[dev]"]
+    assert "up to date" in _setup(project, python=str(python), EXTRAS="dev").stdout  # made from the right one now
+    assert "up to date" in _setup(project, EXTRAS="dev").stdout  # PYTHON=the interpreter itself: the same base
 
 
 def test_a_failed_install_is_named_and_the_next_run_tries_again(project):

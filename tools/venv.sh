@@ -32,18 +32,20 @@ need = tuple(int(p) for p in sys.argv[1].split("."))
 sys.exit(0 if sys.version_info[:len(need)] >= need else 1)
 PY
 
-base=$("$PYTHON" -c 'import os, sys; print(os.path.realpath(sys.executable))')
+# The interpreter itself (where PYTHON is a venv's python: the one that venv was made from).
+base_of='import os, sys; print(os.path.realpath(getattr(sys, "_base_executable", sys.executable)))'
+base=$("$PYTHON" -c "$base_of")
 key="python=$base $have
 torch=$TORCH
 pyproject=$(cksum < pyproject.toml | cut -d' ' -f1)"
 
-# An existing venv made from another interpreter, or broken, is made anew.
+# An existing venv made from another interpreter, or broken, is made anew. The venv itself is asked what it
+# was made from: a run stopped before it wrote the stamp leaves a venv without one.
 if [ -e "$VENV" ]; then
-    made_from=$(sed -n 's/^python=//p' "$STAMP" 2>/dev/null | head -n 1)
-    if ! "$VENV/bin/python" -c '' >/dev/null 2>&1; then
+    if ! made_from=$("$VENV/bin/python" -c "$base_of" 2>/dev/null) || [ -z "$made_from" ]; then
         say "$VENV does not run; making it anew"
         rm -rf "$VENV"
-    elif [ -n "$made_from" ] && [ "$made_from" != "$base $have" ]; then
+    elif [ "$made_from" != "$base" ]; then
         say "$VENV was made from $made_from; making it anew from $base"
         rm -rf "$VENV"
     fi
