@@ -82,8 +82,9 @@ EXTRAS=$(printf '%s,%s' "$installed" "$EXTRAS" | tr ',' '\n' | awk 'NF && !seen[
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
 # pip compiles what it installs one file after another; compileall does it on every core (a file that is not
 # Python 3, like a template, is left as pip leaves it). What is installed with torch is compiled while pip
-# installs the rest: pip mostly waits for downloads then. A file pip replaces meanwhile is compiled again at
-# the end, where compileall passes over every file whose compiled copy is missing or out of date.
+# installs the rest, on the core pip leaves idle (it installs one package after another). A file pip replaces
+# meanwhile is compiled again at the end, where compileall passes over every file whose compiled copy is
+# missing or out of date.
 purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 compile_all() { "$VENV/bin/python" -m compileall -q -j 0 "$purelib" >/dev/null 2>&1 || true; }
 say "installing $TORCH into $VENV"
