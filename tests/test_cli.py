@@ -262,3 +262,40 @@ def test_a_new_gradebook_gets_nbgrader_s_schema_revision_read_in_process(monkeyp
                            text=True, env=env, cwd=tmp_path, timeout=300)
         assert r.returncode == 0 and "alembic" not in r.stderr.lower(), (name, r.stderr[-2000:])
         assert written(db) == [asked], name
+
+
+@pytest.mark.parametrize("jobs, started", [(1, 1), (2, 2), (4, 3)])  # at most one per group of submissions
+def test_a_run_starts_its_nbgrader_processes_before_it_reads_the_gradebook(monkeypatch, tmp_path, generated_course,
+                                                                           jobs, started):
+    """The kept nbgrader processes start first, so their start-up overlaps with the run's reading of its
+    configuration and gradebook (which imports nbgrader's gradebook: about 1.5 s of CPU)."""
+    from autograder.grader import batch, forkserver
+
+    root = generated_course(tmp_path / "course", "ex01_tracing")
+    for student in ("ann", "ben", "cy"):
+        (root / "submitted" / student / "ex01_tracing").mkdir(parents=True)
+    events: list = []
+
+    class Kept:  # a kept nbgrader process that only says when it starts and ends
+        def __init__(self, course, graders):
+            events.append("nbgrader started")
+
+        def end_input(self):
+            pass
+
+        def close(self):
+            events.append("nbgrader ended")
+
+    monkeypatch.setattr(batch, "Session", Kept)
+    monkeypatch.setattr(batch, "require_isolation", lambda: None)
+    monkeypatch.setattr(forkserver, "prestart", lambda: None)
+    monkeypatch.setattr(batch, "ensure_assignment", lambda course, name, url: events.append(f"gradebook read: {name}"))
+    monkeypatch.setattr(batch, "_grade_work", lambda course, work, jobs, graders, url, sessions:
+                        events.append(f"graded with {len(sessions._all)} kept") or 0)
+    assert batch.grade("ex01_tracing", jobs=jobs, course=str(root)) == 0
+    assert events == ["nbgrader started"] * started + ["gradebook read: ex01_tracing", f"graded with {started} kept"] \
+        + ["nbgrader ended"] * started
+    events.clear()  # a cluster run starts none here
+    monkeypatch.setattr("autograder.grader.cluster.grade_class", lambda *a: events.append("cluster") or 0)
+    assert batch.grade("ex01_tracing", cluster="local:1", course=str(root)) == 0
+    assert events == ["gradebook read: ex01_tracing", "cluster"]

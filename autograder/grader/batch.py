@@ -98,6 +98,15 @@ class Sessions:
                 self._all.append(session)
                 return session
 
+    def prestart(self, n: int) -> None:
+        """Start `n` kept processes now, free for the graders to take: their start-up (Python, nbgrader's imports)
+        then overlaps with what the run does before its first group."""
+        for _ in range(n):
+            with self._lock:
+                session = Session(self.course, self.graders)
+                self._all.append(session)
+            self._free.put(session)
+
     def give_back(self, session: Session) -> None:
         self._free.put(session)
 
@@ -278,27 +287,29 @@ def grade(assignment: str | None = None, student: list[str] | None = None, jobs:
         if missing:
             return err(f"no submission from student {missing[0]!r} for {assignment}: expected a folder "
                        f"{submitted / missing[0] / assignment}")
-    url = gradebook_url(found, db)
     work = []
     for name in names:
         everyone = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
         students = [s for s in everyone if s in student] if student else everyone
         if students:
             work.append((name, students, everyone))
-    try:
-        for name, _, _ in work:
-            problem = ensure_assignment(found, name, url)
-            if problem:
-                return err(problem) and EXIT_FAILED
-    except GradebookError as exc:
-        return err(str(exc)) and EXIT_FAILED
-    if cluster:
-        from autograder.grader.cluster import grade_class
-
-        return grade_class(found, [(n, s) for n, s, _ in work], url, cluster, regrade)
-    graders = Graders(url if db else None)
+    graders = Graders(parse_db_url(db) if db else None)
     sessions = Sessions(found, graders)  # nbgrader started once per grader for the whole run
     try:
+        if not cluster:  # started now, they get ready while the gradebook is read below
+            sessions.prestart(min(jobs, len(grading_order(work, jobs))))
+        url = gradebook_url(found, db)
+        try:
+            for name, _, _ in work:
+                problem = ensure_assignment(found, name, url)
+                if problem:
+                    return err(problem) and EXIT_FAILED
+        except GradebookError as exc:
+            return err(str(exc)) and EXIT_FAILED
+        if cluster:
+            from autograder.grader.cluster import grade_class
+
+            return grade_class(found, [(n, s) for n, s, _ in work], url, cluster, regrade)
         if jobs > 1:  # the graders shared across the assignments
             return _grade_work(found, work, jobs, graders, url, sessions)
         status = EXIT_OK
