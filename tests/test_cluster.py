@@ -425,3 +425,109 @@ def test_progress_is_a_live_bar_on_a_terminal_and_lines_otherwise(capsys):
     plain.close()
     assert capsys.readouterr().out.splitlines() == ["  [1/2] ann: graded (1.0 s)",
                                                     "  [2/2] ben: NOT GRADED (0.5 s): why"]
+
+
+# ---------------------------------------------------------------------------------------------- Ctrl-C
+
+class _Waiting:
+    """distributed's as_completed as the coordinator meets it: `__next__` waits under a lock of its own, as the
+    real one waits under its thread condition. It records any exception that passes out of it: a KeyboardInterrupt
+    raised in there is what once left the real one's lock held, and the coordinator waiting for ever."""
+
+    escaped: list[str] = []
+
+    def __init__(self, futures) -> None:
+        self.futures, self.lock = list(futures), __import__("threading").Lock()
+
+    def _guard(self, fn):
+        try:
+            return fn()
+        except BaseException as exc:
+            _Waiting.escaped.append(type(exc).__name__)
+            raise
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        def wait():
+            while True:  # no future ever finishes here
+                with self.lock:
+                    time.sleep(0.01)
+        return self._guard(wait)
+
+    def has_ready(self) -> bool:
+        return self._guard(lambda: False)
+
+    def is_empty(self) -> bool:
+        return self._guard(lambda: not self.futures)
+
+    def next_batch(self, block: bool = True) -> list:
+        return self._guard(lambda: [])
+
+
+def test_a_ctrl_c_while_the_coordinator_waits_on_dask_is_raised_between_results_never_inside_dask(monkeypatch):
+    import threading
+
+    import distributed
+
+    from autograder.grader import cluster
+    from autograder.grader.grade_progress import GradeProgress
+
+    class Client:
+        cancelled: list = []
+
+        def run_on_scheduler(self, fn):
+            return 1
+
+        def submit(self, *args, key: str, **kwargs):
+            return key
+
+        def cancel(self, futures):
+            Client.cancelled.extend(futures)
+
+    monkeypatch.setattr(distributed, "as_completed", _Waiting)
+    _Waiting.escaped = []
+    subs = [cluster.Submission(s, Path(s), {}, f"{s}digest") for s in ("ann", "ben", "cy")]
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        with cluster.deferred_interrupt() as check:
+            cluster.grade_on_cluster(None, A, subs, {}, Client(), None, GradeProgress(3, live=False), check=check)
+    assert _Waiting.escaped == [], f"a Ctrl-C was raised inside Dask's code: {_Waiting.escaped}"
+    assert sorted(k.split("-")[2] for k in Client.cancelled) == ["ann", "ben", "cy"]  # what was left is cancelled
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_second_ctrl_c_interrupts_at_once_and_check_does_nothing_outside_the_main_thread():
+    import threading
+
+    from autograder.grader import cluster
+
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        with cluster.deferred_interrupt() as check:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the first is only noted
+            check_raised = False
+            try:
+                check()
+            except KeyboardInterrupt:
+                check_raised = True
+            assert check_raised
+            check()  # noted once: it raises once
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the second raises here
+            pytest.fail("the second Ctrl-C did not interrupt")
+    assert signal.getsignal(signal.SIGINT) is before
+    seen = []
+
+    def elsewhere() -> None:
+        with cluster.deferred_interrupt() as check:
+            check()
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    t = threading.Thread(target=elsewhere)
+    t.start()
+    t.join()
+    assert seen == [before]

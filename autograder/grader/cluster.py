@@ -20,7 +20,10 @@ Faults: a worker that dies mid-task has its task run again elsewhere by the sche
 gives up after `distributed.scheduler.allowed-failures` tries (KilledWorker: it may only have waited on a worker
 another submission killed) is graded once more, alone, after the others, and reported "not graded" only when it
 stops a worker then too; a lost scheduler stops the run with a message; Ctrl-C cancels
-what is left (every written submission is whole).
+what is left (every written submission is whole). The coordinator never lets a Ctrl-C raise inside Dask's own
+code: a KeyboardInterrupt there can leave one of the client's locks held, and the next call into the client
+(cancelling what is left) then waits for ever. The first Ctrl-C is noted (`deferred_interrupt`) and raised
+where the coordinator next looks, between two results; a second one interrupts at once.
 """
 from __future__ import annotations
 
@@ -29,10 +32,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -43,7 +49,7 @@ from autograder.grader.gradebook import Gradebook, GradebookError
 from autograder.grader.root import Course
 
 __all__ = ["ClusterError", "Submission", "parse_cluster", "grade_task", "collect_submissions", "grade_on_cluster",
-           "open_cluster", "grade_class"]
+           "open_cluster", "grade_class", "deferred_interrupt", "as_finished"]
 
 LOCAL_ALLOWED_FAILURES = 2  # local:N: a submission may stop a worker twice; the third time it is given up
 
@@ -233,16 +239,61 @@ def _why_failed(exc: BaseException, allowed: int | None) -> str:
     return f"{name}: {str(exc)[:300]}"
 
 
+@contextmanager
+def deferred_interrupt():
+    """While inside, the first Ctrl-C (SIGINT) raises nothing where it lands; the `check()` this yields raises
+    KeyboardInterrupt once one came, so the caller stops where it chooses. The Ctrl-C after it interrupts at once
+    (the handler before is back). Outside the main thread signals cannot be caught: `check` then does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+    came = threading.Event()
+    before = signal.getsignal(signal.SIGINT)
+
+    def note(signum, frame) -> None:
+        came.set()
+        signal.signal(signal.SIGINT, before)
+
+    def check() -> None:
+        if came.is_set():
+            came.clear()
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, note)
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def as_finished(futures: list, check: Callable[[], None], poll: float = 0.05):
+    """Each of `futures` as it finishes (distributed's as_completed), with `check()` called before each one and
+    between short waits; never waits inside Dask's code for more than a look at its queue."""
+    from distributed import as_completed
+
+    ac = as_completed(futures)
+    while True:
+        check()
+        if ac.has_ready():
+            for fut in ac.next_batch(block=False):
+                check()
+                yield fut
+        elif ac.is_empty():
+            return
+        else:
+            time.sleep(poll)
+
+
 def grade_on_cluster(course: Course, assignment: str, subs: list[Submission], sources: dict[str, bytes], client,
-                     gradebook: Gradebook, progress: GradeProgress, *, task: Callable = grade_task) -> int:
+                     gradebook: Gradebook, progress: GradeProgress, *, task: Callable = grade_task,
+                     check: Callable[[], None] = lambda: None) -> int:
     """Send one task per submission, write each result as it comes; returns how many were written.
 
     A task the scheduler gives up (KilledWorker) may only have waited on a worker that another submission
     killed: each such submission is graded once more, alone on the cluster, after the others, and reported
     NOT GRADED only when it stops a worker then too. So a submission that kills workers costs no one else a grade.
-    Raises ClusterError when the scheduler is lost (what was written stays; a rerun grades the rest)."""
-    from distributed import as_completed
-
+    Raises ClusterError when the scheduler is lost (what was written stays; a rerun grades the rest).
+    `check` is called between results (KeyboardInterrupt from it, for a Ctrl-C: `deferred_interrupt`)."""
     try:
         allowed = client.run_on_scheduler(
             lambda dask_scheduler: dask_scheduler.allowed_failures)
@@ -289,7 +340,7 @@ def grade_on_cluster(course: Course, assignment: str, subs: list[Submission], so
     pending = set(started)
     again: list[Submission] = []
     try:
-        for fut in as_completed(list(started)):
+        for fut in as_finished(list(started), check):
             pending.discard(fut)
             sub, t0 = started[fut]
             if not finish(fut, sub, t0, alone=False):
@@ -297,12 +348,12 @@ def grade_on_cluster(course: Course, assignment: str, subs: list[Submission], so
         for sub in again:  # one at a time: nothing else is on the cluster to be hurt
             fut, t0 = submit(sub), time.monotonic()
             pending.add(fut)
-            for done in as_completed([fut]):
+            for done in as_finished([fut], check):
                 pending.discard(done)
                 finish(done, sub, t0, alone=True)
     finally:
-        for fut in pending:
-            fut.cancel()
+        if pending:
+            client.cancel(list(pending))
     return written
 
 
@@ -332,27 +383,29 @@ def grade_class(course: Course, work: list[tuple[str, list[str]]], db: str, spec
     client = local = None
     status, progress, name = EXIT_OK, None, ""
     try:
-        client, local = open_cluster(spec)
-        with Gradebook(db) as gb:
-            for name, students in work:
-                notebooks = gb.notebooks(name)
-                sources = {n: (course.solutions / name / f"{n}.ipynb").read_bytes() for n in notebooks}
-                subs = collect_submissions(course, name, students, notebooks, sources)
-                done = gb.digests(name)
-                todo = [s for s in subs if regrade or done.get(s.student, ("",))[0] != s.digest]
-                left = len(subs) - len(todo)
-                print(f"grading {name}: {len(todo)} submission(s) on {where}" + (
-                    f"; {left} up to date (graded from these same files; --regrade grades them again)"
-                    if left else ""), flush=True)
-                progress = GradeProgress(len(todo))
-                try:
-                    grade_on_cluster(course, name, todo, sources, client, gb, progress)
-                finally:
-                    progress.close()
-                if progress.failed:
-                    status = EXIT_FAILED
-                print_summary(name, progress, db)
-                progress = None
+        with deferred_interrupt() as check:
+            client, local = open_cluster(spec)
+            check()
+            with Gradebook(db) as gb:
+                for name, students in work:
+                    notebooks = gb.notebooks(name)
+                    sources = {n: (course.solutions / name / f"{n}.ipynb").read_bytes() for n in notebooks}
+                    subs = collect_submissions(course, name, students, notebooks, sources)
+                    done = gb.digests(name)
+                    todo = [s for s in subs if regrade or done.get(s.student, ("",))[0] != s.digest]
+                    left = len(subs) - len(todo)
+                    print(f"grading {name}: {len(todo)} submission(s) on {where}" + (
+                        f"; {left} up to date (graded from these same files; --regrade grades them again)"
+                        if left else ""), flush=True)
+                    progress = GradeProgress(len(todo))
+                    try:
+                        grade_on_cluster(course, name, todo, sources, client, gb, progress, check=check)
+                    finally:
+                        progress.close()
+                    if progress.failed:
+                        status = EXIT_FAILED
+                    print_summary(name, progress, db)
+                    progress = None
     except (ClusterError, GradebookError) as exc:
         print(f"fxcourse: error: {exc}", file=sys.stderr, flush=True)
         return EXIT_FAILED
