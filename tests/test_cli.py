@@ -227,6 +227,41 @@ def test_grade_batch_stops_when_interrupted_and_starts_nothing_more(monkeypatch,
 
 
 
+def test_a_ctrl_c_during_a_local_run_is_raised_between_waits_never_inside_a_future_s_wait(monkeypatch, capsys):
+    """A KeyboardInterrupt raised inside a future's locked wait can leave its lock held, and the grader threads
+    that finish then hang; the run notes the Ctrl-C and raises it between its own short waits."""
+    import concurrent.futures
+    import signal
+    import threading
+    from types import SimpleNamespace
+
+    from autograder.grader import batch
+    from autograder.grader.console import EXIT_INTERRUPTED
+
+    escaped = []
+
+    def guarded(fn):
+        def inner(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except BaseException as exc:
+                escaped.append(type(exc).__name__)
+                raise
+        return inner
+
+    monkeypatch.setattr(concurrent.futures.Future, "result", guarded(concurrent.futures.Future.result))
+    monkeypatch.setattr(batch, "wait", guarded(concurrent.futures.wait), raising=False)
+    stopped = threading.Event()
+    monkeypatch.setattr(batch, "grade_batch", lambda *args: stopped.wait(10))
+    graders = SimpleNamespace(stop=stopped.set)
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    code = batch._grade_work(SimpleNamespace(root=ROOT), [("A", ["ann", "ben"], ["ann", "ben"])], 2, graders,
+                             "sqlite:///gradebook.db", None)
+    assert code == EXIT_INTERRUPTED and escaped == [], escaped
+    assert "interrupted: 0 of 2 submission(s) of A graded" in capsys.readouterr().err
+
+
+
 def test_a_new_gradebook_gets_nbgrader_s_schema_revision_read_in_process(monkeypatch, tmp_path):
     """nbgrader asks an `alembic heads` process for a new gradebook's schema revision; the grader reads the same
     revision in its own process (the coordinator, and every nbgrader process it starts, kept or not), and
@@ -299,3 +334,39 @@ def test_a_run_starts_its_nbgrader_processes_before_it_reads_the_gradebook(monke
     monkeypatch.setattr("autograder.grader.cluster.grade_class", lambda *a: events.append("cluster") or 0)
     assert batch.grade("ex01_tracing", cluster="local:1", course=str(root)) == 0
     assert events == ["gradebook read: ex01_tracing", "cluster"]
+
+
+def test_a_second_ctrl_c_interrupts_at_once_and_check_does_nothing_outside_the_main_thread():
+    import signal
+    import threading
+    import time
+
+    from autograder.grader.console import deferred_interrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        with deferred_interrupt() as check:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the first is only noted
+            check_raised = False
+            try:
+                check()
+            except KeyboardInterrupt:
+                check_raised = True
+            assert check_raised
+            check()  # noted once: it raises once
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the second raises here
+            pytest.fail("the second Ctrl-C did not interrupt")
+    assert signal.getsignal(signal.SIGINT) is before
+    seen = []
+
+    def elsewhere() -> None:
+        with deferred_interrupt() as check:
+            check()
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    t = threading.Thread(target=elsewhere)
+    t.start()
+    t.join()
+    assert seen == [before]

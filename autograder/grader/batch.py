@@ -18,10 +18,10 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, err
+from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, deferred_interrupt, err
 from autograder.grader.grade_progress import AssignmentProgress, GradeProgress, print_summary
 from autograder.grader.nbgrader import Session, command as nbgrader_command, generate_into, known_assignments, why
 from autograder.grader.root import Course, find_course
@@ -352,9 +352,14 @@ def _grade_work(course: Course, work: list[tuple[str, list[str], list[str]]], jo
     units = grading_order(work, jobs)
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        for future in [pool.submit(grade_batch, course, name, group, everyone, shares[name], graders, sessions)
-                       for name, group, everyone in units]:
-            future.result()
+        with deferred_interrupt() as check:  # a Ctrl-C is raised here, never inside a future's locked wait
+            pending = {pool.submit(grade_batch, course, name, group, everyone, shares[name], graders, sessions)
+                       for name, group, everyone in units}
+            while pending:
+                check()
+                done, pending = wait(pending, timeout=0.1)
+                for future in done:
+                    future.result()
     except KeyboardInterrupt:
         graders.stop()
         pool.shutdown(wait=True, cancel_futures=True)

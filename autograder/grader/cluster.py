@@ -32,24 +32,21 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, deferred_interrupt
 from autograder.grader.grade_progress import GradeProgress, print_summary
 from autograder.grader.gradebook import Gradebook, GradebookError
 from autograder.grader.root import Course
 
 __all__ = ["ClusterError", "Submission", "parse_cluster", "grade_task", "collect_submissions", "grade_on_cluster",
-           "open_cluster", "grade_class", "deferred_interrupt", "as_finished"]
+           "open_cluster", "grade_class", "as_finished"]
 
 LOCAL_ALLOWED_FAILURES = 2  # local:N: a submission may stop a worker twice; the third time it is given up
 
@@ -237,33 +234,6 @@ def _why_failed(exc: BaseException, allowed: int | None) -> str:
     if isinstance(exc, ImportError):
         return f"{name}: {str(exc)[:200]} (every worker needs the fxcourse package and torch: docs/cluster.md)"
     return f"{name}: {str(exc)[:300]}"
-
-
-@contextmanager
-def deferred_interrupt():
-    """While inside, the first Ctrl-C (SIGINT) raises nothing where it lands; the `check()` this yields raises
-    KeyboardInterrupt once one came, so the caller stops where it chooses. The Ctrl-C after it interrupts at once
-    (the handler before is back). Outside the main thread signals cannot be caught: `check` then does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: None
-        return
-    came = threading.Event()
-    before = signal.getsignal(signal.SIGINT)
-
-    def note(signum, frame) -> None:
-        came.set()
-        signal.signal(signal.SIGINT, before)
-
-    def check() -> None:
-        if came.is_set():
-            came.clear()
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, note)
-    try:
-        yield check
-    finally:
-        signal.signal(signal.SIGINT, before)
 
 
 def as_finished(futures: list, check: Callable[[], None], poll: float = 0.05):
