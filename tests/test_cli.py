@@ -262,6 +262,55 @@ def test_a_ctrl_c_during_a_local_run_is_raised_between_waits_never_inside_a_futu
 
 
 
+def test_the_coordinator_reads_nbgrader_s_scores_without_importing_nbgrader(tmp_path):
+    """What `fxcourse grade` only reads of the gradebook (is an assignment there, each student's score) comes from
+    SQL of its own: the same scores nbgrader gives, with manual scores over automatic ones, extra credit, cells
+    never graded and task cells, and nbgrader itself never imported."""
+    from nbgrader.api import Gradebook as NbGradebook
+
+    from autograder.grader.gradebook import knows_assignment, submission_scores
+
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with NbGradebook(url, "fxcourse") as gb:
+        for name, cells in (("hw", {"p1": [2.0, 3.0], "p2": [1.5]}), ("other", {"p1": [7.0]})):
+            gb.add_assignment(name)
+            for nb, tops in cells.items():
+                gb.add_notebook(nb, name)
+                for i, top in enumerate(tops):
+                    gb.add_grade_cell(f"c{i}", nb, name, max_score=top, cell_type="code")
+        gb.add_task_cell("t0", "p2", "hw", max_score=4.0, cell_type="markdown")
+        scores = {"ann": {("p1", "c0"): (2.0, None, None), ("p1", "c1"): (1.0, None, None)},  # p2 never graded
+                  "ben": {("p1", "c0"): (0.0, 2.0, 0.5), ("p1", "c1"): (3.0, None, 1.0), ("p2", "c0"): (None, 1.0, None),
+                          ("p2", "t0"): (None, 3.5, None)},
+                  "cy": {}}
+        for student, grades in scores.items():
+            gb.add_student(student)
+            gb.add_submission("hw", student)
+            gb.add_submission("other", student)
+            for (nb, cell), (auto, manual, extra) in grades.items():
+                grade = gb.find_grade(cell, nb, "hw", student)
+                grade.auto_score, grade.manual_score, grade.extra_credit = auto, manual, extra
+        gb.find_grade("c0", "p1", "other", "ann").auto_score = 5.0
+        gb.db.commit()
+        expected = {name: sorted((sub.student_id, float(sub.score), float(sub.max_score))
+                                 for sub in gb.assignment_submissions(name)) for name in ("hw", "other")}
+    assert expected["hw"][0] == ("ann", 3.0, 10.5) and expected["hw"][1][1] == 2.5 + 4.0 + 1.0 + 3.5
+    assert {name: submission_scores(url, name) for name in ("hw", "other")} == expected
+    assert submission_scores(url, "nothere") == []
+    assert knows_assignment(url, "hw") and not knows_assignment(url, "nothere")
+    missing = tmp_path / "none.db"
+    assert not knows_assignment(f"sqlite:///{missing}", "hw") and submission_scores(f"sqlite:///{missing}", "hw") == []
+    assert not missing.exists()  # asking made no file
+    (tmp_path / "empty.db").touch()
+    assert not knows_assignment(f"sqlite:///{tmp_path / 'empty.db'}", "hw")
+    r = subprocess.run([sys.executable, "-c", "import sys\nfrom autograder.grader.gradebook import knows_assignment, "
+                        f"submission_scores\nknows_assignment({url!r}, 'hw'); submission_scores({url!r}, 'hw')\n"
+                        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'nbgrader'))"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+
 def test_a_new_gradebook_gets_nbgrader_s_schema_revision_read_in_process(monkeypatch, tmp_path):
     """nbgrader asks an `alembic heads` process for a new gradebook's schema revision; the grader reads the same
     revision in its own process (the coordinator, and every nbgrader process it starts, kept or not), and

@@ -237,11 +237,10 @@ def grade_batch(course: Course, name: str, group: list[str], everyone: list[str]
 def ensure_assignment(course: Course, name: str, db: str) -> str | None:
     """Make sure the gradebook knows the assignment's notebooks and cells (a new PostgreSQL gradebook does not):
     nbgrader's generate_assignment writes them, into a temporary release folder. None, or what went wrong."""
-    from autograder.grader.gradebook import Gradebook
+    from autograder.grader.gradebook import knows_assignment
 
-    with Gradebook(db) as gb:
-        if gb.has_assignment(name):
-            return None
+    if knows_assignment(db, name):
+        return None
     with tempfile.TemporaryDirectory(prefix="fxcourse-release-") as tmp:
         r = generate_into(course, name, tmp, db=db)
     if r.returncode != 0:

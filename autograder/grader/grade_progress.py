@@ -79,10 +79,9 @@ class AssignmentProgress:
 def print_summary(assignment: str, progress: GradeProgress | AssignmentProgress, db: str) -> None:
     """Each student's score of `assignment` in the gradebook at `db`; a submission this run could not grade is
     marked NOT GRADED."""
-    from autograder.grader.gradebook import Gradebook
+    from autograder.grader.gradebook import submission_scores
 
-    with Gradebook(db) as gb:
-        scores = gb.scores(assignment)
+    scores = submission_scores(db, assignment)
     print(f"summary of {assignment}:")
     for student, score, max_score in scores:
         if student in progress.not_graded:

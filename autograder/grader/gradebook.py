@@ -3,6 +3,12 @@
 The coordinator of a cluster run writes each submission's grades in ONE transaction (`Gradebook.write`),
 together with a ledger row (table `fxcourse_graded`: the digest of what was graded and how many times grades
 were written), so a task run twice is written once and a rerun skips what is graded already.
+
+What the coordinator of every run only reads (does the gradebook know an assignment; each student's score) is
+asked in SQL through SQLAlchemy alone (`knows_assignment`, `submission_scores`): importing and opening nbgrader's
+Gradebook costs about 1.3 s of CPU, at the start and at the end of every `fxcourse grade`, while the graders it
+starts need that CPU. The score is nbgrader's own (Grade.score summed as SubmittedAssignment.score, and the
+assignment's max_score), kept equal to nbgrader's by tests/test_cli.py.
 """
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ from typing import Any, Callable
 
 from autograder.grader.root import Course
 
-__all__ = ["GradebookError", "Gradebook", "parse_db_url", "gradebook_url", "LEDGER_TABLE", "schema_revision_in_process"]
+__all__ = ["GradebookError", "Gradebook", "parse_db_url", "gradebook_url", "LEDGER_TABLE", "schema_revision_in_process",
+           "knows_assignment", "submission_scores"]
 
 LEDGER_TABLE = "fxcourse_graded"
 
@@ -106,6 +113,62 @@ def _retrying(fn: Callable[[], Any], what: str, tries: int = 12) -> Any:
             time.sleep(min(0.2 * (attempt + 1), 2.0))
 
 
+# nbgrader's Grade.score (manual score over automatic, plus extra credit), summed over a submission's notebooks,
+# and the assignment's max_score (its grade and task cells), as nbgrader.api computes them.
+_SCORES = """
+SELECT sa.student_id,
+       COALESCE((SELECT SUM(CASE WHEN g.manual_score IS NOT NULL THEN g.manual_score + COALESCE(g.extra_credit, 0.0)
+                                 WHEN g.auto_score IS NOT NULL THEN g.auto_score + COALESCE(g.extra_credit, 0.0)
+                                 ELSE 0.0 END)
+                 FROM grade g JOIN submitted_notebook sn ON g.notebook_id = sn.id
+                 WHERE sn.assignment_id = sa.id), 0.0),
+       (SELECT COALESCE(SUM(c.max_score), 0.0)
+          FROM (SELECT max_score, id FROM grade_cells UNION ALL SELECT max_score, id FROM task_cells) c
+          JOIN base_cell bc ON c.id = bc.id JOIN notebook n ON bc.notebook_id = n.id
+         WHERE n.assignment_id = a.id)
+  FROM submitted_assignment sa JOIN assignment a ON sa.assignment_id = a.id
+ WHERE a.name = :name
+"""
+_KNOWS = "SELECT COUNT(*) FROM notebook n JOIN assignment a ON n.assignment_id = a.id WHERE a.name = :name"
+
+
+def _read(url: str, sql: str, name: str) -> list[tuple] | None:
+    """The rows of `sql` (one parameter, :name) in the gradebook at `url`; None when it has no nbgrader tables
+    yet (a new database, or an SQLite file not made). GradebookError when it cannot be read."""
+    from sqlalchemy import create_engine, inspect, text
+
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
+        return None  # connecting would make an empty file
+    try:
+        engine = create_engine(url)
+    except ModuleNotFoundError as exc:
+        raise GradebookError(f"cannot open the gradebook {_redact(url)}: its database driver {exc.name!r} is not "
+                             "installed (pip install 'fxcourse[postgres]')") from None
+
+    def read() -> list[tuple] | None:
+        with engine.connect() as conn:
+            if "assignment" not in inspect(conn).get_table_names():
+                return None
+            return [tuple(row) for row in conn.execute(text(sql), {"name": name})]
+
+    try:
+        return _retrying(read, f"reading the gradebook {_redact(url)}")
+    finally:
+        engine.dispose()
+
+
+def knows_assignment(url: str, assignment: str) -> bool:
+    """Does the gradebook at `url` hold `assignment` with its notebooks (what nbgrader's generate writes)?"""
+    rows = _read(url, _KNOWS, assignment)
+    return bool(rows and rows[0][0])
+
+
+def submission_scores(url: str, assignment: str) -> list[tuple[str, float, float]]:
+    """(student, score, max score) of each submission of `assignment` in the gradebook at `url`, by student, as
+    nbgrader scores them."""
+    return sorted((student, float(score), float(top)) for student, score, top in _read(url, _SCORES, assignment) or [])
+
+
 class Gradebook:
     """nbgrader's Gradebook for one run, with the course's ledger beside it."""
 
@@ -136,16 +199,6 @@ class Gradebook:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def has_assignment(self, assignment: str) -> bool:
-        from nbgrader.api import MissingEntry
-
-        try:
-            return bool(self.gb.find_assignment(assignment).notebooks)
-        except MissingEntry:
-            return False
-        finally:
-            self.gb.db.rollback()
-
     def notebooks(self, assignment: str) -> list[str]:
         try:
             return sorted(nb.name for nb in self.gb.find_assignment(assignment).notebooks)
@@ -166,13 +219,6 @@ class Gradebook:
             return {r.student: (r.digest, r.writes) for r in rows if r.student in have}
         finally:
             s.rollback()
-
-    def scores(self, assignment: str) -> list[tuple[str, float, float]]:
-        try:
-            return sorted((sub.student_id, float(sub.score), float(sub.max_score))
-                          for sub in self.gb.assignment_submissions(assignment))
-        finally:
-            self.gb.db.rollback()
 
     def write(self, assignment: str, student: str, notebooks: dict[str, dict], digest: str,
               timestamp: str | None = None) -> None:
