@@ -303,8 +303,17 @@ def test_the_coordinator_reads_nbgrader_s_scores_without_importing_nbgrader(tmp_
     assert not missing.exists()  # asking made no file
     (tmp_path / "empty.db").touch()
     assert not knows_assignment(f"sqlite:///{tmp_path / 'empty.db'}", "hw")
-    r = subprocess.run([sys.executable, "-c", "import sys\nfrom autograder.grader.gradebook import knows_assignment, "
-                        f"submission_scores\nknows_assignment({url!r}, 'hw'); submission_scores({url!r}, 'hw')\n"
+    # the course's nbgrader_config.py names the gradebook; the package's, which nbgrader reads first, never does
+    from traitlets.config.loader import PyFileConfigLoader
+
+    package = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config()
+    assert "db_url" not in package.get("CourseDirectory", {}), "gradebook_url reads only the course's config"
+    (tmp_path / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.db_url = {url!r}\n")
+    r = subprocess.run([sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom autograder.grader.gradebook "
+                        "import gradebook_url, knows_assignment, submission_scores\n"
+                        "from autograder.grader.root import Course\n"
+                        f"url = gradebook_url(Course(Path({str(tmp_path)!r})))\nassert url == {url!r}, url\n"
+                        "knows_assignment(url, 'hw'); submission_scores(url, 'hw')\n"
                         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'nbgrader'))"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
