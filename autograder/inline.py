@@ -393,10 +393,11 @@ def _check_rows(assignment: str, functions: Iterable[str], quiz: list[tuple[str,
 
 
 def _in_grader() -> bool:
-    """True inside the grader's jailed worker (`python -m autograder.grader.worker`), which runs every code cell of
-    a notebook: a check() cell there would only repeat, unhardened, what the grader does."""
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    return getattr(spec, "name", None) == "autograder.grader.worker"
+    """True inside the grader's jailed worker, which runs every code cell of a notebook: a check() cell there
+    would only repeat, unhardened, what the grader does. The worker says so in its environment before the first
+    cell, whether the fork server forked it or it started fresh (where __main__ is the fork server's module, or
+    IPython's, its name tells nothing)."""
+    return os.environ.get("FXCOURSE_GRADING") == "1"  # autograder.grader.worker.GRADING_ENV
 
 
 def check(*names: str, assignment: str | None = None, hidden: bool = False,

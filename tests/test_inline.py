@@ -344,12 +344,10 @@ def test_watch_once_runs_a_single_check(tmp_path):
 # ------------------------------------------------------------------------------ the proposed check cell
 
 def test_check_does_nothing_inside_the_graders_worker(monkeypatch):
-    import sys
-    import types
+    from autograder.grader.worker import GRADING_ENV
 
-    worker = types.ModuleType("__main__")
-    worker.__spec__ = types.SimpleNamespace(name="autograder.grader.worker")
-    monkeypatch.setitem(sys.modules, "__main__", worker)
+    assert GRADING_ENV == "FXCOURSE_GRADING"  # the name autograder.inline reads
+    monkeypatch.setenv(GRADING_ENV, "1")  # what the worker sets before the notebook's first cell
     report = inline.check()
     assert report.rows == [] and "does nothing while grading" in str(report)
     assert inline.check("node_summary", namespace=kernel(**RIGHT)).passed  # an explicit namespace: checked
@@ -393,6 +391,34 @@ def test_the_proposed_check_cell_runs_in_a_kernel_and_costs_the_grader_nothing(t
     report = check_notebook(path, Course(tmp_path))
     assert report.score == 7.0 and report.max_score == 10.0   # all three functions, no quiz answer
     assert not any("check" in n for n in report.notes)
+
+
+@pytest.mark.parametrize("forked", [True, False], ids=["forked worker", "fresh worker"])
+def test_check_in_a_graded_notebook_does_nothing_in_the_worker(tmp_path, monkeypatch, forked):
+    """The grader runs every code cell of a submission, the notebook's check() cell too: in the jailed worker it
+    must do nothing (it would run every case of every function again, unhardened), whether the fork server forked
+    the worker or it started fresh. An answer cell that asks check() for its rows shows which it did."""
+    import nbformat
+
+    from autograder.grader.grading import check_notebook
+
+    if not forked:
+        monkeypatch.setenv("FXCOURSE_FORKSERVER", "0")
+    shutil.copytree(ROOT / "solutions" / "ex01_tracing", tmp_path / "solutions" / "ex01_tracing")
+    path = tmp_path / "exercises" / "ex01_tracing" / "ex01_tracing.ipynb"
+    path.parent.mkdir(parents=True)
+    answered = read_notebook(RELEASE)
+    for cell in answered.cells:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in EX01_RIGHT:
+            cell.source = EX01_RIGHT[gid]
+        if gid == "count_nodes":
+            cell.source = ("from autograder.inline import check as _check\n_rows = _check().rows\n"
+                           "assert not _rows, f'check() ran {len(_rows)} checks in the grader'\n" + cell.source)
+    nbformat.write(answered, str(path))
+    report = check_notebook(path, Course(tmp_path))
+    failed = {t.id: t.message for t in report.tests if not t.passed and "count_nodes" in t.id}
+    assert not failed, failed
 
 
 def test_progress_in_a_notebook_is_a_picture_and_a_table(tmp_path):

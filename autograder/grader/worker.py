@@ -61,6 +61,8 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 _SYS_MOUNT_SETATTR, _AT_FDCWD, _AT_RECURSIVE = 442, -100, 0x8000
 _MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID = 0x1, 0x2
 COVERED = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # other workers' scratch folders, sockets, locks
+# Set in the worker before the first learner cell runs: an inline check() cell then does nothing (autograder.inline).
+GRADING_ENV = "FXCOURSE_GRADING"
 
 
 class JailError(RuntimeError):
@@ -392,6 +394,7 @@ def main(job_path: str) -> int:
     sys.stdout = sys.stderr = _CappedWriter(job.get("limits", {}).get("output") or 2**20)
 
     shell.user_ns["__name__"] = "__main__"
+    os.environ[GRADING_ENV] = "1"  # forked or fresh, the notebook's check() cell knows it is being graded
     cell_errors = []
     for i, cell in enumerate(job["cells"]):
         _log(progress, f"cell {cell['id']}")
