@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -437,7 +438,7 @@ class _Waiting:
     escaped: list[str] = []
 
     def __init__(self, futures) -> None:
-        self.futures, self.lock = list(futures), __import__("threading").Lock()
+        self.futures, self.lock = list(futures), threading.Lock()
 
     def _guard(self, fn):
         try:
@@ -467,8 +468,6 @@ class _Waiting:
 
 
 def test_a_ctrl_c_while_the_coordinator_waits_on_dask_is_raised_between_results_never_inside_dask(monkeypatch):
-    import threading
-
     import distributed
 
     from autograder.grader import cluster
