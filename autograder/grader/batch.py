@@ -89,23 +89,23 @@ class Sessions:
         self._all: list[Session] = []
         self._lock = threading.Lock()
 
+    def _start(self) -> Session:
+        with self._lock:
+            session = Session(self.course, self.graders)
+            self._all.append(session)
+            return session
+
     def take(self) -> Session:
         try:
             return self._free.get_nowait()
         except queue.Empty:
-            with self._lock:
-                session = Session(self.course, self.graders)
-                self._all.append(session)
-                return session
+            return self._start()
 
     def prestart(self, n: int) -> None:
         """Start `n` kept processes now, free for the graders to take: their start-up (Python, nbgrader's imports)
         then overlaps with what the run does before its first group."""
         for _ in range(n):
-            with self._lock:
-                session = Session(self.course, self.graders)
-                self._all.append(session)
-            self._free.put(session)
+            self._free.put(self._start())
 
     def give_back(self, session: Session) -> None:
         self._free.put(session)

@@ -101,6 +101,11 @@ def _ledger(engine):
     return table
 
 
+def _no_driver(url: str, exc: ModuleNotFoundError) -> GradebookError:
+    return GradebookError(f"cannot open the gradebook {_redact(url)}: its database driver {exc.name!r} is not "
+                          "installed (pip install 'fxcourse[postgres]')")
+
+
 def _retrying(fn: Callable[[], Any], what: str, tries: int = 12) -> Any:
     """Run one transaction; again, after a pause, when another grader held a lock or won a race."""
     from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
@@ -144,8 +149,7 @@ def _read(url: str, sql: str, name: str) -> list[tuple] | None:
     try:
         engine = create_engine(url)
     except ModuleNotFoundError as exc:
-        raise GradebookError(f"cannot open the gradebook {_redact(url)}: its database driver {exc.name!r} is not "
-                             "installed (pip install 'fxcourse[postgres]')") from None
+        raise _no_driver(url, exc) from None
 
     def read() -> list[tuple] | None:
         with engine.connect() as conn:
@@ -187,8 +191,7 @@ class Gradebook:
         try:
             self.gb = _retrying(lambda: NbGradebook(url, course_id), f"opening the gradebook {_redact(url)}")
         except ModuleNotFoundError as exc:
-            raise GradebookError(f"cannot open the gradebook {_redact(url)}: its database driver {exc.name!r} is not "
-                                 "installed (pip install 'fxcourse[postgres]')") from None
+            raise _no_driver(url, exc) from None
         self.ledger = _ledger(self.gb.engine)
 
     def close(self) -> None:
