@@ -12,15 +12,22 @@ BIN := $(abspath $(VENV))/bin
 venv:
 	@PYTHON="$(PYTHON)" TORCH="$(TORCH)" VENV="$(VENV)" EXTRAS="" sh tools/venv.sh
 
+VENV_TEST = PYTHON="$(PYTHON)" TORCH="$(TORCH)" VENV="$(VENV)" EXTRAS="dev,browser,postgres" sh tools/venv.sh
 venv-test:
-	@PYTHON="$(PYTHON)" TORCH="$(TORCH)" VENV="$(VENV)" EXTRAS="dev,browser,postgres" sh tools/venv.sh
+	@$(VENV_TEST)
 
 lab: venv
 	PATH="$(BIN):$$PATH" $(BIN)/python -m autograder.cli lab $(ARGS)
 
-# System pieces some tests need (chromium, ...) come from .ci/deps-*.sh, each installing only what is missing.
-test: venv-test
-	@for s in .ci/deps-*.sh; do PYTHON="$(BIN)/python" bash "$$s" || echo "$$s failed: the tests that need it will say so"; done
+# System pieces some tests need (chromium, configurable-http-proxy, postgresql) come from .ci/deps-*.sh, each
+# installing only what is missing. As root, their system packages (apt, npm) install while tools/venv.sh makes
+# the venv (pip and uv), and what they print follows the venv's lines; their Python packages are then checked in
+# the venv. Without root (sudo may ask for a password) one comes after the other.
+test:
+	@if [ "$$(id -u)" -ne 0 ]; then $(VENV_TEST) && bash .ci/deps.sh system; else \
+	    mkdir -p build; bash .ci/deps.sh system > build/system-deps.log 2>&1 & deps=$$!; \
+	    $(VENV_TEST); made=$$?; wait $$deps; cat build/system-deps.log; exit $$made; fi
+	@PYTHON="$(BIN)/python" bash .ci/deps.sh python
 	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadgroup $(ARGS)
 
 bench: venv-test

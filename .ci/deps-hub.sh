@@ -3,13 +3,13 @@
 # packages in pyproject.toml (jupyterhub, nbgrader): configurable-http-proxy from npm, with Node.js from
 # Debian when it is missing. Idempotent: each piece is installed only when it is not there.
 #
-# Usage: .ci/deps-hub.sh            (as root, or with sudo available)
+# Usage: .ci/deps-hub.sh [system|python]     (as root, or with sudo available; its Python part is empty)
 set -euo pipefail
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    SUDO="sudo"
-fi
+# shellcheck source=.ci/lib.sh
+. "$(dirname "$0")/lib.sh"  # PART (system, python or all) and part(); SUDO
+
+part system || exit 0  # nothing of this script's goes into Python
 
 if command -v npm >/dev/null 2>&1; then
     echo "deps-hub: npm present: $(npm --version)"

@@ -29,15 +29,32 @@ def _copy_setup_files(folder: Path) -> None:
 
 
 def _logging_pip(venv: Path, log: Path) -> None:
-    """Put a `pip` into `venv` (made without one) that only logs what it is asked to `log`."""
+    """Put a `pip` into `venv` (made without one) that only logs what it is asked to `log`. Asked to install uv,
+    it puts a stand-in `uv` into the venv's bin/ that logs as `uv ...` (FAKE_UV_FAILS set: and then fails);
+    FAKE_NO_UV makes that install fail, FAKE_PIP_INDEX shows in `pip config list` as the index pip is set to."""
     site = Path(subprocess.check_output([str(venv / "bin" / "python"), "-c",
                                          "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
     (site / "pip").mkdir()
     (site / "pip" / "__init__.py").write_text("")
     (site / "pip" / "__main__.py").write_text(textwrap.dedent(f"""\
-        import sys
+        import os, sys
+        args = [a for a in sys.argv[1:] if not a.startswith("--")]
+        if args[:2] == ["config", "list"]:
+            if os.environ.get("FAKE_PIP_INDEX"):
+                print("global.index-url='" + os.environ["FAKE_PIP_INDEX"] + "'")
+            sys.exit(0)
         with open({str(log)!r}, "a") as log:
-            log.write(" ".join(a for a in sys.argv[1:] if not a.startswith("--")) + "\\n")
+            log.write(" ".join(args) + "\\n")
+        if args == ["install", "uv"]:
+            if os.environ.get("FAKE_NO_UV"):
+                sys.exit(1)
+            uv = os.path.join(os.path.dirname(sys.executable), "uv")
+            with open(uv, "w") as f:
+                f.write("#!" + sys.executable + "\\nimport os, sys\\n"
+                        "args = [a for a in sys.argv[1:] if not a.startswith('--') and not a.endswith('/python')]\\n"
+                        "open({str(log)!r}, 'a').write('uv ' + ' '.join(args) + '\\\\n')\\n"
+                        "sys.exit(1 if os.environ.get('FAKE_UV_FAILS') else 0)\\n")
+            os.chmod(uv, 0o755)
         """))
 
 
@@ -62,17 +79,22 @@ def _installs(project: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
+# What a first run installs by default: torch with pip, uv with pip, then the course (and the rest) with uv.
+def _first(extras: str = "dev", torch: str = "torch==2.13.0") -> list[str]:
+    return [f"install {torch}", "install uv", f"uv pip install -e .[{extras}]"]
+
+
 def test_first_run_installs_then_a_second_run_installs_nothing(project):
     first = _setup(project, EXTRAS="dev")
     assert first.returncode == 0, first.stderr
-    assert _installs(project) == ["install torch==2.13.0", "install -e .[dev]"]
+    assert _installs(project) == _first()
     second = _setup(project, EXTRAS="dev")
     assert second.returncode == 0, second.stderr
     assert "up to date" in second.stdout
-    assert len(_installs(project)) == 2, "the second run installed again although nothing changed"
+    assert len(_installs(project)) == 3, "the second run installed again although nothing changed"
     # `make lab` asks for no extras: what `make test` installed already covers it.
     assert "up to date" in _setup(project, EXTRAS="").stdout
-    assert len(_installs(project)) == 2
+    assert len(_installs(project)) == 3
 
 
 def test_a_venv_made_from_another_interpreter_is_made_anew_even_without_a_stamp(project):
@@ -98,24 +120,54 @@ def test_a_venv_made_from_another_interpreter_is_made_anew_even_without_a_stamp(
     base = os.path.realpath(BASE_PYTHON)
     assert r.returncode == 0, r.stdout + r.stderr
     assert f".venv was made from {elsewhere}; making it anew from {base}" in r.stdout, r.stdout
-    assert _installs(project) == ["install torch==2.13.0", "install -e .[dev]"]
+    assert _installs(project) == _first()
     assert "up to date" in _setup(project, python=str(python), EXTRAS="dev").stdout  # made from the right one now
     assert "up to date" in _setup(project, EXTRAS="dev").stdout  # PYTHON=the interpreter itself: the same base
 
 
 def test_a_failed_install_is_named_and_the_next_run_tries_again(project):
-    """pip fails installing the course's own package (after torch, whose packages are compiled meanwhile): the
-    set-up says so, writes no stamp, and the next run installs again."""
+    """The course's own package fails to install (after torch, whose packages are compiled meanwhile), with uv
+    and then with pip: the set-up says so, writes no stamp, and the next run installs again."""
     site = next((project / ".venv" / "lib").glob("python3*/site-packages"))
     logger = (site / "pip" / "__main__.py").read_text()
     (site / "pip" / "__main__.py").write_text(logger + "if '-e' in sys.argv:\n    sys.exit(3)\n")
-    r = _setup(project, EXTRAS="dev")
+    r = _setup(project, EXTRAS="dev", FAKE_UV_FAILS="1")
     assert r.returncode == 1 and "installing fxcourse (.[dev]) into .venv failed" in r.stderr, r.stderr
+    assert "uv could not install fxcourse (.[dev])" in r.stdout and "installing with pip" in r.stdout, r.stdout
+    assert _installs(project) == _first() + ["install -e .[dev]"]
     assert not (project / ".venv" / ".fxcourse-stamp").exists()
     (site / "pip" / "__main__.py").write_text(logger)
     again = _setup(project, EXTRAS="dev")
     assert again.returncode == 0, again.stderr
-    assert _installs(project)[-2:] == ["install torch==2.13.0", "install -e .[dev]"] and len(_installs(project)) == 4
+    assert _installs(project)[4:] == _first() and "up to date" in _setup(project, EXTRAS="dev").stdout
+
+
+@pytest.mark.parametrize("why", ["asked for pip", "pip has an index of its own", "uv cannot be had", "uv fails"])
+def test_the_course_is_installed_with_pip_where_uv_is_not_the_way(project, why):
+    """uv installs everything but torch unless FXCOURSE_INSTALLER=pip asks for pip, pip is configured with an
+    index of its own (which uv would not read), uv cannot be installed, or uv fails: then pip does, saying why."""
+    env, said = {
+        "asked for pip": ({"FXCOURSE_INSTALLER": "pip"}, None),
+        "pip has an index of its own": ({"FAKE_PIP_INDEX": "https://mirror.example/simple"},
+                                        "pip is configured with an index of its own: installing with pip"),
+        "uv cannot be had": ({"FAKE_NO_UV": "1"}, "uv could not be installed: installing with pip"),
+        "uv fails": ({"FAKE_UV_FAILS": "1"}, "uv could not install fxcourse (.[dev]) (its message is above); "
+                                             "installing with pip"),
+    }[why]
+    r = _setup(project, EXTRAS="dev", **env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    if said:
+        assert f"setup: {said}" in r.stdout, r.stdout
+    tried_uv = {"asked for pip": [], "pip has an index of its own": [], "uv cannot be had": ["install uv"],
+                "uv fails": ["install uv", "uv pip install -e .[dev]"]}[why]
+    assert _installs(project) == ["install torch==2.13.0", *tried_uv, "install -e .[dev]"]
+    assert (project / ".venv" / ".fxcourse-stamp").exists()
+
+
+def test_an_unknown_installer_is_refused_before_anything_is_installed(project):
+    r = _setup(project, EXTRAS="dev", FXCOURSE_INSTALLER="conda")
+    assert r.returncode == 1 and "FXCOURSE_INSTALLER=conda" in r.stderr and "expected uv (the default) or pip" in r.stderr
+    assert _installs(project) == []
 
 
 @pytest.mark.parametrize("change", ["pyproject", "torch", "extra"])
@@ -132,8 +184,8 @@ def test_a_changed_pyproject_torch_pin_or_extra_installs_again(project, change):
     again = _setup(project, **env)
     assert again.returncode == 0, again.stderr
     assert "up to date" not in again.stdout
-    expected = {"pyproject": "install -e .[dev]", "torch": "install -e .[dev]", "extra": "install -e .[dev,browser]"}
-    assert _installs(project)[2:] == ["install " + env.get("TORCH", "torch==2.13.0"), expected[change]]
+    extras = {"pyproject": "dev", "torch": "dev", "extra": "dev,browser"}[change]
+    assert _installs(project)[3:] == _first(extras, env.get("TORCH", "torch==2.13.0"))
 
 
 def test_lab_after_test_with_a_changed_pyproject_keeps_the_test_extras(project):
@@ -141,7 +193,7 @@ def test_lab_after_test_with_a_changed_pyproject_keeps_the_test_extras(project):
     with open(project / "pyproject.toml", "a") as f:
         f.write("\n# a new dependency\n")
     assert _setup(project, EXTRAS="").returncode == 0  # make lab
-    assert _installs(project)[-1] == "install -e .[dev,browser]"
+    assert _installs(project)[-1] == "uv pip install -e .[dev,browser]"
     assert "up to date" in _setup(project, EXTRAS="dev,browser").stdout  # make test: nothing to do
 
 
@@ -218,3 +270,40 @@ def test_a_failing_lesson_shows_the_kernels_own_log(tmp_path):
     assert out.returncode == 1
     assert "FAILED 01_broken.ipynb" in out.stdout and "broken lesson" in out.stdout
     assert "native library says why" in out.stderr
+
+
+def test_each_deps_script_does_the_part_it_is_asked(tmp_path):
+    """`make test` runs the deps scripts' system part beside the venv's making and their Python part after it:
+    the Python part touches no system package, and a part they do not know is refused by name."""
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho 9.9\n")  # any package asked about is 'present' in version 9.9
+    python.chmod(0o755)
+    env = {**os.environ, "PYTHON": str(python)}
+    ci = ROOT / ".ci"
+    said = {}
+    for name in ("browser", "hub", "postgres"):
+        r = subprocess.run(["bash", str(ci / f"deps-{name}.sh"), "python"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        said[name] = r.stdout.splitlines()
+    assert said == {"browser": ["browser-deps: playwright present: 9.9"], "hub": [],
+                    "postgres": ["deps-postgres: psycopg present: 9.9"]}
+    r = subprocess.run(["bash", str(ci / "deps.sh"), "python"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.splitlines() == said["browser"] + said["postgres"], r.stdout + r.stderr
+    for argv in (["deps-browser.sh", "apt"], ["deps.sh"], ["deps.sh", "both"]):
+        r = subprocess.run(["bash", str(ci / argv[0]), *argv[1:]], env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and ("unknown part 'apt'" in r.stderr or "expected system or python" in r.stderr), \
+            (argv, r.stderr)
+
+
+def test_make_test_installs_the_system_pieces_beside_the_venv_as_root():
+    """The test command's set-up: as root, the system part of the deps runs in the background while
+    tools/venv.sh makes the venv, and is waited for before the tests; then the Python part, in the venv."""
+    recipe = subprocess.run(["make", "-n", "test", "PYTHON=python3"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60).stdout
+    lines = [line for line in recipe.replace("\\\n", " ").splitlines() if line.strip()]
+    setup = next(line for line in lines if "tools/venv.sh" in line)
+    assert "bash .ci/deps.sh system > build/system-deps.log 2>&1 & deps=$!" in setup
+    assert setup.index("& deps=$!") < setup.index("sh tools/venv.sh; made=$?") < setup.index("wait $deps")
+    later = lines[lines.index(setup) + 1:]
+    assert "bash .ci/deps.sh python" in later[0] and "pytest -n 2" in later[1], later
