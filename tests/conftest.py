@@ -27,6 +27,7 @@ import pytest
 
 import _timing
 import _xdist
+from autograder.coursedata.exercises import EXERCISES
 
 ROOT = Path(__file__).resolve().parent.parent
 # ex01's graded functions answered correctly, written the way a learner would (not copied from solutions/)
@@ -73,6 +74,10 @@ XDIST_GROUPS = {
     "test_benchmarks_smoke.py": "benchmarks",
     "test_cluster.py": "cluster",
     "test_instructor.py": "instructor",  # its tests share one graded class, which they regrade in turn
+    # Each solution notebook runs once in a fresh kernel (conftest solution_run); the tests that read that run go
+    # where it is made, so that none waits for a run under way on the other worker.
+    "test_course.py::test_solution_notebook_runs_in_a_fresh_kernel_with_every_test_cell_passing": "solutions",
+    **{f"test_{ex.id}.py::test_every_test_cell_of_the_solution_passes": "solutions" for ex in EXERCISES},
     # One kept check server per user and code: its tests and the benchmarks' smoke run (whose grading section
     # keeps one and stops it) never run side by side, or one would stop the other's server.
     "test_forkserver.py::test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it": "benchmarks",
@@ -93,8 +98,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def assignments() -> list[str]:
     """Every graded exercise of the course, in course order (autograder.coursedata.exercises; test_course checks
     that solutions/ holds exactly these)."""
-    from autograder.coursedata.exercises import EXERCISES
-
     return [ex.id for ex in EXERCISES]
 
 
@@ -233,6 +236,37 @@ def generated_course(tmp_path_factory):
     """`generated_course(root, assignment, quiz_keys=False)`: see _generated_course."""
     return lambda root, assignment, quiz_keys=False: _generated_course(tmp_path_factory, Path(root), assignment,
                                                                        quiz_keys=quiz_keys)
+
+
+def _solution_run(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> nbformat.NotebookNode:
+    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.headless.execute), once per
+    test run for every worker and test that asks (keyed by the notebook's content); the executed notebook, or a
+    failure naming what the run raised."""
+    from autograder.grader.headless import execute
+
+    path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+    folder = shared_folder(tmp_path_factory, f"solution-run-{assignment}-{_content_key([path])}")
+    executed = folder / "executed.ipynb"
+
+    def run() -> dict:
+        try:
+            nbformat.write(execute(path, timeout=600), str(executed))
+            return {"ok": True}
+        except Exception as exc:  # a cell error, a timeout, a kernel that died
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[-6000:]}
+
+    done = _once(folder, run)
+    if not done["ok"]:
+        pytest.fail(f"solutions/{assignment} did not run top to bottom in a fresh kernel: {done['error']}",
+                    pytrace=False)
+    return nbformat.read(str(executed), as_version=4)
+
+
+@pytest.fixture(scope="session")
+def solution_run(tmp_path_factory):
+    """`solution_run(assignment)`: the solution notebook as one fresh kernel ran it (see _solution_run); the
+    course's kernel test and each exercise's test-cell test read the same run."""
+    return lambda assignment: _solution_run(tmp_path_factory, assignment)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,7 +12,7 @@ has a near miss whose not_hints could fail (tests/near_miss.py).
 from __future__ import annotations
 
 import io
-import warnings
+import re
 from pathlib import Path
 
 import pytest
@@ -52,16 +52,15 @@ def assert_cell_contract(nb, assignment: str, quizzes: int = 3, points: tuple[in
 
 
 def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int] | None = None,
-                   contract: bool = True, test_cells: bool = True, quiet: bool = False,
+                   contract: bool = True, test_cells: bool = True,
                    stub_says: str = "not implemented", evidence_cases=None, evidence_unwrapped: bool = False) -> dict:
     """The fixtures `nb` (the solution notebook) and `solution` (its answer namespace) and the generic tests of
     `assignment`, by name.
 
     quizzes, points: what the cell-contract test asks (see assert_cell_contract); contract=False leaves that test
     out (for a file that asserts the contract within a test of its own). test_cells=False leaves out the test
-    that runs every test cell of the solution; quiet=True runs those cells with warnings silenced (torch's
-    deprecation warnings are not the course's concern). stub_says: the text every case's message for a
-    released stub must contain.
+    that reads every test cell of the solution as a fresh kernel ran it. stub_says: the text every case's message
+    for a released stub must contain.
 
     evidence_cases: a function from a check to the cases whose evidence (collected from the solution) must
     survive torch.save and weights_only loading, as in hardened grading it crosses a process boundary; None
@@ -90,14 +89,20 @@ def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int]
         passed, text = run_answer(assignment, function, solution)
         assert passed, text
 
-    def test_every_test_cell_of_the_solution_passes(nb, solution):
-        """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution."""
-        ns = dict(solution)
-        with warnings.catch_warnings():
-            if quiet:
-                warnings.simplefilter("ignore")
-            for cell in notebook_test_cells(nb):
-                exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)  # noqa: S102 (course code)
+    def test_every_test_cell_of_the_solution_passes(solution_run):
+        """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution, in a
+        fresh kernel: no error, and each graded function's cell says it passed its visible and its hidden cases
+        (the run is the one tests/test_course.py checks for stderr too: conftest's solution_run, once per run)."""
+        executed = solution_run(assignment)
+        said = {}
+        for cell in notebook_test_cells(executed):
+            errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
+            assert not errors, f"{grade_id(cell)}: {errors}"
+            said[grade_id(cell)] = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        for function in names:
+            for kind in ("visible", "hidden"):
+                assert re.search(rf"\u2714 {function}: [1-9]\d* {kind} case\(s\) passed", said[f"test_{function}"]), \
+                    (function, kind, said[f"test_{function}"])
 
     @pytest.mark.parametrize("function", names)
     def test_released_stub_fails_every_case(nb, function):

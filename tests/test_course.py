@@ -17,7 +17,6 @@ from autograder.coursedata.hints import HINTS
 from autograder.grader.root import Course
 from autograder.grader.grading import check_notebook
 from autograder.grader.notebook import answer_cells, grade_id, is_test, nbgrader_meta, read_notebook
-from autograder.grader.headless import execute
 from conftest import ROOT, assignments, lessons
 
 COURSE = Course(ROOT)
@@ -181,9 +180,8 @@ def test_instructor_source_scores_full_marks_and_release_scores_zero(assignment)
 
 @pytest.mark.kernel
 @pytest.mark.parametrize("assignment", assignments())
-def test_solution_notebook_runs_in_a_fresh_kernel_with_every_test_cell_passing(assignment):
-    path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
-    nb = execute(path, timeout=600)
+def test_solution_notebook_runs_in_a_fresh_kernel_with_every_test_cell_passing(assignment, solution_run):
+    nb = solution_run(assignment)  # run once per test run; the exercise's own test-cell test reads it too
     for cell in nb.cells:
         if is_test(cell):
             errors = [o for o in cell.outputs if o.output_type == "error"]

@@ -21,7 +21,7 @@ MUTANTS = load(A)[0]
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 # fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py), evidence of two hidden cases
-globals().update(exercise_tests(A, quiet=True, evidence_cases=lambda check: check.cases(True)[:2]))
+globals().update(exercise_tests(A, evidence_cases=lambda check: check.cases(True)[:2]))
 
 
 def test_brief_mutants_are_present():

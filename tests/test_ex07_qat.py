@@ -26,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 # fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py), test cells worth 2 to 4 points,
 # evidence of the visible cases and two hidden ones, each answer's own evidence unwrapped
-globals().update(exercise_tests(A, points=(2, 4), quiet=True, evidence_unwrapped=True,
+globals().update(exercise_tests(A, points=(2, 4), evidence_unwrapped=True,
                                 evidence_cases=lambda check: check.cases(False) + check.cases(True)[:2]))
 
 

@@ -19,7 +19,7 @@ MUTANTS = load(A)[0]
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 # fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py), evidence of the visible cases
-globals().update(exercise_tests(A, quizzes=4, quiet=True, evidence_cases=lambda check: check.cases(False)))
+globals().update(exercise_tests(A, quizzes=4, evidence_cases=lambda check: check.cases(False)))
 
 
 def test_the_pitfalls_of_the_lesson_are_among_the_mutants():

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 # fixtures nb, solution; the tests every exercise has (tests/exercise_suite.py) but the contract, asserted below
 # with the curriculum's names; evidence of the visible cases, each answer's own evidence unwrapped
-globals().update(exercise_tests(A, contract=False, quiet=True, evidence_unwrapped=True,
+globals().update(exercise_tests(A, contract=False, evidence_unwrapped=True,
                                 evidence_cases=lambda check: check.cases(False)))
 
 
