@@ -77,7 +77,8 @@ XDIST_GROUPS = {
     # Each solution notebook runs once in a fresh kernel (conftest solution_run); the tests that read that run go
     # where it is made, so that none waits for a run under way on the other worker.
     "test_course.py::test_solution_notebook_runs_in_a_fresh_kernel_with_every_test_cell_passing": "solutions",
-    **{f"test_{ex.id}.py::test_every_test_cell_of_the_solution_passes": "solutions" for ex in EXERCISES},
+    **{f"test_{ex.id}.py::{test}": "solutions" for ex in EXERCISES
+       for test in ("test_solution_passes_visible_and_hidden_cases", "test_every_test_cell_of_the_solution_passes")},
     # One kept check server per user and code: its tests and the benchmarks' smoke run (whose grading section
     # keeps one and stops it) never run side by side, or one would stop the other's server.
     "test_forkserver.py::test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it": "benchmarks",

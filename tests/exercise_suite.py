@@ -5,9 +5,10 @@
 (pytest collects fixtures and test_ functions from a module's globals) and adds what is special in its checks.
 
 What they assert: the solution notebook follows the cell contract, the solution passes every visible and hidden
-case, every test cell of the solution passes as nbgrader runs it, the released stub fails every case saying it is
-not implemented, every mutant is killed with its hint and every alternative passes, and every graded function
-has a near miss whose not_hints could fail (tests/near_miss.py).
+case and every test cell of the solution passes as nbgrader runs it (both read from the one fresh-kernel run of
+the solution that tests/test_course.py checks too: conftest's solution_run), the released stub fails every case
+saying it is not implemented, every mutant is killed with its hint and every alternative passes, and every
+graded function has a near miss whose not_hints could fail (tests/near_miss.py).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import torch
 
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
+from autograder.coursedata.mutants import load
 from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from autograder.grader.notebook import test_cells as notebook_test_cells
 from autograder.grader.validate import judge_alternative, judge_mutant
@@ -84,25 +85,30 @@ def exercise_tests(assignment: str, *, quizzes: int = 3, points: tuple[int, int]
         """Is every graded function alone in an answer cell named after it, with a test cell test_<name>?"""
         assert_cell_contract(nb, assignment, quizzes, points)
 
-    @pytest.mark.parametrize("function", names)
-    def test_solution_passes_visible_and_hidden_cases(solution, function):
-        passed, text = run_answer(assignment, function, solution)
-        assert passed, text
-
-    def test_every_test_cell_of_the_solution_passes(solution_run):
-        """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution, in a
-        fresh kernel: no error, and each graded function's cell says it passed its visible and its hidden cases
-        (the run is the one tests/test_course.py checks for stderr too: conftest's solution_run, once per run)."""
-        executed = solution_run(assignment)
+    def said_by_test_cells(solution_run) -> dict[str, str]:
+        """What each test cell of the solution printed in the fresh kernel that ran it (conftest's solution_run,
+        once per test run; tests/test_course.py checks the same run for errors and stderr); a cell that raised
+        fails the test, naming its error."""
         said = {}
-        for cell in notebook_test_cells(executed):
+        for cell in notebook_test_cells(solution_run(assignment)):
             errors = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
             assert not errors, f"{grade_id(cell)}: {errors}"
             said[grade_id(cell)] = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-        for function in names:
-            for kind in ("visible", "hidden"):
-                assert re.search(rf"\u2714 {function}: [1-9]\d* {kind} case\(s\) passed", said[f"test_{function}"]), \
-                    (function, kind, said[f"test_{function}"])
+        return said
+
+    @pytest.mark.parametrize("function", names)
+    def test_solution_passes_visible_and_hidden_cases(solution_run, function):
+        """Its test cell, run on the solution, passes every visible case, then every hidden one (run_check says
+        so for each; it raises at the first failing case)."""
+        said = said_by_test_cells(solution_run)[f"test_{function}"]
+        for kind in ("visible", "hidden"):
+            assert re.search(rf"\u2714 {function}: [1-9]\d* {kind} case\(s\) passed", said), (kind, said)
+
+    def test_every_test_cell_of_the_solution_passes(solution_run):
+        """The test cells as nbgrader runs them (hidden tests and quiz keys included) pass on the solution, in a
+        fresh kernel: none raises, and each says what it passed."""
+        said = said_by_test_cells(solution_run)
+        assert said and all(text.startswith("\u2714 ") for text in said.values()), said
 
     @pytest.mark.parametrize("function", names)
     def test_released_stub_fails_every_case(nb, function):
