@@ -88,3 +88,27 @@ def test_each_group_runs_whole_on_one_worker(tmp_path):
     assert sorted(int(n) for n, _ in ran["a"]) == [0, 1, 2, 3] and len({w for _, w in ran["a"]}) == 1, ran
     assert sorted(int(n) for n, _ in ran["b"]) == [0, 1, 2] and len({w for _, w in ran["b"]}) == 1, ran
     assert len(ran["free"]) == 6
+
+
+ORDERED = {
+    "conftest.py": ("import _xdist\n\nGROUPS = {'test_a.py': 'a'}\nFIRST = ('test_c.py::test_late', 'a')\n\n"
+                    "def pytest_xdist_make_scheduler(config, log):\n"
+                    "    return _xdist.scheduler(config, log, GROUPS, FIRST)\n"),
+    "test_a.py": ("import pytest\n\n@pytest.mark.parametrize('n', range(2))\ndef test_a(n):\n"
+                  "    print(f'a{n}', file=open('order.log', 'a'))\n"),
+    "test_c.py": ("def test_early():\n    print('early', file=open('order.log', 'a'))\n\n"
+                  "def test_late():\n    print('late', file=open('order.log', 'a'))\n"),
+}
+
+
+def test_the_units_named_first_go_first_in_their_order(tmp_path):
+    """conftest's XDIST_FIRST: a test named there goes before a group (which would otherwise go first, having
+    more tests), and the group before the tests not named; one worker runs them in the order they were sent."""
+    for name, text in ORDERED.items():
+        (tmp_path / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
+    env["PYTHONPATH"] = str(HERE)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "1", "--dist",
+                        "loadgroup"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "order.log").read_text().split() == ["late", "a0", "a1", "early"]
