@@ -250,9 +250,9 @@ def generated_course(tmp_path_factory):
 
 
 def _solution_run(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> nbformat.NotebookNode:
-    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.headless.execute), once per
-    test run for every worker and test that asks (keyed by the notebook's content); the executed notebook, or a
-    failure naming what the run raised."""
+    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.headless.execute, forked from
+    the kernel server of this test process), once per test run for every worker and test that asks (keyed by the
+    notebook's content); the executed notebook, or a failure naming what the run raised."""
     from autograder.grader.headless import execute
 
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
@@ -261,7 +261,7 @@ def _solution_run(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> 
 
     def run() -> dict:
         try:
-            nbformat.write(execute(path, timeout=600), str(executed))
+            nbformat.write(execute(path, timeout=600, fork=True), str(executed))
             return {"ok": True}
         except Exception as exc:  # a cell error, a timeout, a kernel that died
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[-6000:]}

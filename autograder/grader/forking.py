@@ -213,6 +213,15 @@ def _listen(address: str) -> socket.socket | None:
         return None
 
 
+def receive(sock: socket.socket, most: int) -> tuple[bytes, list[int]]:
+    """One message and the file descriptors sent with it (at most `most`); nothing once the peer is gone."""
+    try:
+        msg, fds, _, _ = socket.recv_fds(sock, _MSG, most)
+    except OSError:
+        return b"", []
+    return msg, fds
+
+
 def _accept(lsock: socket.socket) -> socket.socket | None:
     """A connection from a process of our own uid (the grading run's nbgrader processes), else none."""
     try:
@@ -267,10 +276,7 @@ def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
                     if conn is not None:
                         clients.append(conn)
                     continue
-                try:
-                    msg, fds, _, _ = socket.recv_fds(src, _MSG, 3)
-                except OSError:
-                    msg, fds = b"", []
+                msg, fds = receive(src, 3)
                 if not msg:
                     if src is sock:
                         if not keep:
