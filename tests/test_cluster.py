@@ -335,6 +335,41 @@ def test_a_submission_given_up_only_for_others_faults_is_graded_again_alone(dask
     assert grades(root) == {"a_correct": reference["correct"], bystander: reference["correct"]}
 
 
+def test_a_result_lost_with_its_worker_before_it_is_read_is_computed_again(dask, reference, tmp_path,
+                                                                          generated_course):
+    """A finished task's result stays on its worker until the coordinator reads it. The worker dies in between
+    (as when another submission kills it): Dask computes the task again, and the grade is written once."""
+    from autograder.grader.cluster import collect_submissions, grade_on_cluster
+    from autograder.grader.grade_progress import GradeProgress
+    from autograder.grader.gradebook import Gradebook
+
+    root = new_course(generated_course, tmp_path, ["a_correct"])
+    dask.wait_for_workers(2)
+    lost: list[str] = []
+    with dask.client() as client, Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+
+        def check() -> None:  # called between results: kill the worker that holds the result, before it is read
+            held = {k: w for k, w in client.who_has().items() if str(k).startswith("grade-") and w}
+            if lost or not held:
+                return
+            key, (address, *_) = next(iter(held.items()))
+            pid = client.run(os.getpid, workers=[address])[address]
+            os.kill(pid, signal.SIGKILL)
+            lost.append(key)
+            deadline = time.monotonic() + 60
+            while client.futures[key].status == "finished" and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert client.futures[key].status != "finished", "the scheduler did not report the result lost"
+
+        sources = {A: (root / "solutions" / A / NOTEBOOK).read_bytes()}
+        subs = collect_submissions(root_course(root), A, ["a_correct"], [A], sources)
+        progress = GradeProgress(1, live=False)
+        written = grade_on_cluster(root_course(root), A, subs, sources, client, gb, progress, check=check)
+    assert len(lost) == 1, "no result was lost: the test did not do what it says"
+    assert written == 1 and progress.not_graded == set(), progress.reasons
+    assert grades(root) == {"a_correct": reference["correct"]} and ledger(root) == {"a_correct": 1}
+
+
 def root_course(root: Path):
     from autograder.grader.root import Course
 

@@ -238,7 +238,11 @@ def _why_failed(exc: BaseException, allowed: int | None) -> str:
 
 def as_finished(futures: list, check: Callable[[], None], poll: float = 0.05):
     """Each of `futures` as it finishes (distributed's as_completed), with `check()` called before each one and
-    between short waits; never waits inside Dask's code for more than a look at its queue."""
+    between short waits; never waits inside Dask's code for more than a look at its queue.
+
+    A finished task's result stays on its worker until it is read. When that worker dies first (another
+    submission killed it), Dask computes the task again and the future is no longer finished ("lost", then
+    "pending"): it is waited for again, not handed on as if it had ended."""
     from distributed import as_completed
 
     ac = as_completed(futures)
@@ -247,6 +251,9 @@ def as_finished(futures: list, check: Callable[[], None], poll: float = 0.05):
         if ac.has_ready():
             for fut in ac.next_batch(block=False):
                 check()
+                if fut.status not in ("finished", "error", "cancelled"):
+                    ac.add(fut)
+                    continue
                 yield fut
         elif ac.is_empty():
             return
