@@ -17,13 +17,18 @@ FILES = {
 }
 
 
-def _run(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    for name, text in FILES.items():
+def _pytest(folder: Path, files: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """pytest run in `folder` on `files` (written there), with tests/ importable and none of this run's settings."""
+    for name, text in files.items():
         (folder / name).write_text(text)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
     env["PYTHONPATH"] = str(HERE)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "_timing", "-p", "no:cacheprovider", "-q", *args],
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
                           cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _run(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return _pytest(folder, FILES, "-p", "_timing", *args)
 
 
 def _table(folder: Path) -> dict[str, tuple[float, float, int]]:
@@ -82,12 +87,7 @@ GROUPED = {
 
 
 def test_each_group_runs_whole_on_one_worker(tmp_path):
-    for name, text in GROUPED.items():
-        (tmp_path / name).write_text(text)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
-    env["PYTHONPATH"] = str(HERE)
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "--dist",
-                        "loadgroup"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    r = _pytest(tmp_path, GROUPED, "-n", "2", "--dist", "loadgroup")
     assert r.returncode == 0, r.stdout + r.stderr
     ran = {log: [line.split() for line in (tmp_path / f"{log}.log").read_text().splitlines()]
            for log in ("a", "b", "free")}
@@ -110,11 +110,6 @@ ORDERED = {
 def test_the_units_named_first_go_first_in_their_order(tmp_path):
     """conftest's XDIST_FIRST: a test named there goes before a group (which would otherwise go first, having
     more tests), and the group before the tests not named; one worker runs them in the order they were sent."""
-    for name, text in ORDERED.items():
-        (tmp_path / name).write_text(text)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
-    env["PYTHONPATH"] = str(HERE)
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "1", "--dist",
-                        "loadgroup"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    r = _pytest(tmp_path, ORDERED, "-n", "1", "--dist", "loadgroup")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "order.log").read_text().split() == ["late", "a0", "a1", "early"]
