@@ -64,7 +64,7 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """SIGKILL when the parent goes; exit now if it already went (in a new pid namespace the parent is
     outside it: its pid reads 0)."""
     _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -83,7 +83,7 @@ def _worker(req: dict, out_fd: int, manager: int) -> None:
     """The forked worker: its output to the grader's file, its own environment, then the worker's main."""
     code = 1
     try:
-        _die_with_parent(manager)
+        die_with_parent(manager)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(out_fd, 1)
@@ -130,7 +130,7 @@ def _judge(memory: int, fds: list[int], manager: int) -> None:
     """The forked judge: requests on stdin, answers on stdout (autograder.grader.grading._judge_server)."""
     code = 1
     try:
-        _die_with_parent(manager)
+        die_with_parent(manager)
         import io
 
         os.dup2(fds[0], 0)
@@ -154,7 +154,7 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         os.setsid()
-        _die_with_parent(server)
+        die_with_parent(server)
         if req.get("cgroup"):
             with open(req["cgroup"], "w") as f:
                 f.write(str(os.getpid()))

@@ -220,14 +220,14 @@ def _prepare() -> None:
     import torch.nn  # noqa: F401
 
 
-def _kernel(req: dict, fds: list[int]) -> None:
+def _kernel(req: dict, fds: list[int], server: int) -> None:
     """In the forked child: become `python -m ipykernel_launcher -f CONNECTION` as the caller asked for it."""
     code = 1
     try:
         os.setsid()
-        import ctypes
+        from autograder.grader.forking import die_with_parent
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: dies with the server
+        die_with_parent(server)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(fds[0], 1)
@@ -287,7 +287,8 @@ def serve(fd: int) -> int:
                   .encode())
         sock.close()
         return 1
-    sock.send(json.dumps({"ready": True, "pid": os.getpid()}).encode())
+    server = os.getpid()
+    sock.send(json.dumps({"ready": True, "pid": server}).encode())
     kernels: set[int] = set()
     try:
         while True:
@@ -311,7 +312,7 @@ def serve(fd: int) -> int:
                     os.close(extra)
                 continue
             if pid == 0:
-                _kernel(req, fds)
+                _kernel(req, fds, server)
             for extra in fds:
                 os.close(extra)
             kernels.add(pid)
