@@ -15,6 +15,7 @@ import pytest
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from autograder.grader import kernels
+from autograder.grader.forkserver import ended
 from autograder.grader.headless import execute
 
 pytestmark = [pytest.mark.kernel,
@@ -49,14 +50,6 @@ def _own_server(monkeypatch):
     kernels.stop()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
-
-
 def test_a_forked_kernel_sees_what_a_fresh_one_sees_with_fresh_random_seeds(tmp_path, monkeypatch):
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's own choice: the inline backend, as in Jupyter
     path = _notebook(tmp_path, SEEN, PLOT)
@@ -81,12 +74,9 @@ def test_a_forked_kernel_sees_what_a_fresh_one_sees_with_fresh_random_seeds(tmp_
 def test_a_finished_kernel_is_gone_and_the_server_goes_with_this_process(tmp_path):
     nb = execute(_notebook(tmp_path, SEEN), cwd=tmp_path, fork=True)
     pid, server = _seen(nb)["pid"], kernels.server_pid()
-    end = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < end:
-        time.sleep(0.05)
-    assert not _alive(pid), "the kernel outlived its notebook"
+    assert ended(pid, 10), "the kernel outlived its notebook"
     kernels.stop()
-    assert kernels.server_pid() is None and not _alive(server)
+    assert kernels.server_pid() is None and ended(server, 0)
 
 
 def test_a_kernel_that_dies_is_a_dead_kernel_as_before(tmp_path):

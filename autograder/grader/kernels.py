@@ -31,7 +31,8 @@ import socket
 import subprocess
 import sys
 import threading
-import time
+
+from autograder.grader.forkserver import ended
 
 __all__ = ["ForkedKernelProvisioner", "enabled", "stop", "server_pid"]
 
@@ -144,22 +145,14 @@ class _Forked:
         self.pid, self.returncode = pid, None
 
     def poll(self) -> int | None:
-        if self.returncode is None:
-            try:
-                with open(f"/proc/{self.pid}/stat", "rb") as f:
-                    if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
-                        self.returncode = 0
-            except (OSError, IndexError):
-                self.returncode = 0
+        if self.returncode is None and ended(self.pid, 0):
+            self.returncode = 0  # the server reaps it: its exit code is not ours to read
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        end = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if end is not None and time.monotonic() > end:
-                raise subprocess.TimeoutExpired(f"kernel {self.pid}", timeout)
-            time.sleep(0.02)
-        return self.returncode
+        if not ended(self.pid, float("inf") if timeout is None else timeout):
+            raise subprocess.TimeoutExpired(f"kernel {self.pid}", timeout)
+        return self.poll()
 
     def send_signal(self, signum: int) -> None:
         try:
