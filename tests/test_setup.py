@@ -31,7 +31,9 @@ def _copy_setup_files(folder: Path) -> None:
 def _logging_pip(venv: Path, log: Path) -> None:
     """Put a `pip` into `venv` (made without one) that only logs what it is asked to `log`. Asked to install uv,
     it puts a stand-in `uv` into the venv's bin/ that logs as `uv ...` (FAKE_UV_FAILS set: and then fails);
-    FAKE_NO_UV makes that install fail, FAKE_PIP_INDEX shows in `pip config list` as the index pip is set to."""
+    FAKE_NO_UV makes that install fail, FAKE_PIP_INDEX shows in `pip config list` as the index pip is set to.
+    Asked to download torch, it puts a stand-in wheel into --dest (FAKE_NO_DOWNLOAD set: fails instead); the
+    logs name a wheel by its file name only."""
     site = Path(subprocess.check_output([str(venv / "bin" / "python"), "-c",
                                          "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
     (site / "pip").mkdir()
@@ -43,15 +45,24 @@ def _logging_pip(venv: Path, log: Path) -> None:
             if os.environ.get("FAKE_PIP_INDEX"):
                 print("global.index-url='" + os.environ["FAKE_PIP_INDEX"] + "'")
             sys.exit(0)
+        if args[:1] == ["download"]:
+            dest = sys.argv[sys.argv.index("--dest") + 1]
+            args.remove(dest)
         with open({str(log)!r}, "a") as log:
             log.write(" ".join(args) + "\\n")
+        if args[:1] == ["download"]:
+            if os.environ.get("FAKE_NO_DOWNLOAD"):
+                sys.exit(1)
+            version = args[-1].split("==")[1] if "==" in args[-1] else "0"
+            open(os.path.join(dest, "torch-" + version + "-py3-none-any.whl"), "w").close()
         if args == ["install", "uv"]:
             if os.environ.get("FAKE_NO_UV"):
                 sys.exit(1)
             uv = os.path.join(os.path.dirname(sys.executable), "uv")
             with open(uv, "w") as f:
                 f.write("#!" + sys.executable + "\\nimport os, sys\\n"
-                        "args = [a for a in sys.argv[1:] if not a.startswith('--') and not a.endswith('/python')]\\n"
+                        "args = [os.path.basename(a) if a.endswith('.whl') else a for a in sys.argv[1:]\\n"
+                        "        if not a.startswith('--') and not a.endswith('/python')]\\n"
                         "open({str(log)!r}, 'a').write('uv ' + ' '.join(args) + '\\\\n')\\n"
                         "sys.exit(1 if os.environ.get('FAKE_UV_FAILS') else 0)\\n")
             os.chmod(uv, 0o755)
@@ -79,9 +90,15 @@ def _installs(project: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-# What a first run installs by default: torch with pip, uv with pip, then the course (and the rest) with uv.
+# What a first run installs by default: uv with pip, the torch file pip chooses, then that file and the course
+# (and the rest) with uv.
 def _first(extras: str = "dev", torch: str = "torch==2.13.0") -> list[str]:
-    return [f"install {torch}", "install uv", f"uv pip install -e .[{extras}]"]
+    wheel = f"torch-{torch.split('==')[1]}-py3-none-any.whl"
+    return ["install uv", f"download {torch}", f"uv pip install {wheel} -e .[{extras}]"]
+
+
+def _with_pip(extras: str = "dev", torch: str = "torch==2.13.0") -> list[str]:
+    return [f"install {torch}", f"install -e .[{extras}]"]
 
 
 def test_first_run_installs_then_a_second_run_installs_nothing(project):
@@ -126,31 +143,35 @@ def test_a_venv_made_from_another_interpreter_is_made_anew_even_without_a_stamp(
 
 
 def test_a_failed_install_is_named_and_the_next_run_tries_again(project):
-    """The course's own package fails to install (after torch, whose packages are compiled meanwhile), with uv
-    and then with pip: the set-up says so, writes no stamp, and the next run installs again."""
+    """The course's own package fails to install, with uv and then with pip (after torch): the set-up says so,
+    writes no stamp, and the next run installs again."""
     site = next((project / ".venv" / "lib").glob("python3*/site-packages"))
     logger = (site / "pip" / "__main__.py").read_text()
     (site / "pip" / "__main__.py").write_text(logger + "if '-e' in sys.argv:\n    sys.exit(3)\n")
     r = _setup(project, EXTRAS="dev", FAKE_UV_FAILS="1")
     assert r.returncode == 1 and "installing fxcourse (.[dev]) into .venv failed" in r.stderr, r.stderr
     assert "uv could not install fxcourse (.[dev])" in r.stdout and "installing with pip" in r.stdout, r.stdout
-    assert _installs(project) == _first() + ["install -e .[dev]"]
+    assert _installs(project) == _first() + _with_pip()
     assert not (project / ".venv" / ".fxcourse-stamp").exists()
     (site / "pip" / "__main__.py").write_text(logger)
     again = _setup(project, EXTRAS="dev")
     assert again.returncode == 0, again.stderr
-    assert _installs(project)[4:] == _first() and "up to date" in _setup(project, EXTRAS="dev").stdout
+    assert _installs(project)[5:] == _first() and "up to date" in _setup(project, EXTRAS="dev").stdout
 
 
-@pytest.mark.parametrize("why", ["asked for pip", "pip has an index of its own", "uv cannot be had", "uv fails"])
+@pytest.mark.parametrize("why", ["asked for pip", "pip has an index of its own", "uv cannot be had",
+                                 "torch cannot be fetched", "uv fails"])
 def test_the_course_is_installed_with_pip_where_uv_is_not_the_way(project, why):
-    """uv installs everything but torch unless FXCOURSE_INSTALLER=pip asks for pip, pip is configured with an
-    index of its own (which uv would not read), uv cannot be installed, or uv fails: then pip does, saying why."""
+    """uv installs torch (the file pip fetched) and everything else unless FXCOURSE_INSTALLER=pip asks for pip,
+    pip is configured with an index of its own (which uv would not read), uv cannot be installed, pip cannot
+    fetch the torch file, or uv fails: then pip installs both, saying why."""
     env, said = {
         "asked for pip": ({"FXCOURSE_INSTALLER": "pip"}, None),
         "pip has an index of its own": ({"FAKE_PIP_INDEX": "https://mirror.example/simple"},
                                         "pip is configured with an index of its own: installing with pip"),
         "uv cannot be had": ({"FAKE_NO_UV": "1"}, "uv could not be installed: installing with pip"),
+        "torch cannot be fetched": ({"FAKE_NO_DOWNLOAD": "1"},
+                                    "pip could not fetch torch==2.13.0 as a wheel: installing with pip"),
         "uv fails": ({"FAKE_UV_FAILS": "1"}, "uv could not install fxcourse (.[dev]) (its message is above); "
                                              "installing with pip"),
     }[why]
@@ -159,8 +180,8 @@ def test_the_course_is_installed_with_pip_where_uv_is_not_the_way(project, why):
     if said:
         assert f"setup: {said}" in r.stdout, r.stdout
     tried_uv = {"asked for pip": [], "pip has an index of its own": [], "uv cannot be had": ["install uv"],
-                "uv fails": ["install uv", "uv pip install -e .[dev]"]}[why]
-    assert _installs(project) == ["install torch==2.13.0", *tried_uv, "install -e .[dev]"]
+                "torch cannot be fetched": _first()[:2], "uv fails": _first()}[why]
+    assert _installs(project) == [*tried_uv, *_with_pip()]
     assert (project / ".venv" / ".fxcourse-stamp").exists()
 
 
@@ -193,7 +214,7 @@ def test_lab_after_test_with_a_changed_pyproject_keeps_the_test_extras(project):
     with open(project / "pyproject.toml", "a") as f:
         f.write("\n# a new dependency\n")
     assert _setup(project, EXTRAS="").returncode == 0  # make lab
-    assert _installs(project)[-1] == "uv pip install -e .[dev,browser]"
+    assert _installs(project)[-1] == "uv pip install torch-2.13.0-py3-none-any.whl -e .[dev,browser]"
     assert "up to date" in _setup(project, EXTRAS="dev,browser").stdout  # make test: nothing to do
 
 
