@@ -74,6 +74,8 @@ XDIST_GROUPS = {
     "test_benchmarks_smoke.py": "benchmarks",
     "test_cluster.py": "cluster",
     "test_instructor.py": "instructor",  # its tests share one graded class, which they regrade in turn
+    # both read one module fixture, two fresh interpreters' imports: made once, on one worker
+    "test_layers.py::test_importing_the_check_library_leaves_out": "layers",
     # Each solution notebook runs once in a fresh kernel (conftest solution_run); the tests that read that run go
     # where it is made, so that none waits for a run under way on the other worker.
     "test_course.py::test_solution_notebook_runs_in_a_fresh_kernel_with_every_test_cell_passing": "solutions",

@@ -34,8 +34,9 @@ jail = pytest.mark.skipif(sandbox.isolation_level() != "jail", reason="needs the
 
 
 # How long the stealing answer looks for another submission's answer: long enough to outlast a worker graded
-# beside it; graded alone, there is only what earlier workers left behind, found by its first look.
-BESIDE, ALONE = 25, 2
+# beside it (about 3 s; the test checks that it did); graded alone, there is only what earlier workers left
+# behind, found by its first look.
+BESIDE, ALONE = 15, 2
 
 
 def _hostile(root: Path, window: int = ALONE) -> dict[str, str]:
@@ -174,6 +175,8 @@ def test_a_hostile_submission_changes_nothing_for_the_next_or_the_one_beside_it(
     assert both.returncode == 0, both.stdout + both.stderr
     assert "2 at a time" in both.stdout
     assert _scores(both.stdout) == {"alice": "10 / 10", "mallory": "3 / 10"}, both.stdout
+    # the stealer was still looking when the honest worker ended (each line is printed as its grading ends)
+    assert both.stdout.index("alice: graded") < both.stdout.index("mallory: graded"), both.stdout
 
     assert _changes(before, _state(course)) == []
     assert not os.path.exists("/etc/fxcourse-hostile")
@@ -189,6 +192,9 @@ def test_a_checkout_under_tmp_keeps_its_packages_and_still_covers_tmp(course, tm
     assert str(checkout.resolve()).startswith("/tmp/")
     for name in ("autograder", "fxplayground"):
         shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
+    # mallory's attacks as the course fixture wrote them (the side-by-side test gives hers a longer search)
+    _fill(course / "exercises" / A / f"{A}.ipynb", _hostile(course),
+          course / "submitted" / "mallory" / A / f"{A}.ipynb")
     decoy = tempfile.mkdtemp(prefix="fxcourse-worker-decoy-", dir="/tmp")  # like another grader's scratch
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     try:
