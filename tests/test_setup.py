@@ -30,7 +30,8 @@ def _copy_setup_files(folder: Path) -> None:
 
 def _logging_pip(venv: Path, log: Path) -> None:
     """Put a `pip` into `venv` (made without one) that only logs what it is asked to `log`. Asked to install uv,
-    it puts a stand-in `uv` into the venv's bin/ that logs as `uv ...` (FAKE_UV_FAILS set: and then fails);
+    it puts a stand-in `uv` into the venv's bin/ that logs as `uv ...` (FAKE_UV_FAILS set: and then fails to
+    install the course; FAKE_UV_FAILS_TORCH: to install torch);
     FAKE_NO_UV makes that install fail, FAKE_PIP_INDEX shows in `pip config list` as the index pip is set to.
     Asked to download torch, it puts a stand-in wheel into --dest (FAKE_NO_DOWNLOAD set: fails instead); the
     logs name a wheel by its file name only."""
@@ -64,7 +65,8 @@ def _logging_pip(venv: Path, log: Path) -> None:
                         "args = [os.path.basename(a) if a.endswith('.whl') else a for a in sys.argv[1:]\\n"
                         "        if not a.startswith('--') and not a.endswith('/python')]\\n"
                         "open({str(log)!r}, 'a').write('uv ' + ' '.join(args) + '\\\\n')\\n"
-                        "sys.exit(1 if os.environ.get('FAKE_UV_FAILS') else 0)\\n")
+                        "course = '-e' in args\\n"
+                        "sys.exit(1 if os.environ.get('FAKE_UV_FAILS' if course else 'FAKE_UV_FAILS_TORCH') else 0)\\n")
             os.chmod(uv, 0o755)
         """))
 
@@ -90,11 +92,11 @@ def _installs(project: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-# What a first run installs by default: uv with pip, the torch file pip chooses, then that file and the course
-# (and the rest) with uv.
+# What a first run installs by default: uv with pip, the torch file pip chooses, then that file with uv, then
+# the course (and the rest) with uv, torch kept to that file.
 def _first(extras: str = "dev", torch: str = "torch==2.13.0") -> list[str]:
     wheel = f"torch-{torch.split('==')[1]}-py3-none-any.whl"
-    return ["install uv", f"download {torch}", f"uv pip install {wheel} -e .[{extras}]"]
+    return ["install uv", f"download {torch}", f"uv pip install {wheel}", f"uv pip install {wheel} -e .[{extras}]"]
 
 
 def _with_pip(extras: str = "dev", torch: str = "torch==2.13.0") -> list[str]:
@@ -108,10 +110,10 @@ def test_first_run_installs_then_a_second_run_installs_nothing(project):
     second = _setup(project, EXTRAS="dev")
     assert second.returncode == 0, second.stderr
     assert "up to date" in second.stdout
-    assert len(_installs(project)) == 3, "the second run installed again although nothing changed"
+    assert len(_installs(project)) == len(_first()), "the second run installed again although nothing changed"
     # `make lab` asks for no extras: what `make test` installed already covers it.
     assert "up to date" in _setup(project, EXTRAS="").stdout
-    assert len(_installs(project)) == 3
+    assert len(_installs(project)) == len(_first())
 
 
 def test_a_venv_made_from_another_interpreter_is_made_anew_even_without_a_stamp(project):
@@ -156,15 +158,16 @@ def test_a_failed_install_is_named_and_the_next_run_tries_again(project):
     (site / "pip" / "__main__.py").write_text(logger)
     again = _setup(project, EXTRAS="dev")
     assert again.returncode == 0, again.stderr
-    assert _installs(project)[5:] == _first() and "up to date" in _setup(project, EXTRAS="dev").stdout
+    assert _installs(project)[len(_first() + _with_pip()):] == _first()
+    assert "up to date" in _setup(project, EXTRAS="dev").stdout
 
 
 @pytest.mark.parametrize("why", ["asked for pip", "pip has an index of its own", "uv cannot be had",
-                                 "torch cannot be fetched", "uv fails"])
+                                 "torch cannot be fetched", "uv fails on torch", "uv fails"])
 def test_the_course_is_installed_with_pip_where_uv_is_not_the_way(project, why):
     """uv installs torch (the file pip fetched) and everything else unless FXCOURSE_INSTALLER=pip asks for pip,
     pip is configured with an index of its own (which uv would not read), uv cannot be installed, pip cannot
-    fetch the torch file, or uv fails: then pip installs both, saying why."""
+    fetch the torch file, or uv fails (on torch or on the rest): then pip installs both, saying why."""
     env, said = {
         "asked for pip": ({"FXCOURSE_INSTALLER": "pip"}, None),
         "pip has an index of its own": ({"FAKE_PIP_INDEX": "https://mirror.example/simple"},
@@ -172,6 +175,8 @@ def test_the_course_is_installed_with_pip_where_uv_is_not_the_way(project, why):
         "uv cannot be had": ({"FAKE_NO_UV": "1"}, "uv could not be installed: installing with pip"),
         "torch cannot be fetched": ({"FAKE_NO_DOWNLOAD": "1"},
                                     "pip could not fetch torch==2.13.0 as a wheel: installing with pip"),
+        "uv fails on torch": ({"FAKE_UV_FAILS_TORCH": "1"}, "uv could not install torch==2.13.0 (its message is "
+                                                            "above); installing with pip"),
         "uv fails": ({"FAKE_UV_FAILS": "1"}, "uv could not install fxcourse (.[dev]) (its message is above); "
                                              "installing with pip"),
     }[why]
@@ -180,7 +185,7 @@ def test_the_course_is_installed_with_pip_where_uv_is_not_the_way(project, why):
     if said:
         assert f"setup: {said}" in r.stdout, r.stdout
     tried_uv = {"asked for pip": [], "pip has an index of its own": [], "uv cannot be had": ["install uv"],
-                "torch cannot be fetched": _first()[:2], "uv fails": _first()}[why]
+                "torch cannot be fetched": _first()[:2], "uv fails on torch": _first()[:3], "uv fails": _first()}[why]
     assert _installs(project) == [*tried_uv, *_with_pip()]
     assert (project / ".venv" / ".fxcourse-stamp").exists()
 
@@ -206,7 +211,7 @@ def test_a_changed_pyproject_torch_pin_or_extra_installs_again(project, change):
     assert again.returncode == 0, again.stderr
     assert "up to date" not in again.stdout
     extras = {"pyproject": "dev", "torch": "dev", "extra": "dev,browser"}[change]
-    assert _installs(project)[3:] == _first(extras, env.get("TORCH", "torch==2.13.0"))
+    assert _installs(project)[len(_first()):] == _first(extras, env.get("TORCH", "torch==2.13.0"))
 
 
 def test_lab_after_test_with_a_changed_pyproject_keeps_the_test_extras(project):

@@ -115,18 +115,31 @@ install_with_pip() {
     say "installing fxcourse ($1) in editable mode into $VENV"
     pip install --no-compile -e "$1"
 }
-# With uv: the torch file pip chose (into $wheels), installed with the course by uv. Fails, having installed
-# nothing, where pip cannot fetch the file or uv fails.
+# With uv: the torch file pip chose (into $wheels), then the course. torch's files are compiled while uv fetches
+# the rest; a file replaced meanwhile is compiled again at the end, where compileall passes over every file whose
+# compiled copy is missing or out of date. Fails where pip cannot fetch the file or uv fails; pip then installs
+# what is missing.
 install_with_uv() {
-    say "fetching $TORCH (pip) and installing it with fxcourse ($1) in editable mode into $VENV (uv)"
+    say "installing $TORCH into $VENV (the file from pip, installed by uv)"
     if ! pip download --no-deps --dest "$wheels" "$TORCH" || ! wheel=$(ls "$wheels"/torch-*.whl 2>/dev/null); then
         say "pip could not fetch $TORCH as a wheel: installing with pip"
         return 1
     fi
-    "$VENV/bin/uv" pip install --quiet --native-tls --python "$VENV/bin/python" "$wheel" -e "$1" && return 0
+    if ! uv_install "$wheel"; then
+        say "uv could not install $TORCH (its message is above); installing with pip"
+        return 1
+    fi
+    compile_all &
+    compiling=$!
+    say "installing fxcourse ($1) in editable mode into $VENV (uv)"
+    uv_install "$wheel" -e "$1"
+    made=$?
+    wait "$compiling" || true
+    [ "$made" -eq 0 ] && return 0
     say "uv could not install fxcourse ($1) (its message is above); installing with pip"
-    return 2
+    return 1
 }
+uv_install() { "$VENV/bin/uv" pip install --quiet --native-tls --python "$VENV/bin/python" "$@"; }
 
 target="."
 [ -n "$EXTRAS" ] && target=".[$EXTRAS]"
