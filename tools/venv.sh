@@ -86,18 +86,18 @@ fi
 EXTRAS=$(printf '%s,%s' "$installed" "$EXTRAS" | tr ',' '\n' | awk 'NF && !seen[$0]++' | paste -sd, -)
 
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
-# Installers compile what they install one file after another; compileall does it on every core, once, after
-# everything is in (a file that is not Python 3, like a template, is left as it is). Test folders, which
-# nothing imports, are left out.
+# Installers compile what they install one file after another; compileall does it on every core (a file that
+# is not Python 3, like a template, is left as it is), leaving out test folders, which nothing imports.
 purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 compile_all() { "$VENV/bin/python" -m compileall -q -j 0 -x '/tests?/' "$purelib" >/dev/null 2>&1 || true; }
 
 # pip chooses the torch file: pip's configuration is where a machine caps torch or points at a local copy of it.
 # uv (put into the venv by pip) then installs that file and everything else side by side, linking the files
-# from its cache (hard links, uv's default on Linux; UV_LINK_MODE=copy copies them): a fresh venv with the
-# test extras in about 40 s on two cores, where pip installing torch and uv copying took about 80. pip installs everything where uv is not the way: FXCOURSE_INSTALLER=pip asks
-# for it, pip is configured with an index of its own (a mirror uv would not know of), uv cannot be installed,
-# pip cannot fetch the torch file, or uv fails. Either installs the same versions of the same packages.
+# from its cache (hard links, uv's default on Linux; UV_LINK_MODE=copy copies them): a fresh venv with the test
+# extras in about 40 s on two cores, where pip installing torch and uv copying took about 80. pip installs
+# everything where uv is not the way: FXCOURSE_INSTALLER=pip asks for it, pip is configured with an index of its
+# own (a mirror uv would not know of), uv cannot be installed, pip cannot fetch the torch file, or uv fails.
+# Either installs the same versions of the same packages.
 use_uv() {
     [ "$INSTALLER" = pip ] && return 1
     if pip config list 2>/dev/null | grep -q '\.index-url='; then
