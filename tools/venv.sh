@@ -86,6 +86,7 @@ fi
 EXTRAS=$(printf '%s,%s' "$installed" "$EXTRAS" | tr ',' '\n' | awk 'NF && !seen[$0]++' | paste -sd, -)
 
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
+uv_install() { "$VENV/bin/uv" pip install --quiet --native-tls --python "$VENV/bin/python" "$@"; }
 # Installers compile what they install one file after another; compileall does it on every core (a file that
 # is not Python 3, like a template, is left as it is), leaving out test folders, which nothing imports.
 purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -139,7 +140,6 @@ install_with_uv() {
     say "uv could not install fxcourse ($1) (its message is above); installing with pip"
     return 1
 }
-uv_install() { "$VENV/bin/uv" pip install --quiet --native-tls --python "$VENV/bin/python" "$@"; }
 
 target="."
 [ -n "$EXTRAS" ] && target=".[$EXTRAS]"
