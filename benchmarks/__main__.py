@@ -25,6 +25,9 @@ import warnings  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+# before any section imports nbformat: it spares this process jsonschema's optional grammar (autograder/__init__.py)
+import autograder  # noqa: E402,F401
+
 from . import SECTIONS  # noqa: E402
 from .common import ROOT, Config, Section, Skip, load_average, machine  # noqa: E402
 

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+import autograder  # noqa: F401  (before nbformat: it spares each test process jsonschema's optional grammar)
 import nbformat
 import pytest
 

@@ -227,7 +227,7 @@ def nbgrader_as(user: str, folder: Path, exchange: Path, *args: str) -> subproce
 
 def fill(user: str, notebook: Path, answers: dict[str, str]) -> None:
     """Write answers into a student's notebook, as that student."""
-    script = ("import json, sys, nbformat\n"
+    script = ("import autograder, json, sys, nbformat\n"  # autograder first: see tests/conftest.py
               "nb = nbformat.read(sys.argv[1], as_version=4)\n"
               "answers = json.loads(sys.argv[2])\n"
               "for cell in nb.cells:\n"

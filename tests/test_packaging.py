@@ -81,3 +81,20 @@ def test_torch_pinned_for_ci_but_range_wide_for_users():
 
 def test_python_version_supported():
     assert sys.version_info >= (3, 10)
+
+
+def test_the_course_s_processes_skip_jsonschema_s_optional_grammar():
+    """jsonschema imports rfc3987_syntax where it is installed (Jupyter's packages pull it in), and that module
+    compiles a grammar on import: seconds in every process that reads a notebook. Importing autograder keeps it
+    out, so the processes the course starts import autograder before nbformat: this test process (conftest), and
+    Sphinx's process of the site build (docs/site/conf.py runs before myst-nb loads). Notebooks still validate."""
+    assert sys.modules.get("rfc3987_syntax", "absent") in (None, "absent"), "conftest imported nbformat first"
+    code = ("import runpy, sys\n"
+            "runpy.run_path(sys.argv[1])\n"
+            "import nbformat\n"
+            "nbformat.validate(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x = 1')]))\n"
+            "print(repr(sys.modules.get('rfc3987_syntax', 'absent')))\n")
+    r = subprocess.run([sys.executable, "-c", code, str(ROOT / "docs" / "site" / "conf.py")], cwd="/",
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() in ("None", "'absent'"), f"Sphinx's process imports rfc3987_syntax: {r.stdout}"

@@ -110,7 +110,8 @@ def check_environment(user: str) -> None:
             raise SystemExit(f"{user} cannot reach {target}: {where} is not open to them (mode "
                              f"{stat.S_IMODE(where.stat().st_mode):04o}). Install the course where every user "
                              "can read and run it (for example /opt/fxcourse), see docs/jupyterhub.md")
-    r = as_user(user, str(VENV / "bin" / "python"), "-c", "import jupyterhub, nbgrader, autograder, fxplayground",
+    # autograder first: importing it spares the process jsonschema's optional grammar (autograder/__init__.py)
+    r = as_user(user, str(VENV / "bin" / "python"), "-c", "import autograder, jupyterhub, nbgrader, fxplayground",
                 cwd="/")
     if r.returncode != 0:
         raise SystemExit(f"{user} cannot import the course's packages with {VENV / 'bin' / 'python'}:\n{r.stderr}")

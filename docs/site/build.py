@@ -29,10 +29,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
-
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+
+import autograder  # noqa: E402,F401  (before nbformat: it spares the build jsonschema's optional grammar)
+import nbformat  # noqa: E402
+
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
 STUB_LINES = {"# YOUR CODE HERE", "raise NotImplementedError()"}
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
@@ -299,5 +302,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     sys.exit(main())

@@ -9,6 +9,14 @@
 # HTML tables, and the PNG pictures of graphs and plots. It can execute notebooks itself, but only one after
 # another inside Sphinx's read phase; the build script runs the lessons two at a time with the course's own
 # executor instead, so myst-nb only renders here (nb_execution_mode = "off").
+import sys
+from pathlib import Path
+
+# The course package before myst-nb reads a notebook: importing it spares Sphinx's process jsonschema's
+# optional grammar (autograder/__init__.py says why).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import autograder  # noqa: E402,F401
+
 project = "fxcourse"
 author = "fxcourse"
 copyright = "fxcourse authors"
