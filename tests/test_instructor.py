@@ -198,6 +198,27 @@ def test_a_kept_nbgrader_process_forgets_each_commands_options(course):
     assert session.proc is None
 
 
+def test_a_prestarted_nbgrader_process_is_running_before_its_first_command(course):
+    """Sessions.prestart starts the process itself (not only its bookkeeping), and the command a grader then
+    gives it runs in that same process."""
+    from autograder.grader.batch import Graders, Sessions
+    from autograder.grader.root import find_course
+
+    sessions = Sessions(find_course(course, None), Graders())
+    lines: list[str] = []
+    try:
+        sessions.prestart(1)
+        session = sessions.take()
+        proc = session.proc
+        assert proc is not None and proc.poll() is None, "prestart left no nbgrader process running"
+        assert session.run(["autograde", A, "--student=alice", "--create", "--force"], lines.append, 600) == 0
+        assert session.proc is proc, "the first command started a second process"
+    finally:
+        sessions.close()
+    assert any("Creating/updating student with ID 'alice'" in line for line in lines), lines[-20:]
+    assert proc.returncode == 0
+
+
 def _graders_running(course: Path) -> list[str]:
     """Command lines of processes still grading this course."""
     found = []
@@ -216,7 +237,8 @@ def test_ctrl_c_stops_every_grader_and_a_rerun_finishes(course):
                              str(course)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=course,
                             start_new_session=True)
     assert proc.stdout.readline().startswith(f"grading {A}")
-    time.sleep(3)  # the graders are running
+    first = proc.stdout.readline()  # one submission done, the others in a grader or waiting for one
+    assert first.strip().startswith("[1/"), first
     proc.send_signal(signal.SIGINT)  # the command alone, not its process group: it must stop its graders itself
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "interrupted" in err and "summary" not in out, out + err

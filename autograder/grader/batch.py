@@ -105,7 +105,9 @@ class Sessions:
         """Start `n` kept processes now, free for the graders to take: their start-up (Python, nbgrader's imports)
         then overlaps with what the run does before its first group."""
         for _ in range(n):
-            self._free.put(self._start())
+            session = self._start()
+            session.start()
+            self._free.put(session)
 
     def give_back(self, session: Session) -> None:
         self._free.put(session)

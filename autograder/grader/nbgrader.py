@@ -125,10 +125,10 @@ class Session:
         self.token = ""  # what the process's end-of-command lines carry (TOKEN_ENV)
         self.timed_out = False  # the last command was killed at its time limit
 
-    def run(self, argv: list[str], read, limit: float) -> int | None:
-        """Run one nbgrader command (`argv`, the course's options added), handing each line it logs to
-        `read`: its exit code, or None when the process ended first (it crashed, was stopped, or was killed
-        after `limit` seconds)."""
+    def start(self) -> subprocess.Popen | None:
+        """Start the process now unless it is running, so that its start-up (Python, nbgrader's imports) overlaps
+        with whatever the caller does before its first command: the process (None once the graders are
+        stopping)."""
         if self.proc is None:
             import secrets
 
@@ -137,8 +137,14 @@ class Session:
             env = {**(env if env is not None else os.environ), TOKEN_ENV: self.token}
             self.proc = self.graders.start(cmd, env, self.course.root, stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if self.proc is None:
-                return None
+        return self.proc
+
+    def run(self, argv: list[str], read, limit: float) -> int | None:
+        """Run one nbgrader command (`argv`, the course's options added), handing each line it logs to
+        `read`: its exit code, or None when the process ended first (it crashed, was stopped, or was killed
+        after `limit` seconds)."""
+        if self.start() is None:
+            return None
         proc, self.timed_out = self.proc, False
 
         def expire() -> None:
