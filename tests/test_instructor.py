@@ -249,4 +249,7 @@ def test_ctrl_c_stops_every_grader_and_a_rerun_finishes(course):
     r = fxcourse(course, "grade", A)
     summary = r.stdout.split(f"summary of {A}:")[1]
     scores = {line.split()[0]: line.split()[1] for line in summary.strip().splitlines()}
-    assert {k: v for k, v in scores.items() if k != "dave"} == {"alice": "10", "bob": "3", "carol": "0", "erin": "10"}
+    expected = {"alice": "10", "bob": "3", "carol": "0"}
+    if (course / "submitted" / "erin").is_dir():  # added by the broken-submission test when it ran first
+        expected["erin"] = "10"
+    assert {k: v for k, v in scores.items() if k != "dave"} == expected
