@@ -89,7 +89,8 @@ class Sessions:
         self._all: list[Session] = []
         self._lock = threading.Lock()
 
-    def _start(self) -> Session:
+    def _add(self) -> Session:
+        """A new kept session, counted for close(); its process starts on Session.start or its first command."""
         with self._lock:
             session = Session(self.course, self.graders)
             self._all.append(session)
@@ -99,13 +100,13 @@ class Sessions:
         try:
             return self._free.get_nowait()
         except queue.Empty:
-            return self._start()
+            return self._add()
 
     def prestart(self, n: int) -> None:
         """Start `n` kept processes now, free for the graders to take: their start-up (Python, nbgrader's imports)
         then overlaps with what the run does before its first group."""
         for _ in range(n):
-            session = self._start()
+            session = self._add()
             session.start()
             self._free.put(session)
 
