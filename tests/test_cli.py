@@ -314,9 +314,38 @@ def test_the_coordinator_reads_nbgrader_s_scores_without_importing_nbgrader(tmp_
                         "from autograder.grader.root import Course\n"
                         f"url = gradebook_url(Course(Path({str(tmp_path)!r})))\nassert url == {url!r}, url\n"
                         "knows_assignment(url, 'hw'); submission_scores(url, 'hw')\n"
-                        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'nbgrader'))"],
+                        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nbgrader', 'sqlalchemy')))"],
                        capture_output=True, text=True, cwd=ROOT)
+    # nor SQLAlchemy, for an SQLite gradebook (Python's sqlite3 reads it)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_the_coordinator_s_sqlite_read_waits_out_a_grader_s_write_and_writes_nothing(tmp_path):
+    """A grader holding the SQLite gradebook's write lock delays the coordinator's read (it retries) but does not
+    fail it; the read opens the file read-only."""
+    import sqlite3
+    import threading
+
+    from nbgrader.api import Gradebook as NbGradebook
+
+    from autograder.grader.gradebook import knows_assignment
+
+    db = tmp_path / "gradebook.db"
+    url = f"sqlite:///{db}"
+    with NbGradebook(url, "fxcourse") as gb:
+        gb.add_assignment("hw")
+        gb.add_notebook("p1", "hw")
+    writer = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN EXCLUSIVE")  # what a grader's commit holds; here for 6 s, longer than one wait of 5 s
+    release = threading.Timer(6.0, writer.execute, ["COMMIT"])
+    release.start()
+    before = db.stat().st_mtime_ns
+    try:
+        assert knows_assignment(url, "hw")  # one wait (5 s) alone would have failed it
+    finally:
+        release.join()
+        writer.close()
+    assert db.stat().st_mtime_ns == before and not Path(f"{db}-journal").exists()
 
 
 

@@ -174,6 +174,16 @@ def test_a_server_that_dies_mid_run_falls_back_and_says_so_once(own_server, capf
     assert len(lines) == 1 and "stopped" in lines[0]
 
 
+def test_a_server_stopped_before_anything_used_it_ends_at_once(own_server):
+    """A run that stops before its first worker (`fxcourse grade` refused for want of the jail, say) ends its
+    server at once, still importing, instead of waiting for it."""
+    own_server.start()
+    proc = own_server.proc
+    own_server.stop()
+    assert proc.returncode == -signal.SIGKILL and own_server.proc is None
+    assert forkserver.ADDRESS_ENV not in os.environ
+
+
 def test_turned_off_it_starts_fresh_processes_quietly(own_server, monkeypatch, capfd):
     monkeypatch.setenv("FXCOURSE_FORKSERVER", "0")
     err = _fresh_fallback_ok(capfd)

@@ -5,6 +5,7 @@ import csv
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -167,8 +168,9 @@ def test_one_kept_nbgrader_process_grades_every_assignment_of_a_run(tmp_path, ge
     for assignment in (A, b):
         (root / "submitted" / "alice" / assignment).mkdir(parents=True)
         shutil.copy(ROOT / "solutions" / assignment / f"{assignment}.ipynb", root / "submitted" / "alice" / assignment)
-    started, start = [], batch.Graders.start
+    started, start, kept = [], batch.Graders.start, batch.Graders.start_kept
     monkeypatch.setattr(batch.Graders, "start", lambda self, cmd, *a, **k: started.append(cmd) or start(self, cmd, *a, **k))
+    monkeypatch.setattr(batch.Graders, "start_kept", lambda self, cmd, *a: started.append(cmd) or kept(self, cmd, *a))
     assert batch.grade(course=str(root)) == 0
     out = capsys.readouterr().out
     assert len(started) == 1 and NBGRADER_SESSION in started[0], started
@@ -217,6 +219,142 @@ def test_a_prestarted_nbgrader_process_is_running_before_its_first_command(cours
         sessions.close()
     assert any("Creating/updating student with ID 'alice'" in line for line in lines), lines[-20:]
     assert proc.returncode == 0
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_kept_nbgrader_processes_are_forked_from_one_that_imported_nbgrader_once(course):
+    """`fxcourse grade`'s kept nbgrader processes are forked by the run's nbgrader fork process: each runs its
+    commands as a fresh one would; one killed at its time limit is replaced by a new fork; all of them, and the
+    fork process, are gone once the run has closed them."""
+    from autograder.grader.batch import Graders, Sessions
+    from autograder.grader.nbfork import Child
+    from autograder.grader.root import find_course
+
+    graders = Graders()
+    sessions = Sessions(find_course(course, None), graders)
+    logs: dict[str, list[str]] = {"alice": [], "bob": []}
+    try:
+        sessions.prestart(2)
+        first, second = sessions.take(), sessions.take()
+        for session, student in ((first, "alice"), (second, "bob")):
+            assert session.run(["autograde", A, f"--student={student}", "--create", "--force"],
+                               logs[student].append, 600) == 0, logs[student][-20:]
+        forker = graders.forker.proc
+        assert forker is not None and not graders.forker.broken
+        killed = first.proc
+        assert isinstance(killed, Child) and isinstance(second.proc, Child) and killed.pid != second.proc.pid
+        assert _parent(killed.pid) == _parent(second.proc.pid) == forker.pid
+        assert first.run(["autograde", A, "--student=alice", "--create", "--force"], [].append, 0.01) is None
+        assert first.timed_out and first.proc is None and killed.returncode == -signal.SIGKILL
+        again: list[str] = []
+        assert first.run(["autograde", A, "--student=alice", "--create", "--force"], again.append, 600) == 0, again
+        assert first.proc.pid != killed.pid and _parent(first.proc.pid) == forker.pid
+        pids = [first.proc.pid, second.proc.pid]
+    finally:
+        sessions.close()
+        graders.close()
+    for student, lines in logs.items():
+        assert any(f"Creating/updating student with ID '{student}'" in line for line in lines), lines[-20:]
+    assert forker.returncode == 0 and all(_gone(pid) for pid in pids)
+    assert fxcourse(course, "export").returncode == 0  # the gradebook as the kept processes left it
+
+
+def test_a_forked_nbgrader_process_ends_when_let_go_of_and_with_its_fork_process(course, capsys):
+    """A kept process the grading process lets go of while it runs (its connection closes: the grading process
+    went away) is killed; one whose fork process dies dies with it, its command fails as a crashed one does, and
+    the next command gets a fresh process, said once."""
+    from autograder.grader.batch import Graders, Sessions
+    from autograder.grader.forkserver import ended
+    from autograder.grader.root import find_course
+
+    graders = Graders()
+    sessions = Sessions(find_course(course, None), graders)
+    try:
+        sessions.prestart(2)
+        let_go, orphan = sessions.take(), sessions.take()
+        assert let_go.proc.confirm() and orphan.proc.confirm()
+        let_go.proc.conn.shutdown(socket.SHUT_RDWR)  # as the grading process's end closes when it goes away
+        assert ended(let_go.proc.pid, 60) and let_go.proc.wait(60) == -signal.SIGKILL
+        os.kill(graders.forker.proc.pid, signal.SIGKILL)
+        assert ended(orphan.proc.pid, 60)
+        argv = ["autograde", A, "--student=alice", "--create", "--force"]
+        assert orphan.run(argv, [].append, 600) is None and orphan.proc is None
+        lines: list[str] = []
+        assert orphan.run(argv, lines.append, 600) == 0, lines[-20:]
+        assert isinstance(orphan.proc, subprocess.Popen)
+    finally:
+        sessions.close()
+        graders.close()
+    err = capsys.readouterr().err
+    assert err.count("nbgrader's fork process could not be reached") == 1, err
+
+
+def test_a_fork_process_that_cannot_be_had_leaves_fresh_nbgrader_processes(course, monkeypatch, capsys):
+    """Where the nbgrader fork process cannot import (or fork), each kept process starts afresh, and one line
+    says so; turned off with the fork server (FXCOURSE_FORKSERVER=0), they start afresh without a word."""
+    from autograder.grader import nbfork
+    from autograder.grader.batch import Graders, Sessions
+    from autograder.grader.root import find_course
+
+    for broken, said in ((True, 1), (False, 0)):
+        if broken:
+            monkeypatch.setattr(nbfork, "NBFORK_LAUNCH", "import sys; sys.exit(3)")
+        else:
+            monkeypatch.setenv("FXCOURSE_FORKSERVER", "0")
+        graders = Graders()
+        sessions = Sessions(find_course(course, None), graders)
+        try:
+            sessions.prestart(2)
+            taken = [sessions.take(), sessions.take()]
+            for session in taken:
+                lines: list[str] = []
+                assert session.run(["autograde", A, "--student=alice", "--create", "--force"], lines.append,
+                                   600) == 0, lines[-20:]
+                assert isinstance(session.proc, subprocess.Popen)
+        finally:
+            sessions.close()
+            graders.close()
+        err = capsys.readouterr().err
+        assert err.count("nbgrader's fork process") == said, err
+        if said:
+            assert "exited with code 3" in err and "as a fresh process instead" in err, err
+
+
+def test_the_kept_processes_take_the_grading_process_s_finding_about_the_jail(tmp_path, generated_course,
+                                                                               monkeypatch):
+    """The grading process tries the jail once; the nbgrader processes forked for it take its finding instead of
+    trying again. Shown with a finding the test makes up: a piece missing, which the grader then refuses over."""
+    from autograder.grader import sandbox
+    from autograder.grader.batch import Graders, Sessions
+    from autograder.grader.root import find_course
+
+    root = generated_course(tmp_path, A)
+    (root / "submitted" / "alice" / A).mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / A / f"{A}.ipynb", root / "submitted" / "alice" / A)
+    monkeypatch.delenv("FXCOURSE_ISOLATION", raising=False)
+    monkeypatch.setattr(sandbox, "_SUPPORT", {"a piece made up by the test": "to see it handed down"})
+    graders = Graders()
+    sessions = Sessions(find_course(root, None), graders)
+    lines: list[str] = []
+    try:
+        session = sessions.take()
+        session.run(["autograde", A, "--student=alice", "--create", "--force"], lines.append, 600)
+    finally:
+        sessions.close()
+        graders.close()
+    assert any("missing a piece made up by the test (to see it handed down)" in line for line in lines), lines[-30:]
 
 
 def _graders_running(course: Path) -> list[str]:

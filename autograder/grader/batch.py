@@ -2,7 +2,8 @@
 
 Each grader is its own nbgrader process (the hardened `nbgrader autograde` of autograder/nbgrader_config.py),
 kept for the whole run (`Session`: one `autograde` command after another, so nbgrader's start-up and imports are
-paid once per grader, not per assignment or per student); each submission runs in its own jailed worker: side
+paid once per grader, not per assignment or per student) and forked by one process that imported nbgrader once
+for them all (autograder.grader.nbfork, so they are paid once per run); each submission runs in its own jailed worker: side
 by side they cannot affect each other's scores, and time limits count CPU seconds, so a busy machine fails no
 one. A group of submissions is one command, and its log says how each went (`BatchLog`); whatever that command
 did not get to is graded again one student per process. `--cluster` hands the work to autograder.grader.cluster
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, deferred_interrupt, err
 from autograder.grader.grade_progress import AssignmentProgress, GradeProgress, print_summary
+from autograder.grader.nbfork import Child, Forker
 from autograder.grader.nbgrader import Session, command as nbgrader_command, generate_into, known_assignments, why
 from autograder.grader.root import Course, find_course
 from autograder.grader.sandbox import IsolationError, require_isolation, submission_wall
@@ -42,8 +44,9 @@ class Graders:
     def __init__(self, db: str | None = None) -> None:
         self.stopping = threading.Event()
         self.db = db  # --db: the gradebook every nbgrader started here writes to (None: the configured one)
-        self._procs: set[subprocess.Popen] = set()
+        self._procs: set[subprocess.Popen | Child] = set()
         self._lock = threading.Lock()
+        self.forker = Forker()  # the kept nbgrader processes' fork process (nbfork), started with the first
 
     def start(self, cmd: list[str], env: dict[str, str] | None, cwd: Path, stdin=subprocess.DEVNULL,
               **kw) -> subprocess.Popen | None:
@@ -55,9 +58,25 @@ class Graders:
             self._procs.add(proc)
             return proc
 
-    def finished(self, proc: subprocess.Popen) -> None:
+    def start_kept(self, cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen | Child | None:
+        """Start one kept nbgrader process (nbgrader.Session's), forked by the run's nbgrader fork process where
+        it can be (None once stopping)."""
+        with self._lock:
+            if self.stopping.is_set():
+                return None
+            proc = self.forker.fork(cmd, env, cwd) or subprocess.Popen(
+                cmd, cwd=cwd, env=env, text=True, errors="replace", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT)
+            self._procs.add(proc)
+            return proc
+
+    def finished(self, proc: subprocess.Popen | Child) -> None:
         with self._lock:
             self._procs.discard(proc)
+
+    def close(self) -> None:
+        """The run is over: the nbgrader fork process ends (once the sessions it forked have)."""
+        self.forker.close()
 
     def stop(self, grace: float = 20.0) -> None:
         """SIGINT to every running nbgrader (it stops its jailed worker and removes the submission it was
@@ -210,6 +229,7 @@ def grade_batch(course: Course, name: str, group: list[str], everyone: list[str]
     of `sessions` (one of its own when None); nbgrader isolates each submission's failure. Whatever the command
     did not get to (its process was killed, or the gradebook stayed locked) is graded again one student per
     process."""
+    own_graders = graders is None
     graders = graders or Graders()
     safe = all(not set(s) & set(",*?[]") for s in everyone)  # expressible as nbgrader's exclude list
     if not safe:
@@ -229,6 +249,8 @@ def grade_batch(course: Course, name: str, group: list[str], everyone: list[str]
         sessions.give_back(session)
         if own:
             sessions.close()
+        if own_graders:
+            graders.close()
     if graders.stopping.is_set():  # interrupted: what was graded is reported, nothing more is started
         return
     if code == 0 or log.summarized:
@@ -270,14 +292,6 @@ def grade(assignment: str | None = None, student: list[str] | None = None, jobs:
                 parse(value)
         except ValueError as exc:
             return err(f"{flag}: {exc}")
-    if not cluster:  # hardened grading here: refuse, naming what is missing, unless opted out
-        try:
-            require_isolation()
-        except IsolationError as exc:
-            return err(str(exc))
-        from autograder.grader import forkserver
-
-        forkserver.prestart()  # one fork server for the whole run: every nbgrader process it starts shares it
     if cluster and jobs != 1:
         return err("--jobs and --cluster do not go together: --cluster local:N starts N workers, a scheduler "
                    "decides for tcp://HOST:PORT")
@@ -289,6 +303,17 @@ def grade(assignment: str | None = None, student: list[str] | None = None, jobs:
         if missing:
             return err(f"no submission from student {missing[0]!r} for {assignment}: expected a folder "
                        f"{submitted / missing[0] / assignment}")
+    if not cluster:  # hardened grading here: refuse, naming what is missing, unless opted out
+        from autograder.grader import forkserver
+
+        # One fork server for the whole run (every nbgrader process started here shares it), started first: its
+        # imports overlap with the jail's trial. Refused, the run stops it before it has forked anything.
+        forkserver.prestart()
+        try:
+            require_isolation()
+        except IsolationError as exc:
+            forkserver.stop()
+            return err(str(exc))
     work = []
     for name in names:
         everyone = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
@@ -322,6 +347,7 @@ def grade(assignment: str | None = None, student: list[str] | None = None, jobs:
         return status
     finally:
         sessions.close()
+        graders.close()
 
 
 def grading_order(work: list[tuple[str, list[str], list[str]]], jobs: int) -> list[tuple[str, list[str], list[str]]]:

@@ -13,6 +13,7 @@ import socket
 import struct
 import sys
 import time
+from typing import Callable, NoReturn
 
 _PR_SET_PDEATHSIG = 1
 _CLONE = {"mount": 0x00020000, "uts": 0x04000000, "ipc": 0x08000000, "pid": 0x20000000, "net": 0x40000000}
@@ -79,10 +80,34 @@ def _send(fd: int, answer: dict) -> None:
         pass
 
 
-def _worker(req: dict, out_fd: int, manager: int) -> None:
-    """The forked worker: its output to the grader's file, its own environment, then the worker's main."""
+def exit_after(body: Callable[[], int | None]) -> NoReturn:
+    """In a forked child: run `body`, then leave with its exit code (SystemExit's; 1 after printing the traceback of
+    anything else), the standard streams flushed and the interpreter's teardown skipped."""
     code = 1
     try:
+        code = body() or 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code)
+
+
+def _worker(req: dict, out_fd: int, manager: int) -> NoReturn:
+    """The forked worker: its output to the grader's file, its own environment, then the worker's main."""
+
+    def body() -> int:
         die_with_parent(manager)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
@@ -104,26 +129,12 @@ def _worker(req: dict, out_fd: int, manager: int) -> None:
 
         sys.argv = [worker.__file__, req["job"]]
         try:
-            code = worker.main(req["job"])
+            return worker.main(req["job"])
         except worker.JailError as exc:
             os.write(2, f"fxcourse-jail-error: {exc}\n".encode())
-            code = 97
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        import traceback
+            return 97
 
-        try:
-            traceback.print_exc()
-        except BaseException:
-            pass
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:
-            pass
-        os._exit(code or 0)
+    exit_after(body)
 
 
 def _judge(memory: int, fds: list[int], manager: int) -> None:

@@ -285,8 +285,8 @@ class _Server:
         if self.proc is not None and self.kept and self.ready and self.proc.poll() is None:
             self.proc = None  # it outlives us, waiting for the user's next command (then it ends by itself)
         if self.proc is not None:
-            try:
-                self.proc.wait(timeout=2)  # the closed socket stops it (after it waited for its managers)
+            try:  # the closed socket stops it (after it waited for its managers); one still importing has none
+                self.proc.wait(timeout=2 if self.ready else 0)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

@@ -107,8 +107,9 @@ class _Starter:
 
     db: str | None = None
 
-    def start(self, cmd: list[str], env: dict[str, str], cwd: Path, **kw) -> subprocess.Popen:
-        return subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace", **kw)
+    def start_kept(self, cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen:
+        return subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace", stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
     def finished(self, proc: subprocess.Popen) -> None:
         pass
@@ -117,7 +118,8 @@ class _Starter:
 class Session:
     """One kept nbgrader process (`serve`) that runs command after command. It is started on the first
     command, and again after one that it did not live through. `graders` starts and stops it (batch.Graders,
-    whose `db` is the gradebook; by default a plain process on the configured gradebook)."""
+    whose `db` is the gradebook and which has it forked by nbfork's process; by default a plain process on the
+    configured gradebook)."""
 
     def __init__(self, course: Course, graders=None) -> None:
         self.course, self.graders = course, graders or _Starter()
@@ -135,17 +137,27 @@ class Session:
             cmd, env = session_command(self.course, db=self.graders.db)
             self.token = secrets.token_hex(16)
             env = {**(env if env is not None else os.environ), TOKEN_ENV: self.token}
-            self.proc = self.graders.start(cmd, env, self.course.root, stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            self.proc = self.graders.start_kept(cmd, env, self.course.root)
         return self.proc
+
+    def _ready(self) -> subprocess.Popen | None:
+        """The running process, started if need be; one that was to be forked (batch.Graders' nbfork) and could
+        not be is started afresh."""
+        proc = self.start()
+        confirm = getattr(proc, "confirm", None)
+        if confirm is not None and not confirm():
+            self.proc = None
+            self.graders.finished(proc)
+            proc = self.start()
+        return proc
 
     def run(self, argv: list[str], read, limit: float) -> int | None:
         """Run one nbgrader command (`argv`, the course's options added), handing each line it logs to
         `read`: its exit code, or None when the process ended first (it crashed, was stopped, or was killed
         after `limit` seconds)."""
-        if self.start() is None:
+        proc, self.timed_out = self._ready(), False
+        if proc is None:
             return None
-        proc, self.timed_out = self.proc, False
 
         def expire() -> None:
             self.timed_out = True

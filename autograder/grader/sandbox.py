@@ -25,8 +25,9 @@ from pathlib import Path
 from autograder.grader import forkserver
 from autograder.grader.forkserver import worker_env
 
-__all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "require_isolation",
-           "process_cap_available", "run_worker", "read_bounded", "EVIDENCE_MAX_BYTES"]
+__all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "known_jail_support",
+           "adopt_jail_support", "require_isolation", "process_cap_available", "run_worker", "read_bounded",
+           "EVIDENCE_MAX_BYTES"]
 
 EVIDENCE_MAX_BYTES = 32 * 2**20     # evidence.pt on disk; the judge checks what it unpacks to (autograder.checks.evidence)
 UID_BASE = int(os.environ.get("FXCOURSE_JAIL_UID_BASE", "1990000000"))
@@ -91,6 +92,19 @@ def jail_support() -> dict[str, str]:
         if _SUPPORT is None:
             _SUPPORT = _try_jail()
         return dict(_SUPPORT)
+
+
+def known_jail_support() -> dict[str, str] | None:
+    """What jail_support found in this process, or None when it has not been asked."""
+    with _SUPPORT_LOCK:
+        return None if _SUPPORT is None else dict(_SUPPORT)
+
+
+def adopt_jail_support(found: dict[str, str]) -> None:
+    """Take the finding of the process that started this one instead of trying again (nbfork's process)."""
+    global _SUPPORT
+    with _SUPPORT_LOCK:
+        _SUPPORT = {str(k): str(v) for k, v in found.items()}
 
 
 def _try_jail() -> dict[str, str]:
