@@ -480,7 +480,8 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
                      "importing its optional rfc3987_syntax format checker (it compiles a grammar on import; no "
                      "notebook schema uses it); plain nbgrader pays that in every process: compare the two "
                      "nbgrader start rows of the where-the-time-goes table. It grades a group of submissions in "
-                     "one nbgrader process, so that start is paid once per group, not per student.")
+                     "one nbgrader process, so that start is paid once per group, not per student; with `--jobs "
+                     "2` both processes are forked from one that imported nbgrader, so it is paid once per run.")
     sec.tables.append(Table(
         f"where the time goes ({class_assignment}), median of {repeats}; seconds wall / CPU (this process and "
         "its children)",

@@ -316,8 +316,8 @@ def test_a_fork_process_that_cannot_be_had_leaves_fresh_nbgrader_processes(cours
         graders = Graders()
         sessions = Sessions(find_course(course, None), graders)
         try:
-            sessions.prestart(2)
-            taken = [sessions.take(), sessions.take()]
+            sessions.prestart(2 if broken else 1)  # two, to be told once; one, to be told nothing
+            taken = [sessions.take() for _ in range(2 if broken else 1)]
             for session in taken:
                 lines: list[str] = []
                 assert session.run(["autograde", A, "--student=alice", "--create", "--force"], lines.append,
