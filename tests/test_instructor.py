@@ -301,6 +301,24 @@ def test_a_forked_nbgrader_process_ends_when_let_go_of_and_with_its_fork_process
     assert err.count("nbgrader's fork process could not be reached") == 1, err
 
 
+def test_an_interrupt_sent_as_a_kept_process_is_forked_still_stops_it(course):
+    """Ctrl-C in the first moment of a run: the interrupt reaches a kept process the fork process has only just
+    forked (before the process has set its own handler), and stops it, as it stops one that runs."""
+    from autograder.grader.batch import Graders, Sessions
+    from autograder.grader.root import find_course
+
+    graders = Graders()
+    sessions = Sessions(find_course(course, None), graders)
+    try:
+        sessions.prestart(1)
+        proc = sessions.take().proc
+        proc.send_signal(signal.SIGINT)  # queued until the fork process has forked it, then sent at once
+        assert proc.wait(timeout=120) != 0 and proc.pid is not None
+    finally:
+        sessions.close()
+        graders.close()
+
+
 def test_a_fork_process_that_cannot_be_had_leaves_fresh_nbgrader_processes(course, monkeypatch, capsys):
     """Where the nbgrader fork process cannot import (or fork), each kept process starts afresh, and one line
     says so; turned off with the fork server (FXCOURSE_FORKSERVER=0), they start afresh without a word."""

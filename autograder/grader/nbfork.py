@@ -6,10 +6,11 @@ fork server's torch import, and a session killed at its time limit pays them aga
 them once and forks each session:
 
     fxcourse grade --request {"token"} + [conn, stdin, stdout] (SOCK_SEQPACKET)--> nbgrader's fork process
-        (`python -c NBFORK_LAUNCH FD JAIL COMMON...`: imports done, what the grading process found the jail to be,
-     one thread, ignores SIGINT, runs no command itself)
+        (`python -c NBFORK_LAUNCH FD JAIL COMMON...`: imports done, what the grading process found the jail to
+         be, one thread, SIGINT blocked, runs no command itself)
         fork --> a session: the request's pipes as its stdin, stdout and stderr, the token in its environment,
-                 SIGINT as Python's default, dies with its parent; runs `nbgrader.serve(COMMON)` as a fresh one does
+                 SIGINT as Python's default (one sent before that is delivered then), dies with its parent; runs
+                 `nbgrader.serve(COMMON)` as a fresh one does
 
 The fork process is each session's parent: on the session's conn it answers the session's pid, and its exit code
 once it has ended; it takes "int" (SIGINT) and "kill" (SIGKILL) there, and kills the session when the conn closes
@@ -108,6 +109,7 @@ def _session(token: str, fds: list[int], parent: int, common: list[str]) -> NoRe
         for sig in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one sent since the fork arrives now
         import random
 
         random.seed()  # a fresh process's random state, not the fork process's
@@ -160,7 +162,9 @@ def serve(fd: int, common: list[str], jail: dict[str, str] | None = None) -> int
     its socket (`fd`) and every session has ended. `common`: the course's nbgrader options, for each session;
     `jail`: what the grading process's sandbox.jail_support found (None: it did not try)."""
     ctl: socket.socket | None = socket.socket(fileno=fd)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grading process's, and each session's
+    # Ctrl-C is the grading process's, and each session's: blocked, not ignored, so that an interrupt sent to a
+    # session before it has set its handler waits for it instead of being lost.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         _prepare(common, jail)
     except BaseException as exc:
