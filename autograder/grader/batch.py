@@ -3,9 +3,9 @@
 Each grader is its own nbgrader process (the hardened `nbgrader autograde` of autograder/nbgrader_config.py),
 kept for the whole run (`Session`: one `autograde` command after another, so nbgrader's start-up and imports are
 paid once per grader, not per assignment or per student) and forked by one process that imported nbgrader once
-for them all (autograder.grader.nbfork, so they are paid once per run); each submission runs in its own jailed worker: side
-by side they cannot affect each other's scores, and time limits count CPU seconds, so a busy machine fails no
-one. A group of submissions is one command, and its log says how each went (`BatchLog`); whatever that command
+for them all (autograder.grader.nbfork, so they are paid once per run); each submission runs in its own jailed
+worker: side by side they cannot affect each other's scores, and time limits count CPU seconds, so a busy machine
+fails no one. A group of submissions is one command, and its log says how each went (`BatchLog`); whatever that command
 did not get to is graded again one student per process. `--cluster` hands the work to autograder.grader.cluster
 instead.
 """
