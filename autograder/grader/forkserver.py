@@ -40,9 +40,10 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 __all__ = ["Forked", "spawn", "prestart", "keep_warm", "stop", "server_pid", "enabled", "kept_address",
-           "kept_server_pid", "stop_kept_server", "ended"]
+           "kept_server_pid", "stop_kept_server", "ended", "start_with_socket"]
 
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 ADDRESS_ENV = "FXCOURSE_FORKSERVER_ADDRESS"
@@ -213,7 +214,6 @@ class _Server:
             import shutil
             import tempfile
 
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             self.kept = self.keep > 0
             if self.home is None:  # the server's own home for what its imports may write
                 prefix = "fxcourse-forkserver-kept-" if self.kept else f"fxcourse-forkserver-{os.getpid()}-"
@@ -225,16 +225,12 @@ class _Server:
                 f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
             env = worker_env(self.home)
             try:
-                self.proc = subprocess.Popen(self._argv(theirs.fileno()), pass_fds=[theirs.fileno()],
-                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.PIPE, env=env, start_new_session=self.kept)
+                self.proc, self.sock = start_with_socket(self._argv, stdin=subprocess.DEVNULL,
+                                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                                         start_new_session=self.kept)
             except OSError as exc:
                 self.broken = f"could not start ({exc})"
-                ours.close()
                 return
-            finally:
-                theirs.close()
-            self.sock = ours
             os.environ[ADDRESS_ENV] = f"{self.address} {_CODE}"  # the processes this one starts share it
 
     def _wait_ready(self) -> None:
@@ -334,6 +330,19 @@ class _Server:
     def stop(self) -> None:
         with self.lock:
             self._close()
+
+
+def start_with_socket(argv: Callable[[int], list[str]], **popen) -> tuple[subprocess.Popen, socket.socket]:
+    """Start `argv(fd)` (subprocess.Popen's `popen` options) holding one end of a new SOCK_SEQPACKET socket pair,
+    whose descriptor is fd: the process, and our end. OSError, with nothing left open, when it cannot start."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        return subprocess.Popen(argv(theirs.fileno()), pass_fds=[theirs.fileno()], **popen), ours
+    except OSError:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
 
 
 def _recv_json(sock: socket.socket, timeout: float | None) -> dict | None:

@@ -34,6 +34,8 @@ import threading
 import time
 from typing import NoReturn
 
+from autograder.grader.forking import _MSG, _send, _threads
+from autograder.grader.forkserver import _READY_TIMEOUT, _recv_json, start_with_socket
 from autograder.grader.nbgrader import NBGRADER_SESSION, TOKEN_ENV
 
 __all__ = ["NBFORK_LAUNCH", "Forker", "Child", "serve", "main", "enabled"]
@@ -43,8 +45,6 @@ __all__ = ["NBFORK_LAUNCH", "Forker", "Child", "serve", "main", "enabled"]
 NBFORK_LAUNCH = ("import sys, autograder; sys.argv[0] = 'nbgrader'; "
                  "from autograder.grader.gradebook import schema_revision_in_process; schema_revision_in_process(); "
                  "from autograder.grader.nbfork import main; main()")
-_MSG = 1 << 16
-_READY_TIMEOUT = 300.0  # seconds the fork process may take to import (a busy machine)
 _SIGNALS = {b"int": signal.SIGINT, b"kill": signal.SIGKILL}
 
 
@@ -70,17 +70,6 @@ def _prepare(common: list[str], jail: dict[str, str] | None) -> None:
     db = next((a.split("=", 1)[1] for a in common if a.startswith("--CourseDirectory.db_url=")), "")
     if db.startswith("postgresql"):
         import sqlalchemy.dialects.postgresql  # noqa: F401
-
-
-def _threads() -> int:
-    return len(os.listdir("/proc/self/task"))
-
-
-def _send(sock: socket.socket, answer: dict) -> None:
-    try:
-        sock.send(json.dumps(answer).encode())
-    except OSError:
-        pass
 
 
 class _Kid:
@@ -142,7 +131,7 @@ def _fork(ctl: socket.socket, kids: dict[socket.socket, _Kid], msg: bytes, fds: 
         me = os.getpid()
         pid = os.fork()
     except Exception as exc:
-        _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})
+        _send(conn.fileno(), {"error": f"{type(exc).__name__}: {exc}"[:300]})
         conn.close()
         for fd in fds[1:]:
             os.close(fd)
@@ -154,7 +143,7 @@ def _fork(ctl: socket.socket, kids: dict[socket.socket, _Kid], msg: bytes, fds: 
     for fd in fds[1:]:
         os.close(fd)
     kids[conn] = _Kid(pid, conn)
-    _send(conn, {"pid": pid})
+    _send(conn.fileno(), {"pid": pid})
 
 
 def serve(fd: int, common: list[str], jail: dict[str, str] | None = None) -> int:
@@ -168,10 +157,10 @@ def serve(fd: int, common: list[str], jail: dict[str, str] | None = None) -> int
     try:
         _prepare(common, jail)
     except BaseException as exc:
-        _send(ctl, {"error": f"could not import nbgrader ({type(exc).__name__}: {exc})"[:400]})
+        _send(ctl.fileno(), {"error": f"could not import nbgrader ({type(exc).__name__}: {exc})"[:400]})
         return 1
     threads = _threads()
-    _send(ctl, {"ready": True, "pid": os.getpid()})
+    _send(ctl.fileno(), {"ready": True, "pid": os.getpid()})
     kids: dict[socket.socket, _Kid] = {}
     while ctl is not None or kids:
         waiting = [*([ctl] if ctl is not None else []), *(k.conn for k in kids.values() if k.listening),
@@ -201,7 +190,7 @@ def serve(fd: int, common: list[str], jail: dict[str, str] | None = None) -> int
                 os.kill(kid.pid, _SIGNALS.get(said, signal.SIGKILL))  # not yet waited for: it is ours
             done, status = os.waitpid(kid.pid, os.WNOHANG)
             if done:
-                _send(kid.conn, {"code": os.waitstatus_to_exitcode(status)})
+                _send(kid.conn.fileno(), {"code": os.waitstatus_to_exitcode(status)})
                 kid.conn.close()
                 if kid.pidfd is not None:
                     os.close(kid.pidfd)
@@ -240,19 +229,13 @@ class Forker:
     def _start(self, cmd: list[str], env: dict[str, str], cwd) -> None:
         from autograder.grader.sandbox import known_jail_support
 
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         jail = json.dumps(known_jail_support())
         try:
-            self.proc = subprocess.Popen([cmd[0], "-c", NBFORK_LAUNCH, str(theirs.fileno()), jail, *self.common],
-                                         pass_fds=[theirs.fileno()], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.proc, self.ctl = start_with_socket(
+                lambda fd: [cmd[0], "-c", NBFORK_LAUNCH, str(fd), jail, *self.common], cwd=cwd, env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError as exc:
             self.broken = f"could not start ({exc})"
-            ours.close()
-            return
-        finally:
-            theirs.close()
-        self.ctl = ours
 
     def fork(self, cmd: list[str], env: dict[str, str], cwd) -> "Child | None":
         """A session of `cmd` (nbgrader.session_command's, whose options every session of the run shares) with
@@ -293,7 +276,7 @@ class Forker:
             if not self.broken:
                 error, gone = "", False
                 while self.ctl is not None and not gone and select.select([self.ctl], [], [], 0)[0]:
-                    answer = _read(self.ctl)  # "ready", then its error if it had one; nothing once it has ended
+                    answer = _recv_json(self.ctl, 0)  # "ready", then its error if it had one; nothing once it has ended
                     gone = answer is None
                     error = (answer or {}).get("error") or error
                 self.broken = error or why
@@ -322,14 +305,6 @@ class Forker:
                 proc.wait()
 
 
-def _read(sock: socket.socket) -> dict | None:
-    try:
-        msg = sock.recv(_MSG)
-        return json.loads(msg) if msg else None
-    except (OSError, ValueError):
-        return None
-
-
 class Child:
     """A session forked by the fork process, with the part of subprocess.Popen's interface a Session uses."""
 
@@ -347,7 +322,7 @@ class Child:
         with self._lock:
             if self.pid is not None or self.returncode is not None:
                 return self.pid is not None
-            answer = _read(self.conn) if select.select([self.conn], [], [], timeout)[0] else None
+            answer = _recv_json(self.conn, timeout)
             if answer and "pid" in answer:
                 self.pid = int(answer["pid"])
                 return True
@@ -376,7 +351,7 @@ class Child:
                 left = None if end is None else max(0.0, end - time.monotonic())
                 if self.conn.fileno() >= 0 and not select.select([self.conn], [], [], left)[0]:
                     return False
-                answer = _read(self.conn)  # (nothing from a closed one)
+                answer = _recv_json(self.conn, None)  # (nothing from a closed one)
                 if answer and "pid" in answer:
                     self.pid = int(answer["pid"])
                     continue
