@@ -11,7 +11,8 @@ starts N local worker processes for the run. Who does what:
   produced crosses as a pickle: the worker reads the jail's evidence with `weights_only=True`, and the
   coordinator only parses JSON;
 - the coordinator writes each submission's grades in ONE transaction through nbgrader's Gradebook models
-  (`autograder.grader.gradebook.Gradebook.write`), together with a ledger row (table `fxcourse_graded`: the
+  (`autograder.grader.gradebook.Gradebook.write`, with nbgrader's late penalty as the course configures it),
+  together with a ledger row (table `fxcourse_graded`: the
   digest of what was graded and how many times grades were written). A task Dask retried after a lost worker
   still has one result, so it is written once; a rerun skips what the ledger shows graded from the same
   bytes, so a stopped run finishes with only what is left.
@@ -43,9 +44,10 @@ from typing import Any, Callable
 from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, deferred_interrupt
 from autograder.grader.grade_progress import GradeProgress, print_summary
 from autograder.grader.gradebook import Gradebook, GradebookError
+from autograder.grader.nbgrader import course_config
 from autograder.grader.root import Course
 
-__all__ = ["ClusterError", "Submission", "parse_cluster", "grade_task", "collect_submissions", "grade_on_cluster",
+__all__ = ["ClusterError", "Submission", "parse_cluster", "GRADEBOOK_STEPS", "worker_steps", "plain_settings", "grade_task", "collect_submissions", "grade_on_cluster",
            "open_cluster", "grade_class", "as_finished"]
 
 LOCAL_ALLOWED_FAILURES = 2  # local:N: a submission may stop a worker twice; the third time it is given up
@@ -74,25 +76,52 @@ def parse_cluster(text: str) -> str:
 
 # ------------------------------------------------------------------------------------- the worker side
 
-def _grade_one_notebook(config, assignment: str, name: str, student: str, data: bytes) -> dict[str, Any]:
+# nbgrader's steps that read or write the gradebook, which a worker has not: the coordinator's write
+# (Gradebook.write) saves the grades and applies the late penalty; RestoreFromSource already took the kernelspec and
+# every cell but the answers from the source (what OverwriteKernelspec and OverwriteCells would do).
+GRADEBOOK_STEPS = ("OverwriteKernelspec", "OverwriteCells", "SaveAutoGrades", "AssignLatePenalties")
+
+
+def worker_steps(config) -> list[str]:
+    """The course's sanitize and autograde preprocessors (`Autograde.sanitize_preprocessors` then
+    `Autograde.autograde_preprocessors` of its nbgrader configuration), in order, as `module:name`, less the
+    gradebook's steps: what a worker runs on each notebook."""
+    steps = []
+    for step in [*config.Autograde.sanitize_preprocessors, *config.Autograde.autograde_preprocessors]:
+        module, _, name = (step.rpartition(".") if isinstance(step, str)
+                           else (step.__module__, ".", step.__qualname__))
+        if name not in GRADEBOOK_STEPS:
+            steps.append(f"{module}:{name}")
+    return steps
+
+
+def plain_settings(config) -> dict:
+    """The configuration's plain values (numbers, strings, lists of them) by section: what a worker needs of the
+    course's settings (limits, timeouts), as JSON can carry it; classes and the pipelines themselves left out."""
+    def plain(value):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return True
+        return isinstance(value, (list, tuple)) and all(plain(v) for v in value) or (
+            isinstance(value, dict) and all(isinstance(k, str) and plain(v) for k, v in value.items()))
+    return {section: {k: v for k, v in values.items() if plain(v)}
+            for section, values in config.items() if isinstance(values, dict) and section[:1].isupper()}
+
+
+def _grade_one_notebook(config, steps: list[str], assignment: str, name: str, student: str,
+                        data: bytes) -> dict[str, Any]:
     """The course's autograde steps on one notebook, as nbgrader runs them, without a gradebook."""
+    import importlib
+
     import nbformat
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader import utils
-    from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, LimitOutput
 
     from autograder.grader.notebook import parse_notebook
-    from autograder.grader.preprocessors import HardenedExecute, RestoreFromSource
 
     nb = parse_notebook(data, f"submitted/{student}/{assignment}/{name}.ipynb")
     resources = {"nbgrader": {"assignment": assignment, "notebook": name, "student": student}}
-    # Sanitize, then autograde: the order of autograder/nbgrader_config.py (OverwriteKernelspec and
-    # OverwriteCells read the gradebook: RestoreFromSource already took everything but the answers from the
-    # source); SaveAutoGrades is the coordinator's write.
-    for pp in (ClearOutput(config=config), RestoreFromSource(config=config), CheckCellMetadata(config=config),
-               HardenedExecute(config=config), ClearMetadataPreprocessor(config=config), LimitOutput(config=config),
-               CheckCellMetadata(config=config)):
-        nb, resources = pp(nb, resources)
+    for step in steps:
+        module, _, attr = step.partition(":")
+        nb, resources = getattr(importlib.import_module(module), attr)(config=config)(nb, resources)
     grades, comments = {}, {}
     for cell in nb.cells:
         if utils.is_grade(cell):
@@ -106,11 +135,13 @@ def _grade_one_notebook(config, assignment: str, name: str, student: str, data: 
             "notes": list(nb.metadata.get("fxcourse", {}).get("notes", []))}
 
 
-def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, bytes], student: str) -> str:
+def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, bytes], student: str,
+               steps: list[str] | None = None, settings: dict | None = None) -> str:
     """Run on a Dask worker: grade one submission, return JSON text (never raises for a bad submission).
 
     `sources`: notebook name -> the instructor source's bytes; `files`: notebook name -> the submission's
-    bytes (a notebook the student did not hand in is missing, and scores zero, as nbgrader does)."""
+    bytes (a notebook the student did not hand in is missing, and scores zero, as nbgrader does); `steps` and
+    `settings`: the course's (worker_steps, plain_settings of its configuration; None: the package's own)."""
     from traitlets.config import Config
 
     start = time.monotonic()
@@ -120,14 +151,21 @@ def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, byte
         folder.mkdir(parents=True)
         for name, data in sources.items():
             (folder / f"{name}.ipynb").write_bytes(data)
-        config = Config()
+        if steps is None or settings is None:
+            from traitlets.config.loader import PyFileConfigLoader
+
+            from autograder.grader.nbgrader import NBGRADER_CONFIG
+            package = PyFileConfigLoader(NBGRADER_CONFIG.name, str(NBGRADER_CONFIG.parent)).load_config()
+            steps = worker_steps(package) if steps is None else steps
+            settings = plain_settings(package) if settings is None else settings
+        config = Config(settings)
         config.CourseDirectory.root = str(root)
         config.CourseDirectory.source_directory = "solutions"
         config.CourseDirectory.course_id = "fxcourse"
         notebooks = {}
         for name, data in sources.items():
             if name in files:
-                notebooks[name] = _grade_one_notebook(config, assignment, name, student, files[name])
+                notebooks[name] = _grade_one_notebook(config, steps, assignment, name, student, files[name])
             else:
                 notebooks[name] = {"notebook": None, "grades": _zeros(data), "comments": {}, "notes": [
                     f"no {name}.ipynb was handed in: it scores zero"]}
@@ -263,7 +301,7 @@ def as_finished(futures: list, check: Callable[[], None], poll: float = 0.05):
 
 def grade_on_cluster(course: Course, assignment: str, subs: list[Submission], sources: dict[str, bytes], client,
                      gradebook: Gradebook, progress: GradeProgress, *, task: Callable = grade_task,
-                     check: Callable[[], None] = lambda: None) -> int:
+                     check: Callable[[], None] = lambda: None, config=None) -> int:
     """Send one task per submission, write each result as it comes; returns how many were written.
 
     A task the scheduler gives up (KilledWorker) may only have waited on a worker that another submission
@@ -277,8 +315,10 @@ def grade_on_cluster(course: Course, assignment: str, subs: list[Submission], so
     except Exception:
         allowed = None
 
+    course_steps = {} if config is None else {"steps": worker_steps(config), "settings": plain_settings(config)}
+
     def submit(sub: Submission):
-        return client.submit(task, assignment, sources, sub.files, sub.student, pure=False,
+        return client.submit(task, assignment, sources, sub.files, sub.student, **course_steps, pure=False,
                              key=f"grade-{assignment}-{sub.student}-{sub.digest[:12]}-{os.urandom(4).hex()}")
 
     def finish(fut, sub: Submission, t0: float, alone: bool) -> bool:
@@ -300,6 +340,10 @@ def grade_on_cluster(course: Course, assignment: str, subs: list[Submission], so
             progress.report(sub.student, False, time.monotonic() - t0, f"{type(exc).__name__}: {exc}")
             return True
         if not result.get("ok"):
+            try:
+                gradebook.record_ungraded(assignment, sub.student, sub.timestamp)
+            except (GradebookError, ValueError):
+                pass   # reported as not graded below either way
             progress.report(sub.student, False, result.get("seconds", 0.0), result.get("error", "?"))
             return True
         try:
@@ -363,7 +407,8 @@ def grade_class(course: Course, work: list[tuple[str, list[str]]], db: str, spec
         with deferred_interrupt() as check:
             client, local = open_cluster(spec)
             check()
-            with Gradebook(db) as gb:
+            config = course_config(course)
+            with Gradebook(db, config=config) as gb:
                 for name, students in work:
                     notebooks = gb.notebooks(name)
                     sources = {n: (course.solutions / name / f"{n}.ipynb").read_bytes() for n in notebooks}
@@ -376,7 +421,8 @@ def grade_class(course: Course, work: list[tuple[str, list[str]]], db: str, spec
                         if left else ""), flush=True)
                     progress = GradeProgress(len(todo))
                     try:
-                        grade_on_cluster(course, name, todo, sources, client, gb, progress, check=check)
+                        grade_on_cluster(course, name, todo, sources, client, gb, progress, check=check,
+                                         config=config)
                     finally:
                         progress.close()
                     if progress.failed:

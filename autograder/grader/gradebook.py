@@ -206,10 +206,13 @@ def submission_scores(url: str, assignment: str) -> list[tuple[str, float, float
 class Gradebook:
     """nbgrader's Gradebook for one run, with the course's ledger beside it."""
 
-    def __init__(self, url: str, course_id: str = "fxcourse") -> None:
+    def __init__(self, url: str, course_id: str = "fxcourse", config=None) -> None:
+        """`config`: the course's nbgrader configuration (nbgrader.course_config), whose late-submission rule
+        `write` applies; None: nbgrader's defaults (no penalty)."""
         from nbgrader.api import Gradebook as NbGradebook
 
         self.url = url
+        self.config = config
         # A new gradebook asks `alembic` (from PATH) for its schema version: this interpreter's, also where its
         # bin/ is not on PATH.
         here = str(Path(sys.executable).parent)
@@ -260,36 +263,72 @@ class Gradebook:
         _retrying(lambda: self._write(assignment, student, notebooks, digest, timestamp),
                   f"writing the grades of {student}/{assignment}")
 
+    def record_ungraded(self, assignment: str, student: str, timestamp: str | None = None) -> None:
+        """A submission that could not be graded: recorded with its time, as nbgrader's autograde leaves it (a
+        new one without grades; an earlier one's grades kept)."""
+        _retrying(lambda: self._write(assignment, student, None, "", timestamp),
+                  f"recording the submission of {student}/{assignment}")
+
+    def _submission(self, assignment: str, student: str, timestamp: str | None):
+        """(assignment, submission) rows of `student`, made as nbgrader's add_submission makes them (without its
+        commit) when new, with the submission's time set."""
+        from nbgrader import utils
+        from nbgrader.api import Assignment, Comment, Grade, Student, SubmittedAssignment, SubmittedNotebook
+
+        s = self.gb.db
+        a = s.query(Assignment).filter(Assignment.name == assignment).one()
+        who = s.query(Student).filter(Student.id == student).one_or_none()
+        if who is None:
+            who = Student(id=student)
+            s.add(who)
+        sub = s.query(SubmittedAssignment).filter(SubmittedAssignment.assignment == a,
+                                                  SubmittedAssignment.student == who).one_or_none()
+        if sub is None:
+            with s.no_autoflush:
+                sub = SubmittedAssignment(assignment=a, student=who)
+                s.add(sub)
+                for notebook in a.notebooks:
+                    snb = SubmittedNotebook(notebook=notebook, assignment=sub)
+                    s.add(snb)
+                    for cell in [*notebook.grade_cells, *notebook.task_cells]:
+                        s.add(Grade(cell=cell, notebook=snb))
+                    for cell in [*notebook.solution_cells, *notebook.task_cells]:
+                        s.add(Comment(cell=cell, notebook=snb))
+        if timestamp:
+            sub.timestamp = utils.parse_utc(timestamp)
+        s.flush()
+        return a, sub
+
+    def _penalize(self, sub) -> None:
+        """nbgrader's late-submission rule (its AssignLatePenalties step, with the course's configured plugin), in
+        the same transaction as the grades: each notebook's penalty reset, then set from the plugin when the
+        submission is late, kept between 0 and the notebook's score as nbgrader keeps it."""
+        from nbgrader.preprocessors import AssignLatePenalties
+
+        step = AssignLatePenalties(config=self.config) if self.config is not None else AssignLatePenalties()
+        step.init_plugin()
+        self.gb.db.expire(sub)   # its lateness and its notebooks' scores are computed in SQL from what was flushed
+        late = sub.total_seconds_late
+        for snb in sub.notebooks:
+            self.gb.db.expire(snb)
+            penalty = None
+            if late > 0:
+                penalty = step.plugin_inst.late_submission_penalty(sub.student.id, snb.score, late)
+                if penalty is not None:
+                    penalty = min(max(float(penalty), 0.0), float(snb.score))
+            snb.late_submission_penalty = penalty
+
     def _write(self, assignment, student, notebooks, digest, timestamp) -> None:
         import datetime
 
-        from nbgrader import utils
-        from nbgrader.api import (Assignment, Comment, Grade, Student, SubmittedAssignment, SubmittedNotebook)
         from sqlalchemy import select
 
         s = self.gb.db
         try:
-            a = s.query(Assignment).filter(Assignment.name == assignment).one()
-            who = s.query(Student).filter(Student.id == student).one_or_none()
-            if who is None:
-                who = Student(id=student)
-                s.add(who)
-            sub = s.query(SubmittedAssignment).filter(SubmittedAssignment.assignment == a,
-                                                      SubmittedAssignment.student == who).one_or_none()
-            if sub is None:  # the structure nbgrader's add_submission makes, without its commit
-                with s.no_autoflush:
-                    sub = SubmittedAssignment(assignment=a, student=who)
-                    s.add(sub)
-                    for notebook in a.notebooks:
-                        snb = SubmittedNotebook(notebook=notebook, assignment=sub)
-                        s.add(snb)
-                        for cell in [*notebook.grade_cells, *notebook.task_cells]:
-                            s.add(Grade(cell=cell, notebook=snb))
-                        for cell in [*notebook.solution_cells, *notebook.task_cells]:
-                            s.add(Comment(cell=cell, notebook=snb))
-            if timestamp:
-                sub.timestamp = utils.parse_utc(timestamp)
-            s.flush()
+            a, sub = self._submission(assignment, student, timestamp)
+            if notebooks is None:   # not graded: the submission is recorded, as nbgrader records it, with no grades
+                s.commit()
+                return
             if sorted(snb.notebook.name for snb in sub.notebooks) != sorted(nb.name for nb in a.notebooks):
                 raise ValueError(f"the gradebook's submission of {student}/{assignment} does not have the "
                                  "assignment's notebooks")
@@ -309,6 +348,8 @@ class Gradebook:
                     grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
                 for comment in snb.comments:
                     comment.auto_comment = got["comments"].get(comment.cell.name)
+            s.flush()
+            self._penalize(sub)
             now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
             row = s.execute(select(self.ledger).where(self.ledger.c.assignment == assignment,
                                                       self.ledger.c.student == student)).first()

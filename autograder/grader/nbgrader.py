@@ -19,7 +19,7 @@ from pathlib import Path
 from autograder.grader.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
 from autograder.grader.root import PACKAGE_ROOT, Course, find_course
 
-__all__ = ["NBGRADER_CONFIG", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK", "TOKEN_ENV", "command",
+__all__ = ["NBGRADER_CONFIG", "course_config", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK", "TOKEN_ENV", "command",
            "session_command", "serve", "Session", "time_limit", "run", "failed", "why", "known_assignments",
            "generate_into", "db_option", "generate", "feedback", "export"]
 
@@ -37,6 +37,21 @@ DONE_MARK = "fxcourse-nbgrader-done:"  # serve's line after each command: the ma
 # The session's token, in the kept process's environment only: nothing a submission can make nbgrader print
 # (a traceback line, say) can pass for the end of a command without it.
 TOKEN_ENV = "FXCOURSE_NBGRADER_SESSION_TOKEN"
+
+
+def course_config(course: Course):
+    """The nbgrader configuration of `course`, as its nbgrader commands read it: the course's hardened pipelines
+    (autograder/nbgrader_config.py), then the course folder's own nbgrader_config.py (where an instructor sets,
+    say, `c.LateSubmissionPlugin.penalty_method`), the later file winning."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = Config()
+    for path in dict.fromkeys([NBGRADER_CONFIG, course.root / "nbgrader_config.py"]):
+        if path.is_file():
+            config.merge(PyFileConfigLoader(path.name, str(path.parent)).load_config())
+    config.CourseDirectory.root = str(course.root)
+    return config
 
 
 def command(course: Course, *argv: str, db: str | None = None) -> tuple[list[str], dict[str, str]]:
