@@ -38,9 +38,16 @@ def test_a_mutant_whose_text_no_longer_occurs_once_fails_loudly_naming_itself_th
     assert ("0 times" in message or "2 times" in message) and "update this edit" in message   # what to do
 
 
-def test_a_mutant_without_edits_is_refused():
-    with pytest.raises(MutantError, match="no edits"):
-        Mutant("count_nodes", "nothing", hint="x", edits=()).cell(SOLUTION)
+def test_a_mutant_without_edits_or_source_is_refused_and_so_is_one_with_both():
+    with pytest.raises(MutantError, match="not neither"):
+        Mutant("count_nodes", "nothing", hint="x", edits=())
+    with pytest.raises(MutantError, match="not both"):
+        Mutant("count_nodes", "both", hint="x", edits=(("a", "b"),), source="def count_nodes(gm, op=None): ...")
+
+
+def test_a_mutant_written_whole_is_its_own_answer_cell():
+    cell = "def count_nodes(gm, op=None):\n    return 0\n"
+    assert Mutant("count_nodes", "always zero", hint="x", source=cell).cell(SOLUTION) == cell
 
 
 @pytest.mark.parametrize("assignment", [e.id for e in EXERCISES])

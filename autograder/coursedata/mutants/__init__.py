@@ -44,7 +44,8 @@ class Mutant:
 
     `edits` are `(solution text, wrong text)` pairs applied in order to the solution's answer cell (marker lines
     removed); each solution text must occur there exactly once, so a change to the solution that orphans a
-    mutant fails loudly. An answer unlike the solution replaces its whole body in one edit.
+    mutant fails loudly. An answer unlike the solution is a whole answer cell of its own, `source` (the wrong
+    answers written from the task text alone, without the solution at hand, are all of this kind).
 
     `not_hints` are hints this answer must not be shown: a wrong answer that already does right what a hint says
     (a near miss of that hint's mistake) proves that the hint fires only on its own evidence.
@@ -54,10 +55,14 @@ class Mutant:
     why: str
     _: KW_ONLY
     hint: str
-    edits: tuple[tuple[str, str], ...]
+    edits: tuple[tuple[str, str], ...] = ()
     not_hints: tuple[str, ...] = ()
+    source: str = ""
 
     def __post_init__(self) -> None:
+        if bool(self.edits) == bool(self.source):
+            raise MutantError(f"mutant {self.function!r} ({self.why}): give either edits of the solution or a whole "
+                              f"answer cell as source, not {'both' if self.source else 'neither'}")
         if isinstance(self.not_hints, str):
             raise TypeError(f"mutant {self.function!r} ({self.why}): not_hints is a tuple of hint texts, "
                             f"got the string {self.not_hints!r} (write ({self.not_hints!r},))")
@@ -67,7 +72,9 @@ class Mutant:
                               f"{self.hint!r}")
 
     def cell(self, solution: str) -> str:
-        """The wrong answer cell: the solution's answer cell with the edits applied."""
+        """The wrong answer cell: `source`, or the solution's answer cell with the edits applied."""
+        if self.source:
+            return self.source
         return apply_edits(solution, self.edits, f"mutant {self.function!r} ({self.why})")
 
 
