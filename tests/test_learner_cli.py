@@ -102,6 +102,27 @@ def test_hint_usage_errors_and_a_broken_state_file(tmp_path, capsys):
     assert code == 0 and "Hint 1 of 3" in out
 
 
+def test_hint_and_check_agree_on_which_exercise_a_notebook_is(tmp_path, capsys):
+    """One function decides it: ex02's answers saved under ex01's name are ex02's work for hint as for check,
+    and a file that is no notebook still belongs to the exercise its name says (reset restores it)."""
+    root = course(tmp_path)
+    shutil.copytree(ROOT / "solutions" / "ex02_nodes", root / "solutions" / "ex02_nodes")
+    misnamed = root / "exercises" / A / "copy" / f"{A}.ipynb"
+    misnamed.parent.mkdir()
+    shutil.copy(ROOT / "solutions" / "ex02_nodes" / "ex02_nodes.ipynb", misnamed)
+    said = []
+    for command in ("hint", "check"):
+        code, _, err = fxcourse(capsys, command, str(misnamed))
+        said.append(err.strip())
+        assert code == 2 and "belong to assignment 'ex02_nodes', not 'ex01_tracing'" in err, (command, err)
+    assert said[0] == said[1]
+    broken = root / "exercises" / A / f"{A}.ipynb"
+    broken.write_text("{ not a notebook")
+    from autograder.grader.root import Course
+    from autograder.learner.check import assignment_for
+    assert assignment_for(broken, Course(root)) == A
+
+
 # --------------------------------------------------------------------------------------------- reset
 
 def test_reset_from_git_head_asks_first_and_keeps_a_backup(tmp_path, capsys, monkeypatch):

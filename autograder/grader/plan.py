@@ -87,12 +87,20 @@ def _source_signature(nb: NotebookNode) -> set[str]:
     return ids | {f"name:{g[5:] if g.startswith('quiz_') else g}" for g in ids}
 
 
-def identify_assignment(nb: NotebookNode, path: str | Path, course: Course) -> str:
-    """Which assignment a submission is: its file name if that fits, else the best match of its answers."""
+def identify_assignment(nb: NotebookNode | None, path: str | Path, course: Course) -> str:
+    """Which assignment a submission is: the one place that decides it, for the grader and the learner's tools.
+
+    Its file name if that fits (unless its answers belong to another assignment), else the best match of its
+    answers; `nb` None (a file that cannot be read as a notebook): its file or folder name alone."""
     known = course.assignments()
     if not known:
         raise NotebookError(f"no assignments found in {course.root} (expected solutions/ or exercises/)")
     stem = Path(path).stem
+    if nb is None:
+        name = next((n for n in (stem, Path(path).parent.name) if n in known), None)
+        if name is None:
+            raise NotebookError(f"{path}: unknown assignment {stem!r}; expected one of {', '.join(known)}")
+        return name
     sig = _signature(nb)
     scores = {}
     for a in known:

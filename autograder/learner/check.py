@@ -12,16 +12,17 @@ __all__ = ["check", "print_report", "assignment_for"]
 
 
 def assignment_for(path: Path, course: Course) -> str:
-    """The assignment a notebook belongs to: its file or folder name, else what its answer cells define
-    (NotebookError when it cannot be told)."""
-    known = course.assignments()
-    for name in (path.stem, path.parent.name):
-        if name in known:
-            return name
+    """The assignment a notebook file belongs to, as the grader decides it (plan.identify_assignment), also for a
+    file that cannot be read as a notebook, which `fxcourse reset` still restores (NotebookError when it cannot
+    be told)."""
     from autograder.grader.plan import identify_assignment
     from autograder.grader.notebook import read_notebook
 
-    return identify_assignment(read_notebook(path), path, course)
+    try:
+        nb = read_notebook(path)
+    except NotebookError:
+        nb = None
+    return identify_assignment(nb, path, course)
 
 
 def print_report(report) -> None:
