@@ -21,6 +21,7 @@ MECHANISMS = {
     "fx.symbolic_trace": r"\bsymbolic_trace\(", "passes.infra PassManager": r"\bPassManager\b",
     "a stream of one's own (write())": r"def write\(self",
     "a torch.compile backend of one's own": r"\bbackend\s*=\s*(?![\"'])\w", "a Dim hint": r"\bDim\.(AUTO|DYNAMIC)\b",
+    "torch.library.Library": r"\blibrary\.Library\(",
 }
 # Functions whose answer is not graph code: no torch.fx mechanism applies, only the APIs the task names.
 EXEMPT = {

@@ -119,6 +119,28 @@ ERROR_HINTS: list[tuple] = [
      "a layer received a tuple where a tensor goes: when that tuple holds example inputs, hand it to "
      "torch.export.export as it is, export(model, example_inputs), not wrapped in another tuple, and call a "
      "model with model(*example_inputs)", r"export\(|example_inputs|\(\*?inputs"),
+    (None, r"There was no fake impl registered for",
+     "the operator has no fake kernel, so torch.compile and torch.export cannot trace it: register one with "
+     "op.register_fake (or torch.library.register_fake), returning an empty tensor of the output's shape and "
+     "dtype, torch.empty_like(x)"),
+    (None, r"no autograd formula was registered|does not have an autograd kernel|autograd kernel was not registered",
+     "the operator has no backward: op.register_autograd(backward, setup_context=setup_context), where backward "
+     "returns one gradient per input (None for a float)"),
+    (None, r"Cannot register autograd formula for non-functional operator",
+     "the schema says the operator writes to an argument (Tensor(a!)), and such an operator cannot get a backward: "
+     "it mutates nothing, so mutates_args=()"),
+    ("RuntimeError", r"with the same name and overload name multiple times|Only a single TORCH_LIBRARY can be used",
+     "an operator's name is defined once per process: define it in the namespace you are given (a fresh one for "
+     "each definition), and open a namespace that exists with torch.library.Library(ns, \"FRAGMENT\")"),
+    (None, r"infer_schema\(func\): Parameter \w+ (must have a type annotation|has unsupported type)|"
+           r"infer_schema\(func\): .*return",
+     "torch.library.custom_op reads the operator's schema from the annotations: write "
+     "(x: torch.Tensor, scale: float) -> torch.Tensor"),
+    ("AttributeError", r"object has no attribute 'overloadpacket'",
+     "not every call_function target is an operator (operator.getitem is a plain function): read "
+     "getattr(node.target, \"overloadpacket\", None)"),
+    (None, r"returned an incorrect number of gradients",
+     "backward returns one gradient per input of the operator, in order: (grad for x, None for scale)"),
     (None, r"^(?!.*(recompile_limit|cache_size_limit|[Rr]ecompil(ing|ation)))(?=.*\brecompile\b)",
      "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
 ]

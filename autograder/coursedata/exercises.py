@@ -19,7 +19,7 @@ class Exercise:
     id: str
     lesson: str          # lessons/<lesson>.ipynb
     functions: tuple[str, ...]
-    part: int = 1        # Part I (fx on its own) or Part II (fx in the PyTorch 2 stack)
+    part: int = 1        # Part I (fx on its own), Part II (fx in the PyTorch 2 stack), Part III (extending the stack)
 
 
 EXERCISES: tuple[Exercise, ...] = (
@@ -38,6 +38,7 @@ EXERCISES: tuple[Exercise, ...] = (
                                           "node_shapes", "swap_aten_op"), part=2),
     Exercise("ex11_pt2e", "11_pt2e_qat",
              ("prepare_pt2e_qat", "pt2e_fake_quant_count", "pt2e_finetune", "to_qdq", "qdq_counts"), part=2),
+    Exercise("ex12_custom_ops", "12_custom_ops", ("register_scaled_gelu", "count_op_nodes", "replace_with_op"), part=3),
 )
 
 

@@ -18,6 +18,8 @@ PIPELINE_DCE = "the node left behind has no users: the eliminate_dead_code pass 
 SELF_CHECK = "the assert_close is the function's own check of a result that is right anyway"
 DETACH = "the weights are copied into new parameters under no_grad: whether the operands were detached does not " \
          "change the values, and the new parameters are leaves either way"
+EXPORTED_STR_TARGETS = ("an exported program's other nodes (placeholders, output) have str targets, which never "
+                        "equal an operator: without the skip they are compared and not counted")
 UNUSED_SUBMODULES = "the task text asks for this as a habit, not as a rule: the graph no longer calls the modules"
 
 EQUIVALENT: dict[str, dict[str, str]] = {
@@ -161,5 +163,14 @@ EQUIVALENT: dict[str, dict[str, str]] = {
     },
     "ex10_export": {
         "swap_aten_op: delete `ep.graph.lint()` -> pass in `ep.graph.lint()`": LINT,
+    },
+    "ex12_custom_ops": {
+        "count_op_nodes: delete `if node.op != \"call_function\":` -> pass in `if node.op != \"call_function\":`":
+            EXPORTED_STR_TARGETS,
+        "count_op_nodes: delete `continue` -> pass in `continue`": EXPORTED_STR_TARGETS,
+        "count_op_nodes: is->== is -> == in `if node.target == op or getattr(node.target, \"overloadpacket\", None) "
+        "is op:`": "an OpOverloadPacket defines no __eq__: == compares identity, as `is` does",
+        "replace_with_op: delete `gm.graph.lint()` -> pass in `gm.graph.lint()`": LINT,
+        "replace_with_op: is->== is -> == in `if node.op == \"call_function\" and node.target is fn:`": NODE_EQ,
     },
 }

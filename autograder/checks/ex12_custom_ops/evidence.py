@@ -1,0 +1,203 @@
+"""What the checks of ex12_custom_ops record of a learner's result, as plain data (runs where learner code runs)."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+
+from autograder.checks.framework import CheckFailed
+from autograder.checks.evidence import lint_error, stale_code
+from autograder.checks.ex12_custom_ops.models import PROBE, other_scaled_gelu
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+# (input, scale): float32, float64, a 0-dim tensor, a negative and a zero scale
+def probes() -> list[tuple[torch.Tensor, float]]:
+    return [(torch.randn(3, 4, generator=_gen(1)) * 3, 1.5),
+            (torch.randn(2, 5, generator=_gen(2), dtype=torch.float64), -0.5),
+            (torch.tensor(0.7), 2.0),
+            (torch.randn(4, generator=_gen(3)), 0.0)]
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"
+
+
+def _overload(result: Any):
+    """The OpOverload behind what register_scaled_gelu returned: a CustomOpDef, a packet or an overload."""
+    from torch._library.custom_ops import CustomOpDef
+    if isinstance(result, CustomOpDef):
+        return result._opoverload
+    if isinstance(result, torch._ops.OpOverloadPacket):
+        try:
+            return result.default
+        except AttributeError:
+            return None
+    if isinstance(result, torch._ops.OpOverload):
+        return result
+    raise CheckFailed(f"register_scaled_gelu returned {type(result).__name__}, expected the operator",
+                      "return the value instead of printing it" if result is None else
+                      "return what torch.library.custom_op returns (or torch.ops.<namespace>.scaled_gelu)")
+
+
+def _register_evidence(result: Any, args: tuple) -> dict:
+    (namespace,) = args
+    overload = _overload(result)
+    ev: dict = {"namespace": namespace, "type": type(result).__name__,
+                "schema": str(overload._schema) if overload is not None else None}
+    ev["outputs"], ev["kept"] = [], []
+    for x, scale in probes():
+        before = x.clone()
+        try:
+            with torch.no_grad():
+                out = result(x, scale)
+            ev["outputs"].append(out.detach().clone() if isinstance(out, torch.Tensor) else
+                                 f"returned {type(out).__name__}, not a tensor")
+        except Exception as exc:
+            ev["outputs"].append(_error(exc))
+        ev["kept"].append(torch.equal(before, x))
+    ev["grad"] = _grad(result)
+    ev["fake"] = _fake(result)
+    ev["opcheck"] = _opcheck(overload)
+    ev["export"] = _export_count(result, overload)
+    ev["compile"] = compile_evidence(result, overload)
+    return ev
+
+
+def _grad(op) -> Any:
+    x = torch.randn(3, 4, generator=_gen(4), dtype=torch.float64).mul_(2).requires_grad_()
+    try:
+        op(x, -1.25).sum().backward()
+    except Exception as exc:
+        return _error(exc)
+    return x.grad.detach().clone() if x.grad is not None else "x.grad is None after backward"
+
+
+def _fake(op) -> Any:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    out = []
+    try:
+        with FakeTensorMode() as mode:
+            for shape, dtype in (((2, 7), torch.float32), ((3,), torch.float64)):
+                y = op(mode.from_tensor(torch.empty(shape, dtype=dtype)), 2.0)
+                out.append([list(y.shape), str(y.dtype)])
+    except Exception as exc:
+        return _error(exc)
+    return out
+
+
+def _opcheck(overload) -> Any:
+    if overload is None:
+        return "the returned packet has no default overload"
+    found = {}
+    for x, scale in (probes()[0], probes()[1]):
+        try:
+            report = torch.library.opcheck(overload, (x.clone().requires_grad_(), scale), raise_exception=False)
+        except Exception as exc:
+            return _error(exc)
+        for test, verdict in report.items():
+            if verdict != "SUCCESS" and test not in found:
+                found[test] = _error(verdict) if isinstance(verdict, BaseException) else str(verdict)[:400]
+    return found
+
+
+class _Uses(nn.Module):
+    def __init__(self, op) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        object.__setattr__(self, "op", op)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.op(self.fc(x), 0.5).relu()
+
+
+def _export_count(op, overload) -> Any:
+    from torch.export import export
+    try:
+        ep = export(_Uses(op), (torch.randn(2, 4, generator=_gen(5)),))
+    except Exception as exc:
+        return _error(exc)
+    return sum(1 for n in ep.graph.nodes if n.op == "call_function" and n.target == overload)
+
+
+def compile_evidence(op, overload) -> dict:
+    """What torch.compile makes of a function calling the op: the graphs a backend receives, its calls in them."""
+    graphs: list = []
+
+    def backend(gm: fx.GraphModule, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    try:
+        fn = torch.compile(lambda t: op(t, 0.75).sin() + 1, backend=backend)
+        fn(torch.randn(5, generator=_gen(6)))
+    except Exception as exc:
+        return {"error": _error(exc)}
+    finally:
+        torch._dynamo.reset()
+    calls = sum(1 for gm in graphs for n in gm.graph.nodes if n.op == "call_function"
+                and overload is not None and (n.target == overload or n.target == overload.overloadpacket))
+    return {"graphs": len(graphs), "calls": calls}
+
+
+def _count_evidence(result: Any, args: tuple) -> dict:
+    if type(result) is not int:
+        raise CheckFailed(f"count_op_nodes returned {type(result).__name__}, expected an int",
+                          "return the value instead of printing it" if result is None else
+                          "return the number of matching nodes, an int")
+    return {"count": result}
+
+
+def _target(target: Any, fn: Any, op: Any) -> str:
+    if target is op:
+        return "op"
+    if target is fn:
+        return "fn"
+    if target is other_scaled_gelu:
+        return "the other scaled_gelu"
+    if isinstance(target, str):
+        return target
+    return str(getattr(target, "__name__", target))
+
+
+def describe(gm: fx.GraphModule, fn: Any, op: Any) -> list:
+    """Each node as [op, target, args, kwargs], node arguments as '%<index>' (names may change, places not)."""
+    index = {n: i for i, n in enumerate(gm.graph.nodes)}
+
+    def arg(a: Any) -> Any:
+        if isinstance(a, fx.Node):
+            return f"%{index.get(a, '?')}"
+        if isinstance(a, (tuple, list)):
+            return [arg(b) for b in a]
+        if isinstance(a, dict):
+            return {str(k): arg(v) for k, v in a.items()}
+        return a if type(a) in (int, float, bool, str, type(None)) else repr(a)[:80]
+
+    return [[n.op, _target(n.target, fn, op), arg(n.args), arg(n.kwargs)] for n in gm.graph.nodes]
+
+
+def run(gm: Any, x: torch.Tensor) -> Any:
+    try:
+        with torch.no_grad():
+            return gm(x)
+    except Exception as exc:
+        return _error(exc)
+
+
+def _replace_evidence(result: Any, args: tuple) -> dict:
+    gm, fn, op = args
+    if not isinstance(result, fx.GraphModule):
+        raise CheckFailed(f"replace_with_op returned {type(result).__name__}, expected an fx.GraphModule",
+                          "return the value instead of printing it" if result is None else
+                          "return the GraphModule (gm itself, changed, is fine)")
+    rewrapped = [n.name for n in result.graph.nodes if n.op == "call_function" and n.target is op
+                 and n.meta.get("is_wrapped")]
+    return {"nodes": describe(result, fn, op), "lint": lint_error(result), "stale": stale_code(result),
+            "rewrapped": rewrapped,
+            "output": run(result, getattr(gm, PROBE))}
