@@ -182,10 +182,11 @@ class _Judge:
             env = dict(os.environ)
             pkg_parent = str(Path(__file__).resolve().parents[2])
             env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            # forked from the fork server (its imports are done), else a fresh process
+            # forked from the fork server (its imports are done), else a fresh process; in "/" either way, a folder
+            # that cannot be removed under it (dynamo and export ask for the working directory)
             self.proc = forkserver.spawn_judge(limits.memory) or subprocess.Popen(
                 [sys.executable, "-s", "-m", "autograder.grader.grading", "--judge", str(limits.memory)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd="/")
             self.loaded = None
 
     def _ask(self, header: dict, payload: bytes, limits: Limits) -> tuple[dict | None, str]:
