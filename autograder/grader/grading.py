@@ -33,6 +33,7 @@ from autograder.grader.notebook import (NotebookError, defined_names, grade_id, 
 from autograder.grader import forkserver
 from autograder.grader.plan import Call, identify_assignment, parse_test_cell
 from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker, submission_wall
+from autograder.grader.worker import SCRATCH_FULL_EXIT
 
 __all__ = ["TestResult", "Report", "grade_restored", "check_notebook", "clean_text", "MAX_MESSAGE"]
 
@@ -113,6 +114,14 @@ class _Until(Limits):
     @property
     def wall(self) -> float:
         return max(0.0, min(super().wall, self.until - time.monotonic()))
+
+
+def _name_a_full_scratch(outcome: WorkerOutcome, limits: Limits) -> None:
+    """A worker that stopped because the answers' files filled its scratch folder (worker.SCRATCH_FULL_EXIT) is
+    said to have done so, with the limit."""
+    if outcome.status == "crashed" and outcome.detail == f"the process exited with code {SCRATCH_FULL_EXIT}":
+        outcome.status = "scratch-full"
+        outcome.detail = f"the files it wrote filled the scratch folder ({limits.scratch / 2**20:g} MiB in all)"
 
 
 def _worker_calls(calls: list[Call]) -> list[dict]:
@@ -403,6 +412,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         outcome = run_worker([c for c in cells if c["id"] not in skipped], _worker_calls(flat),
                              limits=limits, hide=hide, require=hardened)
         in_time()
+        _name_a_full_scratch(outcome, limits)
         if notes is not None:
             notes.extend(n for n in outcome.notes if n not in notes)
         summary = _JUDGE.load(outcome, len(flat), limits)

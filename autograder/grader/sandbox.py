@@ -24,7 +24,6 @@ from pathlib import Path
 
 from autograder.grader import forkserver
 from autograder.grader.forkserver import worker_env
-from autograder.grader.worker import SCRATCH_FULL_EXIT
 
 __all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "known_jail_support",
            "adopt_jail_support", "require_isolation", "process_cap_available", "run_worker", "read_bounded",
@@ -64,7 +63,7 @@ class Limits:
 @dataclass
 class WorkerOutcome:
     evidence: dict | None
-    status: str                 # "ok", "timeout", "crashed", "scratch-full", "bad-evidence"
+    status: str                 # "ok", "timeout", "crashed", "bad-evidence"
     detail: str = ""
     last_step: str = ""
     seconds: float = 0.0
@@ -491,10 +490,6 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
         elif status == "crashed" and (code in (124, -signal.SIGXCPU, 128 + signal.SIGXCPU)
                                       or "cpu-limit" in steps or cpu >= limits.timeout):
             status, detail = "timeout", f"used more than {limits.timeout:g} s of CPU time"
-        elif status == "crashed" and code == SCRATCH_FULL_EXIT:
-            status = "scratch-full"
-            detail = (f"the files it wrote filled the scratch folder ({limits.scratch / 2**20:g} MiB for all files "
-                      "together)")
         elif status == "crashed":
             if code is not None and code < 0:
                 detail = f"the process was killed by signal {signal.Signals(-code).name}"
