@@ -1,6 +1,6 @@
 # Two entry points: `make lab` (the course) and `make test` (the test suite). Both first make or update the
 # virtual environment $(VENV) (tools/venv.sh: skipped when nothing changed), then run from it.
-# PYTHON is the interpreter the venv is made from (any Python 3.10+, an externally managed one included).
+# PYTHON is the interpreter the venv is made from (any Python 3.11+, an externally managed one included).
 PYTHON ?= python3
 # CI pins the CPU build of torch; elsewhere set TORCH to what suits the machine (pyproject allows torch>=2.4).
 TORCH ?= torch==2.13.0

@@ -486,6 +486,19 @@ def test_filling_scratch_stops_at_its_total_cap_and_scratch_is_removed(tmp_path)
     assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith(mine)]  # ...and removed
 
 
+@namespaces
+def test_top_level_code_that_fills_scratch_costs_only_its_own_tests(tmp_path):
+    # The worker's own files (progress, evidence) share the scratch tmpfs: a cell that leaves it full is stopped
+    # there and named with the limit; the other answers, quizzes included, keep their points.
+    fill = ("import os\nblock = b'x' * 2**20\ntry:\n    for i in range(1024):\n"
+            "        with open(f'fill-{i}', 'wb') as f:\n            f.write(block)\n            f.write(block)\n"
+            "except OSError:\n    pass\n")
+    report, scores = grade(submit(tmp_path, {"count_nodes": fill + CORRECT["count_nodes"]}))
+    expect(scores, {"test_count_nodes": 0.0})
+    message = next(t.message for t in report.tests if t.id == "test_count_nodes")
+    assert "the cell 'count_nodes'" in message and "scratch folder (256 MiB" in message, message
+
+
 def test_a_thread_that_never_ends_does_not_hold_the_worker(tmp_path):
     # Before: the interpreter waited for the thread at exit, until the wall-clock limit failed every test.
     forever = ("import threading, time\n"

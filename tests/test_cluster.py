@@ -376,6 +376,22 @@ def root_course(root: Path):
     return Course(root)
 
 
+def test_a_hung_submission_stops_itself_at_its_own_limit_on_a_worker(monkeypatch):
+    """Dask cannot stop a task that runs: the grading of a submission that sleeps in every function stops itself
+    at FXCOURSE_SUBMISSION_TIMEOUT (not after one worker's wall-clock limit per test) and says so."""
+    import json
+
+    monkeypatch.setenv("FXCOURSE_SUBMISSION_TIMEOUT", "10")
+    nb = nbformat.read(str(ROOT / "exercises" / A / NOTEBOOK), as_version=4)
+    for cell in nb.cells:
+        if grade_id(cell) in EX01_RIGHT:
+            cell.source = f"def {grade_id(cell)}(*args, **kwargs):\n    import time\n    time.sleep(3600)\n"
+    source = (ROOT / "solutions" / A / NOTEBOOK).read_bytes()
+    result = json.loads(grade_task(A, {A: source}, {A: nbformat.writes(nb).encode()}, "hung"))
+    assert result["ok"] is False, result
+    assert result["error"] == "grading took longer than 10 s and was stopped (FXCOURSE_SUBMISSION_TIMEOUT)"
+
+
 def test_bad_cluster_arguments_are_refused_before_grading(tmp_path, generated_course):
     root = new_course(generated_course, tmp_path, ["a_correct"])
     for argv, expected in ((["--cluster", "nowhere"], "expected tcp://HOST:PORT"),

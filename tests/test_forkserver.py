@@ -256,13 +256,13 @@ def _children_cpu(pid: int) -> int:
     return int(fields[13]) + int(fields[14])
 
 
-def _check(notebook, keep: str) -> dict:
+def _check(notebook, keep: str, cwd=ROOT) -> dict:
     import json
 
     env = {**os.environ, "FXCOURSE_FORKSERVER_KEEP": keep}
     env.pop(forkserver.ADDRESS_ENV, None)
     r = subprocess.run([sys.executable, "-m", "autograder.cli", "check", str(notebook), "--json"],
-                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+                       capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -308,6 +308,44 @@ def test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home(no_kept_ser
         assert forkserver.ended(pid, 60), "the kept server did not end after its idle time"
         assert not os.path.exists(home)
     assert forkserver.kept_server_pid() is None
+
+
+def test_a_check_run_after_the_first_check_s_folder_was_removed_gets_full_marks(no_kept_server, tmp_path):
+    """The learner checks in one folder, then moves or removes it: the kept server and the judges it forks must
+    not be left in a working directory that is gone (dynamo and export ask for it while judging)."""
+    import shutil
+
+    solution = ROOT / "solutions" / "ex09_dynamo" / "ex09_dynamo.ipynb"
+    first_dir, second_dir = tmp_path / "first", tmp_path / "second"
+    for folder in (first_dir, second_dir):
+        folder.mkdir()
+        shutil.copy(solution, folder)
+    first = _check(first_dir / solution.name, keep="120", cwd=first_dir)
+    pid = forkserver.kept_server_pid()
+    assert pid, "the check kept no server for the next one"
+    shutil.rmtree(first_dir)
+    second = _check(second_dir / solution.name, keep="120", cwd=second_dir)
+    assert [t["message"] for t in second["tests"] if not t["passed"]] == []
+    assert second["score"] == first["score"] == first["max_score"] > 0
+    assert forkserver.kept_server_pid() == pid, "the kept server was not used again"
+
+
+def test_a_kept_server_whose_home_was_removed_is_replaced_by_the_next_check(no_kept_server):
+    """A kept server's home (where its imports and judges write) removed, say by a clean-up of /tmp: the next
+    check starts a new server, and the old one ends."""
+    import shutil
+
+    notebook = ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb"
+    _check(notebook, keep="120")
+    pid = forkserver.kept_server_pid()
+    assert pid, "the check kept no server for the next one"
+    shutil.rmtree(_home_of(pid))
+    second = _check(notebook, keep="120")
+    assert second["score"] == second["max_score"] > 0
+    assert forkserver.ended(pid, 30), "the kept server whose home was removed did not end"
+    new = forkserver.kept_server_pid()
+    assert new and new != pid, "the next check did not keep a new server"
+    assert os.path.isdir(_home_of(new))
 
 
 def test_without_keeping_a_check_leaves_no_server_behind(no_kept_server):

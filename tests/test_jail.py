@@ -23,6 +23,7 @@ import pytest
 
 from autograder.grader import sandbox
 from autograder.grader.notebook import answer_cells, grade_id, read_notebook
+from autograder.grader.root import Course
 from conftest import EX01_RIGHT, ROOT
 from test_instructor import _fill, fxcourse
 
@@ -309,3 +310,50 @@ def test_a_grading_that_takes_too_long_is_stopped_and_reported(course):
             os.environ["FXCOURSE_SUBMISSION_TIMEOUT"] = env_before
     assert r.returncode == 1, r.stdout + r.stderr
     assert "alice: NOT GRADED" in r.stdout and "took longer than 0.2 s" in r.stdout, r.stdout
+
+
+class _Reports:
+    """What grading a group reports, student by student (batch.BatchLog's and grade_alone's progress)."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, bool, str]] = []
+
+    def report(self, student: str, ok: bool, took: float, why: str = "") -> None:
+        self.lines.append((student, ok, why))
+
+
+def test_a_hung_submission_costs_its_own_limit_once_whatever_its_group(tmp_path, generated_course, monkeypatch):
+    """One submission sleeps in every function, in a group of three graded as one command: it is stopped at its
+    own limit, reported NOT GRADED naming the limit and never tried again; the two others are graded."""
+    from autograder.grader import batch
+    from autograder.grader.nbgrader import Session
+
+    root = generated_course(tmp_path / "course", A, quiz_keys=True)
+    release = root / "exercises" / A / f"{A}.ipynb"
+    hung = {fn: f"def {fn}(*args, **kwargs):\n    import time\n    time.sleep(3600)\n" for fn in EX01_RIGHT}
+    for student, answers in (("alice", {**EX01_RIGHT, **QUIZ}), ("hung", {**hung, **QUIZ}), ("zoe", EX01_RIGHT)):
+        _fill(release, answers, root / "submitted" / student / A / f"{A}.ipynb")
+    # Far less than the worker's own wall-clock limit (which alone stops a sleeping worker), far more than
+    # grading ex01 takes.
+    monkeypatch.setenv("FXCOURSE_SUBMISSION_TIMEOUT", "20")
+    attempts: list[str] = []  # the students each nbgrader command was given, one entry per student per command
+    run, alone = Session.run, batch.autograde_one
+
+    def counted_run(self, argv, read, limit):
+        excluded = next((a.split("=", 1)[1].split(",") for a in argv if "student_id_exclude=" in a), [])
+        named = next(a.split("=", 1)[1] for a in argv if a.startswith("--student="))
+        attempts.extend(s for s in ("alice", "hung", "zoe") if s not in excluded and named in ("*", s))
+        return run(self, argv, read, limit)
+
+    def counted_alone(course, name, student, graders):
+        attempts.append(student)
+        return alone(course, name, student, graders)
+
+    monkeypatch.setattr(Session, "run", counted_run)
+    monkeypatch.setattr(batch, "autograde_one", counted_alone)
+    reports = _Reports()
+    batch.grade_batch(Course(root), A, ["alice", "hung", "zoe"], ["alice", "hung", "zoe"], reports)
+    assert attempts.count("hung") == 1, attempts
+    assert sorted((s, ok) for s, ok, _ in reports.lines) == [("alice", True), ("hung", False), ("zoe", True)]
+    why = next(w for s, _, w in reports.lines if s == "hung")
+    assert "took longer than 20 s" in why and "FXCOURSE_SUBMISSION_TIMEOUT" in why, why

@@ -22,22 +22,75 @@ def _pyproject_deps() -> dict[str, str]:
     return {CONDA_NAMES.get(_name(s), _name(s)): s.replace(" ", "")[len(_name(s)):] for s in specs}
 
 
-def _environment_deps() -> dict[str, str]:
+def _environment_deps(with_python: bool = False) -> dict[str, str]:
+    """environment.yml's conda packages: name -> the rest of its spec (`>=3.7`, `=2.13.0=cpu_*`)."""
     deps = {}
     text = (ROOT / "environment.yml").read_text()
     section = text.split("dependencies:", 1)[1]
     for line in section.splitlines():
         m = re.match(r"^\s{2}- ([A-Za-z0-9_.-]+)(\S*)\s*$", line)
-        if m and m.group(1) not in ("python", "pip", "cpuonly"):
+        if m and m.group(1) != "pip" and (with_python or m.group(1) != "python"):
             deps[m.group(1).lower()] = m.group(2)
     return deps
 
 
-def test_environment_yml_names_the_same_dependencies_as_pyproject():
+def _make_torch_pin() -> str:
+    """The version the Makefile's TORCH pins (what `make lab` and `make test` install, and CI runs)."""
+    m = re.search(r"^TORCH \?= torch==(\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert m, "the Makefile pins no torch version (TORCH ?= torch==X.Y.Z)"
+    return m.group(1)
+
+
+def _requires_python() -> tuple[int, int]:
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    m = re.fullmatch(r">=(\d+)\.(\d+)", data["project"]["requires-python"].replace(" ", ""))
+    assert m, f"requires-python should be a lower bound (>=3.N), got {data['project']['requires-python']!r}"
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_environment_yml_names_the_same_dependencies_and_versions_as_pyproject():
     py, env = _pyproject_deps(), _environment_deps()
     assert set(py) == set(env), f"only in pyproject: {set(py) - set(env)}; only in environment.yml: {set(env) - set(py)}"
     for name, spec in py.items():
-        assert env[name] == spec, f"{name}: pyproject says {spec!r}, environment.yml says {env[name]!r}"
+        if name != "pytorch":  # pinned like the Makefile's TORCH instead: test_environment_yml_takes_the_pinned_torch
+            assert env[name] == spec, f"{name}: pyproject says {spec!r}, environment.yml says {env[name]!r}"
+
+
+def test_environment_yml_takes_the_pinned_torch_s_cpu_build_from_conda_forge():
+    """The same torch as the pip set-up (the Makefile's TORCH), as conda-forge's CPU build, inside pyproject's range."""
+    text = (ROOT / "environment.yml").read_text()
+    channels = re.findall(r"^\s{2}- (\S+)$", text.split("channels:", 1)[1].split("dependencies:", 1)[0], re.M)
+    assert channels == ["conda-forge"], channels
+    pin = _make_torch_pin()
+    assert _environment_deps()["pytorch"] == f"={pin}=cpu_*"
+    low = _pyproject_deps()["pytorch"].removeprefix(">=")
+    assert tuple(map(int, pin.split("."))) >= tuple(map(int, low.split("."))), f"{pin} is below pyproject's >={low}"
+
+
+def test_environment_yml_s_python_is_one_pyproject_allows():
+    python = _environment_deps(with_python=True)["python"]
+    assert re.fullmatch(r"=3\.\d+", python), python
+    assert (3, int(python.split(".")[1])) >= _requires_python()
+
+
+def test_requires_python_is_what_every_installed_dependency_accepts():
+    """The Python pyproject names as the lowest is one every dependency installed here accepts (nbgrader 0.9.6
+    needs 3.11: a lower floor would promise a set-up that cannot install)."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    from packaging.specifiers import SpecifierSet
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    floor = "%d.%d" % _requires_python()
+    refused = {}
+    for spec in data["project"]["dependencies"] + data["project"]["optional-dependencies"]["dev"]:
+        try:
+            needs = metadata(_name(spec)).get("Requires-Python")
+        except PackageNotFoundError:
+            continue
+        if needs and not SpecifierSet(needs).contains(floor + ".0"):
+            refused[_name(spec)] = needs
+    assert not refused, f"requires-python says >={floor}, but these need more: {refused}"
 
 
 def test_packages_and_console_script_are_installed():
@@ -74,8 +127,7 @@ def test_ci_script_fails_when_no_test_ran():
 
 
 def test_torch_pinned_for_ci_but_range_wide_for_users():
-    make = (ROOT / "Makefile").read_text()
-    assert "torch==2.13.0" in make
+    assert _make_torch_pin() == "2.13.0"
     assert _pyproject_deps()["pytorch"].startswith(">=")
 
 

@@ -29,7 +29,7 @@ command -v "$PYTHON" >/dev/null 2>&1 \
     || die "no Python interpreter '$PYTHON' on this machine. Install Python 3 or name one with PYTHON=/path/to/python3."
 
 need=$(sed -n 's/^requires-python *= *">= *\([0-9][0-9.]*\)".*/\1/p' pyproject.toml)
-need="${need:-3.10}"
+need="${need:-3.11}"
 have=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
     || die "'$PYTHON' does not run as a Python interpreter. Name one with PYTHON=/path/to/python3."
 "$PYTHON" - "$need" <<'PY' || die "fxcourse needs Python $need or newer, but PYTHON=$PYTHON is Python $have. Install a newer Python (for example python3.11) and run again with PYTHON=python3.11."

@@ -5,8 +5,9 @@ kept for the whole run (`Session`: one `autograde` command after another, so nbg
 paid once per grader, not per assignment or per student) and forked by one process that imported nbgrader once
 for them all (autograder.grader.nbfork, so they are paid once per run); each submission runs in its own jailed
 worker: side by side they cannot affect each other's scores, and time limits count CPU seconds, so a busy machine
-fails no one. A group of submissions is one command, and its log says how each went (`BatchLog`); whatever that command
-did not get to is graded again one student per process. `--cluster` hands the work to autograder.grader.cluster
+fails no one. A group of submissions is one command, and its log says how each went (`BatchLog`); a submission that
+goes past its own time limit stops the command and is reported not graded, and the rest of the group goes on in a
+new command; whatever a command did not get to otherwise is graded again one student per process. `--cluster` hands the work to autograder.grader.cluster
 instead.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, deferred_interrupt, err
 from autograder.grader.grade_progress import AssignmentProgress, GradeProgress, print_summary
+from autograder.grader.grading import too_long
 from autograder.grader.nbfork import Child, Forker
 from autograder.grader.nbgrader import Session, command as nbgrader_command, generate_into, known_assignments, why
 from autograder.grader.root import Course, find_course
@@ -36,6 +38,7 @@ _STARTS = re.compile(r"Creating/updating student with ID '(.*)': ")
 # nbgrader's two ways of failing one submission and going on with the next (its convert_notebooks)
 _FAILED_ONE = re.compile(r"There was an error processing assignment: |While processing assignment .*, the kernel")
 _SUMMARY = re.compile(r"There was an error processing assignment '(.*)' for student '(.*)'$")
+_GRACE = 30.0  # seconds an nbgrader command gets beyond a submission's own limit before it is killed from outside
 
 
 class Graders:
@@ -155,11 +158,11 @@ def autograde_one(course: Course, name: str, student: str,
         if proc is None:
             return None, time.monotonic() - start
         try:
-            out, errors = proc.communicate(timeout=submission_wall())
+            out, errors = proc.communicate(timeout=submission_wall() + _GRACE)
         except subprocess.TimeoutExpired:  # bounded: a hung grader is stopped and reported, the batch goes on
             proc.kill()
             out, errors = proc.communicate()
-            errors += f"\nERROR: grading took longer than {submission_wall():g} s and was stopped\n"
+            errors += f"\nERROR: {too_long()}\n"
         graders.finished(proc)
         r = subprocess.CompletedProcess(cmd, proc.returncode, out, errors)
         if r.returncode == 0 or "database is locked" not in r.stdout + r.stderr or graders.stopping.is_set():
@@ -181,10 +184,12 @@ def grade_alone(course: Course, name: str, students: list[str], progress: GradeP
 class BatchLog:
     """Reads the log of one nbgrader process grading `group`, line by line: a student whose grading ended
     without nbgrader's error line is reported graded at once; one that failed is kept (with its reason) until
-    the process is known to have gone through the whole group (`went_through`)."""
+    the process is known to have gone through the whole group (`went_through`). Each submission has its own
+    time (`deadline`): one that goes past it is stopped alone (`stopped`)."""
 
     def __init__(self, group: list[str], progress: GradeProgress | AssignmentProgress) -> None:
         self.group, self.progress = set(group), progress
+        self.wall = submission_wall()
         self.finished: set[str] = set()      # reported to `progress`
         self.failures: dict[str, tuple[float, str]] = {}
         self.summarized = False              # nbgrader printed its closing list of failures
@@ -211,6 +216,21 @@ class BatchLog:
             self.failures[self._current] = (time.monotonic() - self._start, why(self._lines))
         self._current = None
 
+    def deadline(self) -> float:
+        """The time.monotonic() by which the command must be done with the submission it is on (or, before the
+        first, with its start): one submission's limit after it began, and a grace. The grading stops itself at
+        that limit (grading.grade_restored: nbgrader then reports the submission and goes on); this deadline
+        stops what cannot stop itself (nbgrader stuck outside the grading)."""
+        return self._start + self.wall + _GRACE
+
+    def stopped(self) -> None:
+        """The command was stopped at `deadline`: the submission it was on is reported not graded (it is not
+        tried again); the others it had not finished are left to be graded again."""
+        if self._current is not None:
+            self.progress.report(self._current, False, time.monotonic() - self._start, too_long())
+            self.finished.add(self._current)
+            self._current = None
+
     def went_through(self) -> None:
         """The process graded its whole group: the last student and the failures are reported too, but for a
         failure to write to a locked gradebook (another grader's write), which is left to be graded again."""
@@ -226,37 +246,49 @@ def grade_batch(course: Course, name: str, group: list[str], everyone: list[str]
                 progress: GradeProgress | AssignmentProgress,
                 graders: Graders | None = None, sessions: Sessions | None = None) -> None:
     """Grade `group` (of `everyone` who submitted `name`) as ONE nbgrader command, in a kept nbgrader process
-    of `sessions` (one of its own when None); nbgrader isolates each submission's failure. Whatever the command
-    did not get to (its process was killed, or the gradebook stayed locked) is graded again one student per
-    process."""
+    of `sessions` (one of its own when None); nbgrader isolates each submission's failure. A submission whose
+    grading goes past its own limit (FXCOURSE_SUBMISSION_TIMEOUT) stops the command: it is reported not graded,
+    once, and the rest of the group goes on in a new command. Whatever a command did not get to otherwise (its
+    process died, or the gradebook stayed locked) is graded again one student per process."""
     own_graders = graders is None
     graders = graders or Graders()
-    safe = all(not set(s) & set(",*?[]") for s in everyone)  # expressible as nbgrader's exclude list
-    if not safe:
-        grade_alone(course, name, group, progress, graders)
-        return
-    others = [s for s in everyone if s not in group]
-    argv = ["autograde", name, f"--student={group[0]}" if len(group) == 1 else "--student=*", "--create", "--force"]
-    if len(group) > 1 and others:
-        argv.append(f"--CourseDirectory.student_id_exclude={','.join(others)}")
     own = sessions is None
     sessions = sessions or Sessions(course, graders)
-    session = sessions.take()
-    log = BatchLog(group, progress)
     try:
-        code = session.run(argv, log.read, submission_wall() * len(group))
+        if any(set(s) & set(",*?[]") for s in everyone):  # not expressible as nbgrader's exclude list
+            grade_alone(course, name, group, progress, graders)
+            return
+        left = list(group)
+        while left:
+            others = [s for s in everyone if s not in left]
+            argv = ["autograde", name, f"--student={left[0]}" if len(left) == 1 else "--student=*", "--create",
+                    "--force"]
+            if len(left) > 1 and others:
+                argv.append(f"--CourseDirectory.student_id_exclude={','.join(others)}")
+            log = BatchLog(left, progress)
+            session = sessions.take()
+            try:
+                code = session.run(argv, log.read, log.deadline)
+            finally:
+                sessions.give_back(session)
+            if graders.stopping.is_set():  # interrupted: what was graded is reported, nothing more is started
+                return
+            if code == 0 or log.summarized:
+                log.went_through()
+            elif session.timed_out:
+                log.stopped()
+            rest = [s for s in left if s not in log.finished]
+            if session.timed_out and len(rest) < len(left):
+                left = rest  # one submission went past its limit: the others in a new command
+                continue
+            # The command stopped early: the student it was on, and those it never reached, are graded alone.
+            grade_alone(course, name, rest, progress, graders)
+            return
     finally:
-        sessions.give_back(session)
         if own:
             sessions.close()
         if own_graders:
             graders.close()
-    if graders.stopping.is_set():  # interrupted: what was graded is reported, nothing more is started
-        return
-    if code == 0 or log.summarized:
-        log.went_through()
-    # The command stopped early: the student it was on, and those it never reached, are graded on their own.
-    grade_alone(course, name, [s for s in group if s not in log.finished], progress, graders)
 
 
 def ensure_assignment(course: Course, name: str, db: str) -> str | None:

@@ -45,6 +45,7 @@ from autograder.grader.console import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, de
 from autograder.grader.grade_progress import GradeProgress, print_summary
 from autograder.grader.gradebook import Gradebook, GradebookError
 from autograder.grader.nbgrader import course_config
+from autograder.grader.notebook import NotebookError
 from autograder.grader.root import Course
 
 __all__ = ["ClusterError", "Submission", "parse_cluster", "GRADEBOOK_STEPS", "worker_steps", "plain_settings", "grade_task", "collect_submissions", "grade_on_cluster",
@@ -170,6 +171,8 @@ def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, byte
                 notebooks[name] = {"notebook": None, "grades": _zeros(data), "comments": {}, "notes": [
                     f"no {name}.ipynb was handed in: it scores zero"]}
         result = {"ok": True, "notebooks": notebooks}
+    except NotebookError as exc:  # the course's own one-line reason (a broken notebook, a grading too long)
+        result = {"ok": False, "error": str(exc)[:500]}
     except Exception as exc:  # the submission cannot be graded: say why, the batch goes on
         result = {"ok": False, "error": f"{type(exc).__name__}: {str(exc)[:400]}"}
     finally:

@@ -149,6 +149,7 @@ def _judge(memory: int, fds: list[int], manager: int) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
         os.closerange(3, 1 << 16)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.chdir("/")
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)))
         from autograder.grader.grading import _judge_server
 
@@ -246,15 +247,53 @@ def _accept(lsock: socket.socket) -> socket.socket | None:
     return conn
 
 
+def _unfit(home: str, home_id: tuple[int, int]) -> str:
+    """Why a kept server must take no new command ("" while it may): its home folder (where its imports and the
+    judges it forks write) or its working directory was removed or replaced since it started."""
+    try:
+        if os.readlink("/proc/self/cwd").endswith(" (deleted)"):
+            return "its working directory was removed"
+    except OSError:
+        pass
+    try:
+        st = os.lstat(home)
+    except OSError:
+        return "its home folder was removed"
+    return "" if (st.st_dev, st.st_ino) == home_id else "its home folder was replaced"
+
+
+def _remove_home(home: str) -> None:
+    """Remove a kept server's home, a folder made for it alone: only while it is still a folder of our own."""
+    import shutil
+    import stat
+
+    try:
+        st = os.lstat(home)
+    except OSError:
+        return
+    if os.path.basename(home).startswith("fxcourse-forkserver-kept-") and stat.S_ISDIR(st.st_mode) \
+            and st.st_uid == os.getuid():
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
     """The server's loop: import once, then one fork per request, until the process that started it closes its
-    socket. Other grading processes of the same run (fxcourse grade's nbgrader processes) connect at `address`.
+    socket. Other grading processes of the same run (fxcourse grade's nbgrader processes) connect at `address`;
+    each is told {"ready": ...} once the imports are done.
     A kept server (`keep` > 0 seconds) goes on after that, for the same user's next commands, and ends once it has
-    had no client and no child for `keep` seconds (then it removes its home, a folder made for it alone)."""
+    had no client and no child for `keep` seconds (then it removes its home, a folder made for it alone). One whose
+    home or working directory was removed (`_unfit`) stops listening at once, tells a command that connected
+    meanwhile {"retired": why} (the command then starts a new server), and ends as soon as it is idle."""
     sock: socket.socket | None = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the grader's to handle; the socket's end stops us
     lsock = _listen(address)  # before the imports: who connects meanwhile waits in the backlog
     keep = keep if lsock is not None else 0.0  # another server holds the address: serve our starter only
+    home = os.environ.get("HOME", "")
+    try:
+        st = os.stat(home)
+        home_id = (st.st_dev, st.st_ino)
+    except OSError:
+        home_id = (-1, -1)
     try:
         _prepare()
     except BaseException as exc:
@@ -262,7 +301,8 @@ def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
                   .encode())
         return 1
     threads = _threads()
-    sock.send(json.dumps({"ready": True, "pid": os.getpid(), "threads": threads}).encode())
+    hello = {"ready": True, "pid": os.getpid(), "threads": threads}
+    sock.send(json.dumps(hello).encode())
     if keep:  # nobody reads our stderr once the starter has gone; SIGTERM ends us as idleness does
         os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -276,8 +316,9 @@ def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
             listening = [*([sock] if sock else []), *clients, *([lsock] if lsock else [])]
             ready = select.select(listening, [], [], 0.5)[0]
             children = _reap()
+            unfit = _unfit(home, home_id) if keep else ""
             if sock is None and not clients and not children:
-                if time.monotonic() - idle_since > keep:
+                if lsock is None or time.monotonic() - idle_since > keep:
                     return 0
             else:
                 idle_since = time.monotonic()
@@ -285,7 +326,11 @@ def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
                 if src is lsock:
                     conn = _accept(lsock)
                     if conn is not None:
-                        clients.append(conn)
+                        _send(conn.fileno(), {"retired": unfit} if unfit else hello)
+                        if unfit:
+                            conn.close()
+                        else:
+                            clients.append(conn)
                     continue
                 msg, fds = receive(src, 3)
                 if not msg:
@@ -300,13 +345,12 @@ def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
                         src.close()
                     continue
                 _fork(msg, fds, threads, me, [s for s in (sock, *clients, lsock) if s is not None])
+            if unfit and lsock is not None:  # the next command starts a new server at this address
+                lsock.close()
+                lsock = None
     finally:
         if keep:
-            import shutil
-
-            home = os.environ.get("HOME", "")
-            if os.path.basename(home).startswith("fxcourse-forkserver-kept-"):
-                shutil.rmtree(home, ignore_errors=True)
+            _remove_home(home)
 
 
 def _reap() -> bool:

@@ -24,6 +24,8 @@ own and, once the command that started it ends, waits FXCOURSE_FORKSERVER_KEEP s
 the next command of the same user, same Python and same code, which connects to it instead of paying the imports
 again. The address names the uid and a fingerprint of the code (the autograder, fxplayground and torch files);
 both ends check that the other is the same uid. A changed checkout gets a new server; the old one times out.
+The server works in `/`, not in the folder of the command that started it (which the learner may move or remove);
+one whose home folder was removed tells the next command it retired, and that command starts a new one.
 
 Where the server cannot start or a fork fails, `spawn` returns None and the grader starts a fresh process as
 before; one line on stderr says so, once per grading process. FXCOURSE_FORKSERVER=0 turns it off quietly.
@@ -179,13 +181,14 @@ class _Server:
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.ready = False
-        self.shared = False  # connected to the server of the process that started this one
+        self.shared = False  # connected to a server another process started (the run's, or the user's kept one)
         self.broken = ""   # why it cannot be used (then every worker is a fresh process)
         self.said = False
         self.address = ""
         self.home: Path | None = None
         self.keep = 0.0    # > 0: start (or join) the user's kept server, which outlives this process that long
         self.kept = False  # this process started a kept server
+        self.replaced = False  # the user's kept server did not say it was ready: a new one was started
 
     def _argv(self, fd: int) -> list[str]:
         argv = [sys.executable, "-s", "-m", "autograder.grader.forking", str(fd), self.address]
@@ -193,7 +196,8 @@ class _Server:
 
     def _connect(self) -> bool:
         """Use the fork server of the grading run this process belongs to (FXCOURSE_FORKSERVER_ADDRESS, set by
-        the process that started it), when it runs the same code; else, when keeping, the user's kept server."""
+        the process that started it), when it runs the same code; else, when keeping, the user's kept server.
+        Either tells us it is ready once its imports are done (`_wait_ready`)."""
         address, _, code = os.environ.get(ADDRESS_ENV, "").partition(" ")
         sock = None
         if address and code == _CODE and address != self.address:
@@ -202,36 +206,39 @@ class _Server:
             sock = _connect_to(kept_address())
         if sock is None:
             return False
-        self.sock, self.ready, self.shared = sock, True, True
+        self.sock, self.ready, self.shared = sock, False, True
         return True
 
     def start(self) -> None:
         """Start the server without waiting for its imports (they overlap with the grader's own work)."""
         with self.lock:
-            if self.sock is not None or self.broken or self._connect():
-                return
-            import atexit
-            import shutil
-            import tempfile
+            self._start()
 
-            self.kept = self.keep > 0
-            if self.home is None:  # the server's own home for what its imports may write
-                prefix = "fxcourse-forkserver-kept-" if self.kept else f"fxcourse-forkserver-{os.getpid()}-"
-                self.home = Path(tempfile.mkdtemp(prefix=prefix))
-                if not self.kept:  # a kept server removes its home itself when it ends
-                    atexit.register(shutil.rmtree, self.home, True)
-                atexit.register(self.stop)
-            self.address = kept_address() if self.kept else \
-                f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
-            env = worker_env(self.home)
-            try:
-                self.proc, self.sock = start_with_socket(self._argv, stdin=subprocess.DEVNULL,
-                                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                                                         start_new_session=self.kept)
-            except OSError as exc:
-                self.broken = f"could not start ({exc})"
-                return
-            os.environ[ADDRESS_ENV] = f"{self.address} {_CODE}"  # the processes this one starts share it
+    def _start(self) -> None:
+        if self.sock is not None or self.broken or self._connect():
+            return
+        import atexit
+        import shutil
+        import tempfile
+
+        self.kept = self.keep > 0
+        if self.home is None:  # the server's own home for what its imports may write
+            prefix = "fxcourse-forkserver-kept-" if self.kept else f"fxcourse-forkserver-{os.getpid()}-"
+            self.home = Path(tempfile.mkdtemp(prefix=prefix))
+            if not self.kept:  # a kept server removes its home itself when it ends
+                atexit.register(shutil.rmtree, self.home, True)
+            atexit.register(self.stop)
+        self.address = kept_address() if self.kept else \
+            f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
+        env = worker_env(self.home)
+        try:  # in "/": its working directory (and its judges') must outlive the folder the command ran in
+            self.proc, self.sock = start_with_socket(self._argv, stdin=subprocess.DEVNULL,
+                                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                                     cwd="/", start_new_session=self.kept)
+        except OSError as exc:
+            self.broken = f"could not start ({exc})"
+            return
+        os.environ[ADDRESS_ENV] = f"{self.address} {_CODE}"  # the processes this one starts share it
 
     def _wait_ready(self) -> None:
         if self.ready or self.broken:
@@ -240,9 +247,12 @@ class _Server:
         msg = b""
         while time.monotonic() < deadline:
             if select.select([self.sock], [], [], 0.5)[0]:
-                msg = self.sock.recv(_MSG)
+                try:
+                    msg = self.sock.recv(_MSG)
+                except OSError:
+                    msg = b""
                 break
-            if self.proc.poll() is not None:
+            if self.proc is not None and self.proc.poll() is not None:
                 break
         try:
             answer = json.loads(msg) if msg else {}
@@ -250,6 +260,13 @@ class _Server:
             answer = {}
         if answer.get("ready"):
             self.ready = True
+            return
+        if self.shared and self.keep > 0 and not self.replaced:
+            # The user's kept server retired (its home or working directory was removed) or went away: start one.
+            self.replaced = True
+            self._close()
+            self._start()
+            self._wait_ready()
             return
         self._fail(answer.get("error") or self._exit_reason("did not get ready"))
 
@@ -316,7 +333,7 @@ class _Server:
                 return None
             finally:
                 theirs.close()
-        first = _recv_json(ours, _READY_TIMEOUT if self.shared else 60.0)  # a shared one may be importing
+        first = _recv_json(ours, 60.0)
         if not first or "pid" not in first:
             ours.close()
             why = (first or {}).get("error") or "did not fork the worker"

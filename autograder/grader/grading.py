@@ -21,18 +21,19 @@ import sys
 import threading
 import time
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from nbformat.notebooknode import NotebookNode
 
 from autograder.grader.root import Course
-from autograder.grader.notebook import (defined_names, grade_id, is_answer, is_test, nbgrader_meta,
+from autograder.grader.notebook import (NotebookError, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
                                         read_notebook, restore)
 from autograder.grader import forkserver
 from autograder.grader.plan import Call, identify_assignment, parse_test_cell
-from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker
+from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker, submission_wall
+from autograder.grader.worker import SCRATCH_FULL_EXIT
 
 __all__ = ["TestResult", "Report", "grade_restored", "check_notebook", "clean_text", "MAX_MESSAGE"]
 
@@ -94,7 +95,33 @@ class Report:
 
 _CRASH_HINTS = {"timeout": "look for an endless loop, or work that grows too fast",
                 "crashed": "the answers must not exit the interpreter or use more memory than the limit",
+                "scratch-full": "write fewer or smaller files: every file the answers write counts against that limit",
                 "bad-evidence": "the answers must not exit the interpreter"}
+
+
+def too_long() -> str:
+    """Why a submission whose grading went past its limit is not graded."""
+    return f"grading took longer than {submission_wall():g} s and was stopped (FXCOURSE_SUBMISSION_TIMEOUT)"
+
+
+@dataclass(frozen=True)
+class _Until(Limits):
+    """`Limits` whose wall-clock limit also ends at `until` (a time.monotonic()): what is left of one submission's
+    time, so that a worker that sleeps is stopped there rather than at its own, longer limit."""
+
+    until: float = float("inf")
+
+    @property
+    def wall(self) -> float:
+        return max(0.0, min(super().wall, self.until - time.monotonic()))
+
+
+def _name_a_full_scratch(outcome: WorkerOutcome, limits: Limits) -> None:
+    """A worker that stopped because the answers' files filled its scratch folder (worker.SCRATCH_FULL_EXIT) is
+    said to have done so, with the limit."""
+    if outcome.status == "crashed" and outcome.detail == f"the process exited with code {SCRATCH_FULL_EXIT}":
+        outcome.status = "scratch-full"
+        outcome.detail = f"the files it wrote filled the scratch folder ({limits.scratch / 2**20:g} MiB in all)"
 
 
 def _worker_calls(calls: list[Call]) -> list[dict]:
@@ -182,10 +209,11 @@ class _Judge:
             env = dict(os.environ)
             pkg_parent = str(Path(__file__).resolve().parents[2])
             env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            # forked from the fork server (its imports are done), else a fresh process
+            # forked from the fork server (its imports are done), else a fresh process; in "/" either way, a folder
+            # that cannot be removed under it (dynamo and export ask for the working directory)
             self.proc = forkserver.spawn_judge(limits.memory) or subprocess.Popen(
                 [sys.executable, "-s", "-m", "autograder.grader.grading", "--judge", str(limits.memory)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd="/")
             self.loaded = None
 
     def _ask(self, header: dict, payload: bytes, limits: Limits) -> tuple[dict | None, str]:
@@ -331,8 +359,17 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
     of that cell), and a new worker goes on with the rest, without that cell. `hardened` (nbgrader autograde,
     fxcourse grade) refuses to run without the whole jail (sandbox.IsolationError) unless the instructor
     opted out; otherwise the best isolation the machine has is used and `notes` says what was missing.
+    Hardened, the whole grading has one submission's time (sandbox.submission_wall): past it, NotebookError.
     """
     limits = limits or Limits(timeout=float(os.environ.get("FXCOURSE_TIMEOUT", "60")))
+    until = time.monotonic() + submission_wall() if hardened else float("inf")
+    if hardened:
+        limits = _Until(**{f.name: getattr(limits, f.name) for f in fields(Limits)}, until=until)
+
+    def in_time() -> None:
+        if time.monotonic() >= until:
+            raise NotebookError(too_long())
+
     hide = course.secrets() if course else []
     cells = []
     for c in nb.cells:
@@ -371,8 +408,11 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         if not pending:
             break
         flat = [call for _, _, calls in pending for call in calls]
+        in_time()
         outcome = run_worker([c for c in cells if c["id"] not in skipped], _worker_calls(flat),
                              limits=limits, hide=hide, require=hardened)
+        in_time()
+        _name_a_full_scratch(outcome, limits)
         if notes is not None:
             notes.extend(n for n in outcome.notes if n not in notes)
         summary = _JUDGE.load(outcome, len(flat), limits)
@@ -421,6 +461,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         for tid, points, calls in rest:  # a setup cell or the worker itself failed: nothing more can be learned
             results[tid] = judged(tid, points, calls, outcome)
         break
+    in_time()
     order = [grade_id(c) or "test" for c in nb.cells if is_test(c)]
     return [results[t] for t in order if t in results]
 

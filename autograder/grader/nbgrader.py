@@ -14,7 +14,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
+from typing import Callable
 
 from autograder.grader.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
 from autograder.grader.root import PACKAGE_ROOT, Course, find_course
@@ -166,31 +168,38 @@ class Session:
             proc = self.start()
         return proc
 
-    def run(self, argv: list[str], read, limit: float) -> int | None:
+    def run(self, argv: list[str], read, limit: float | Callable[[], float]) -> int | None:
         """Run one nbgrader command (`argv`, the course's options added), handing each line it logs to
-        `read`: its exit code, or None when the process ended first (it crashed, was stopped, or was killed
-        after `limit` seconds)."""
+        `read`: its exit code, or None when the process ended first (it crashed, was stopped, or was killed at
+        its time limit: after `limit` seconds, or, where `limit` is a function, once the time.monotonic() it
+        gives, asked again as the command runs, has passed)."""
         proc, self.timed_out = self._ready(), False
         if proc is None:
             return None
+        end = limit if callable(limit) else (lambda at=time.monotonic() + limit: at)
+        done = threading.Event()
 
-        def expire() -> None:
-            self.timed_out = True
-            proc.kill()
-        watchdog = threading.Timer(limit, expire)
+        def watch() -> None:
+            while not done.wait(min(0.5, max(0.0, end() - time.monotonic()))):
+                if time.monotonic() >= end():
+                    self.timed_out = True
+                    proc.kill()
+                    return
+        watchdog = threading.Thread(target=watch, daemon=True)
         watchdog.start()
         try:
             proc.stdin.write(json.dumps(argv) + "\n")
             proc.stdin.flush()
-            end = f"{DONE_MARK}{self.token} "
+            end_mark = f"{DONE_MARK}{self.token} "
             for line in proc.stdout:
-                if line.startswith(end) and line[len(end):].strip().lstrip("-").isdigit():
-                    return int(line[len(end):])
+                if line.startswith(end_mark) and line[len(end_mark):].strip().lstrip("-").isdigit():
+                    return int(line[len(end_mark):])
                 read(line)
         except OSError:  # it ended before it could read the command
             pass
         finally:
-            watchdog.cancel()
+            done.set()
+            watchdog.join()
         self._end()
         return None
 

@@ -9,6 +9,7 @@ sees the instructor source: the job carries only the cells to run and the checks
 from __future__ import annotations
 
 import builtins
+import errno
 import json
 import os
 import re
@@ -44,9 +45,34 @@ class _CappedWriter:
         return "utf-8"
 
 
+SCRATCH_FULL_EXIT = 96        # the answers' files filled the scratch folder (the grader names its limit)
+SCRATCH_RESERVE = 8 * 2**20   # what the answers' top-level code must leave free in scratch: the worker's own files
+
+
+def _scratch_full(jailed: bool) -> bool:
+    """True when the answers left less than SCRATCH_RESERVE (an eighth of a smaller scratch) free in the scratch
+    folder (in the jail, its own size-limited tmpfs; elsewhere a folder on a shared disk, where only a failed
+    write tells)."""
+    if not jailed:
+        return False
+    st = os.statvfs(".")
+    return st.f_bavail * st.f_frsize < min(SCRATCH_RESERVE, st.f_blocks * st.f_frsize // 8)
+
+
+def _stop_if_full(exc: OSError) -> None:
+    """A write of the worker's own (progress, evidence) found the scratch folder full: stop with
+    SCRATCH_FULL_EXIT, the step it was on the last one in its progress."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        os._exit(SCRATCH_FULL_EXIT)
+
+
 def _log(path: Path, text: str) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(text + "\n")
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+    except OSError as exc:
+        _stop_if_full(exc)
+        raise
 
 
 # ------------------------------------------------------------------------------------------- the jail
@@ -402,6 +428,8 @@ def main(job_path: str) -> int:
         if not result.success:
             err = result.error_in_exec or result.error_before_exec
             cell_errors.append({"cell": cell["id"], "error": f"{type(err).__name__}: {err}"[:500]})
+        if _scratch_full(bool(job.get("jail"))):  # this cell is the last step: the grader grades the rest without it
+            os._exit(SCRATCH_FULL_EXIT)
     ns = shell.user_ns
 
     out: dict = {"calls": [], "cell_errors": cell_errors, "tampered": [], "complete": False}
@@ -410,8 +438,12 @@ def main(job_path: str) -> int:
         """Save the evidence so far: a crash in a later call keeps what the earlier calls found."""
         out["tampered"] = _tampered(before, guarded)
         out["complete"] = complete
-        save(out, scratch / "evidence.tmp")
-        os.replace(scratch / "evidence.tmp", scratch / "evidence.pt")
+        try:
+            save(out, scratch / "evidence.tmp")
+            os.replace(scratch / "evidence.tmp", scratch / "evidence.pt")
+        except OSError as exc:
+            _stop_if_full(exc)
+            raise
 
     checkpoint()
     for call in job["calls"]:
