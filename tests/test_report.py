@@ -281,7 +281,9 @@ def test_the_page_opens_in_chromium_without_errors(known, request):
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto((out / "index.html").as_uri())
             assert page.title() == "Class report"
-            assert page.locator("svg").count() >= len(ASSIGNMENTS) + 2
+            assert page.locator(".plot img").count() >= len(ASSIGNMENTS) + 2
+            sizes = page.eval_on_selector_all(".plot img", "imgs => imgs.map(i => i.complete ? i.naturalWidth : 0)")
+            assert all(w > 100 for w in sizes), sizes
             flagged = sum(p["flagged"] for p in rep["similar"]["pairs"])
             assert page.locator("details.evidence").count() == flagged > 0
             page.locator("details.evidence summary").first.click()

@@ -30,17 +30,49 @@ from autograder.grader.root import find_course
 __all__ = ["report", "build", "similarity_of"]
 
 
+PARALLEL_FROM = 3000  # answer cells: from this many on, fingerprinting runs in WORKERS processes
+WORKERS = 2
+
+
+def _fingerprint_chunk(sources: list[str]) -> list[set[int]]:
+    from autograder.grader.report.similarity import fingerprints
+
+    return [fingerprints(s) for s in sources]
+
+
+def fingerprint_all(sources: list[str], progress: Progress) -> list[set[int]]:
+    """The fingerprint of each source, in order: in WORKERS processes for a large class (parsing is most of the
+    report's work), here for a small one."""
+    size = max(1, len(sources) // 32)
+    chunks = [sources[i:i + size] for i in range(0, len(sources), size)]
+    out: list[set[int]] = []
+    if len(sources) < PARALLEL_FROM:
+        for chunk in chunks:
+            out += _fingerprint_chunk(chunk)
+            progress.advance(len(chunk))
+        return out
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # forked (a spawned worker would import the caller's main module again); a worker only parses text, so the
+    # progress bar's thread, which it does not inherit, holds nothing it needs
+    with ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("fork")) as pool:
+        for chunk, done in zip(chunks, pool.map(_fingerprint_chunk, chunks)):
+            out += done
+            progress.advance(len(chunk))
+    return out
+
+
 def similarity_of(data, progress: Progress):
-    """(Similarity, each pair's code score): every answer cell of a graded function fingerprinted (the release's
-    own code left out), then paired."""
+    """(Similarity, each candidate pair's score): every answer cell of a graded function fingerprinted (the
+    release's own code left out), then paired."""
     from autograder.grader.report.similarity import fingerprints, similar_pairs
 
     cells: dict[str, dict[str, set[int]]] = {}
     diagnoses: dict[str, dict[str, str]] = {}
     sizes: dict[str, int] = {}
-    progress.stage("fingerprinting answer cells", sum(len(a.submissions) for a in data.assignments))
+    jobs: list[tuple[str, str, str]] = []
     for a in data.assignments:
-        release = {fn: fingerprints(a.release.get(fn, "")) for fn in a.functions}
         for fn in a.functions:
             where = f"{a.name}/{fn}"
             sizes[where] = len(a.submissions)
@@ -49,11 +81,14 @@ def similarity_of(data, progress: Progress):
             for fn in a.functions:
                 where = f"{a.name}/{fn}"
                 if fn in sub.answers:
-                    cells[where][student] = fingerprints(sub.answers[fn]) - release[fn]
+                    jobs.append((where, student, sub.answers[fn]))
                 failure = sub.failures.get(f"test_{fn}")
                 if failure is not None:
                     diagnoses[where][student] = failure.diagnosis
-            progress.advance()
+    progress.stage("fingerprinting answer cells", len(jobs))
+    release = {f"{a.name}/{fn}": fingerprints(a.release.get(fn, "")) for a in data.assignments for fn in a.functions}
+    for (where, student, _), found in zip(jobs, fingerprint_all([j[2] for j in jobs], progress)):
+        cells[where][student] = found - release[where]
     progress.stage("pairing similar submissions", 1)
     sim = similar_pairs(cells, diagnoses, sizes)
     progress.advance()

@@ -193,6 +193,7 @@ def read_class(course: Course, url: str, wanted: list[str] | None = None, progre
         sub = subs.get(a, {}).get(str(student))
         if sub is not None:
             sub.points[cell] = float(score or 0.0)
+    progress.stage("reading the quiz data (with the check library)", 1)
     from autograder.coursedata import quizzes
 
     quiz = quizzes.load(course.root)

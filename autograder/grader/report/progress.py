@@ -1,7 +1,9 @@
 """What `fxcourse report` prints while it works: on a terminal a live bar per stage (rich, as `fxcourse grade`
-shows its grading), otherwise one line per stage with its size and, at its end, the seconds it took."""
+shows its grading), otherwise one line per stage with its size and, at its end, the seconds it took (wall-clock,
+then the CPU seconds of this process and of the workers it ended)."""
 from __future__ import annotations
 
+import resource
 import sys
 import time
 
@@ -15,8 +17,9 @@ class Progress:
         self.quiet = quiet
         self.live = (sys.stdout.isatty() if live is None else live) and not quiet
         self.timings: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self._name: str | None = None
-        self._start = 0.0
+        self._start = self._cpu = 0.0
         self._bar = self._task = None
         if self.live:
             from rich.console import Console
@@ -29,7 +32,7 @@ class Progress:
     def stage(self, name: str, total: int) -> None:
         """Start the next stage (the one before ends)."""
         self._finish()
-        self._name, self._start = name, time.perf_counter()
+        self._name, self._start, self._cpu = name, time.perf_counter(), _cpu()
         if self._bar is not None:
             self._task = self._bar.add_task(name, total=max(total, 1))
         elif not self.quiet:
@@ -42,13 +45,14 @@ class Progress:
     def _finish(self) -> None:
         if self._name is None:
             return
-        took = time.perf_counter() - self._start
+        took, cpu = time.perf_counter() - self._start, _cpu() - self._cpu
         self.timings[self._name] = self.timings.get(self._name, 0.0) + took
+        self.cpu[self._name] = self.cpu.get(self._name, 0.0) + cpu
         if self._bar is not None and self._task is not None:
             task = self._bar.tasks[-1]
             self._bar.update(self._task, completed=task.total)
         elif not self.quiet:
-            print(f"  {self._name}: done ({took:.1f} s)", flush=True)
+            print(f"  {self._name}: done ({took:.1f} s, {cpu:.1f} s CPU)", flush=True)
         self._name = None
 
     def close(self) -> None:
@@ -56,3 +60,9 @@ class Progress:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its ended children (the fingerprinting workers)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime

@@ -43,33 +43,48 @@ WINDOW = 4      # k-grams per winnowing window
 RARE = 0.05     # a fingerprint held by at most this share of the class (and at least MIN_RARE students) is rare
 MIN_RARE = 3
 Z_FLAG = 8.0    # standard deviations above the random pairings' mean
-NULL_PAIRS = 20  # random pairings per student (at most MAX_NULL)
-MAX_NULL = 10000
+NULL_PAIRS = 10  # random pairings per student (at most MAX_NULL)
+MAX_NULL = 2000
 
 
-def _walk(node: ast.AST, out: list[str]) -> None:
-    if isinstance(node, ast.expr_context):
-        return
-    if isinstance(node, ast.Constant):
+def _is_docstring(node: ast.AST) -> bool:
+    return type(node) is ast.Expr and type(node.value) is ast.Constant and isinstance(node.value.value, str)
+
+
+def _tokens(node: ast.AST, out: list[str], statements: list[list[str]]) -> None:
+    """Append `node`'s tokens to `out`; each statement met inside starts a token list of its own in `statements`."""
+    kind = type(node)
+    if kind is ast.Constant:
         out.append("C")
         return
-    if isinstance(node, (ast.Name, ast.arg)):
+    if kind is ast.Name or kind is ast.arg:
         out.append("N")
         return
-    out.append(type(node).__name__)
-    if isinstance(node, ast.Attribute):
+    if kind in _CONTEXTS:
+        return
+    out.append(kind.__name__)
+    if kind is ast.Attribute:
         out.append("." + node.attr)
-    elif isinstance(node, ast.keyword):
+    elif kind is ast.keyword:
         out.append(f"{node.arg}=")
-    elif isinstance(node, ast.alias):
+    elif kind is ast.alias:
         out.append(node.name)
-    for _, value in ast.iter_fields(node):
-        if isinstance(value, list):
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
             for item in value:
-                if isinstance(item, ast.AST) and not isinstance(item, ast.stmt):
-                    _walk(item, out)
+                if isinstance(item, ast.stmt):
+                    if not _is_docstring(item):  # a docstring (or a bare string) is prose, not code
+                        own: list[str] = []
+                        statements.append(own)
+                        _tokens(item, own, statements)
+                elif isinstance(item, ast.AST):
+                    _tokens(item, out, statements)
         elif isinstance(value, ast.AST):
-            _walk(value, out)
+            _tokens(value, out, statements)
+
+
+_CONTEXTS = (ast.Load, ast.Store, ast.Del)
 
 
 def _winnow(hashes: list[int]) -> set[int]:
@@ -81,20 +96,15 @@ def _winnow(hashes: list[int]) -> set[int]:
 def fingerprints(source: str) -> set[int]:
     """The fingerprint of one answer cell: its statements' winnowed token hashes (empty when it does not parse)."""
     try:
-        tree = ast.parse(source)
-        found: set[int] = set()
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.stmt):
-                continue
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                continue  # a docstring (or a bare string): prose, not code
-            tokens: list[str] = []
-            _walk(node, tokens)
-            grams = ["\x1f".join(tokens[i:i + K]) for i in range(max(1, len(tokens) - K + 1))]
-            found |= _winnow([zlib.crc32(g.encode()) for g in grams])
-        return found
+        statements: list[list[str]] = []
+        _tokens(ast.parse(source), [], statements)
     except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
         return set()
+    found: set[int] = set()
+    for tokens in statements:
+        grams = ["\x1f".join(tokens[i:i + K]) for i in range(max(1, len(tokens) - K + 1))]
+        found |= _winnow([zlib.crc32(g.encode()) for g in grams])
+    return found
 
 
 @dataclass
