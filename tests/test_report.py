@@ -291,3 +291,24 @@ def test_the_page_opens_in_chromium_without_errors(known, request):
             assert errors == []
         finally:
             browser.close()
+
+
+def test_fingerprinting_in_worker_processes_gives_what_one_process_gives(known, monkeypatch):
+    import autograder.grader.report as report
+
+    truth, _, _ = known
+    sources = [src for p in (truth.root / "autograded").glob("s000*/ex01_tracing/*.ipynb")
+               for c in json.loads(p.read_text(encoding="utf-8"))["cells"]
+               if c["cell_type"] == "code" for src in [c["source"] if isinstance(c["source"], str)
+                                                       else "".join(c["source"])]]
+    here = report.fingerprint_all(sources, Progress(quiet=True))
+    monkeypatch.setattr(report, "PARALLEL_FROM", 1)
+    assert report.fingerprint_all(sources, Progress(quiet=True)) == here and any(here)
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_quoted(tmp_path):
+    from autograder.grader.report.render import _csv
+
+    _csv(tmp_path / "x.csv", ["a", "b"], [["=HYPERLINK(1)", 2.5], ["-x", "ok"]])
+    rows = list(csv.reader(open(tmp_path / "x.csv", encoding="utf-8")))
+    assert rows[1:] == [["'=HYPERLINK(1)", "2.5"], ["'-x", "ok"]]

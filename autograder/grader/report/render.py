@@ -24,7 +24,7 @@ FILES = {"index.html": "this report", "report.json": "every number below", "assi
          "CSV file)"}
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;line-height:1.4}
+body{font-family:system-ui,sans-serif;margin:2em auto;padding:0 1em;max-width:1200px;color:#222;line-height:1.4}
 h1{margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.8em 0;font-size:.92em} th,td{border:1px solid #ccc;padding:.25em .5em;
 vertical-align:top;text-align:left} th{background:#f3f3f3} td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -112,11 +112,17 @@ def _table(columns: list[str], rows: list[list[str]], numeric: set[int] = frozen
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _cell(value: Any) -> Any:
+    """A CSV cell; text that a spreadsheet would run as a formula (a verdict message can quote what a learner's
+    function returned) starts with an apostrophe."""
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
 def _csv(path: Path, columns: list[str], rows: list[list[Any]]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(columns)
-        w.writerows(rows)
+        w.writerows([_cell(c) for c in row] for row in rows)
 
 
 def _pairs_json(sim: Similarity) -> list[dict[str, Any]]:
