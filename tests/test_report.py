@@ -312,3 +312,23 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_quoted(tmp_path):
     _csv(tmp_path / "x.csv", ["a", "b"], [["=HYPERLINK(1)", 2.5], ["-x", "ok"]])
     rows = list(csv.reader(open(tmp_path / "x.csv", encoding="utf-8")))
     assert rows[1:] == [["'=HYPERLINK(1)", "2.5"], ["'-x", "ok"]]
+
+
+def test_the_release_s_own_code_is_left_out_of_the_fingerprints(tmp_path):
+    from autograder.grader.report import similarity_of
+    from autograder.grader.report.data import ClassData
+
+    stub = ("def f(gm):\n    table = {n.name: [u.name for u in n.users] for n in gm.graph.nodes}\n"
+            "    raise NotImplementedError('write f')\n")
+    subs = {s: Submission(s, answers={"f": stub if s != "s3" else "def f(gm):\n    return len(gm.graph.nodes)\n"})
+            for s in ("s1", "s2", "s3", "s4", "s5", "s6")}
+
+    def pairs(release: dict[str, str]) -> int:
+        a = Assignment("exr", None, 1.0, {"test_f": 1.0}, ["f"], [], release, subs)
+        sim, _ = similarity_of(ClassData(None, "", {s: {} for s in subs}, [a]), Progress(quiet=True))
+        return sim.candidates
+
+    for s in ("s4", "s5", "s6"):
+        subs[s].answers["f"] = f"def f(gm):\n    return [n.op for n in gm.graph.nodes]  # {s}\n"
+    assert pairs({}) == 4           # s1 and s2 share the stub's rare statements, s4, s5, s6 their own...
+    assert pairs({"f": stub}) == 3  # ...which the release holds: left out, only s4, s5, s6's own code pairs

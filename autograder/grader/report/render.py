@@ -258,7 +258,8 @@ def write_all(out: Path, data: ClassData, stats: dict[str, Any], sim: Similarity
     (out / "report.json").write_text(json.dumps({
         "students": len(data.students), **stats, "similar": {
             "notice": NOTICE, "method": sim.method, "threshold": sim.threshold, "chance": sim.chance,
-            "candidates": sim.candidates, "pairs": _pairs_json(sim)}},
+            "candidates": sim.candidates, "updates": sim.updates, "cells": sim.documents,
+            "pairs": _pairs_json(sim)}},
         indent=1, default=str), encoding="utf-8")
     progress.stage("drawing the plots and the page", len(stats["assignments"]) + 2)
     body = [f"<h1>Class report</h1><p>{len(data.students)} students, {len(data.assignments)} assignment"

@@ -10,20 +10,23 @@ renaming, changed literals and comments, and statements in another order leave i
 release's own code of that cell (the stub every student starts from) are taken out.
 
 Beyond chance (`similar_pairs`): what a whole class writes alike is what the task forces. A fingerprint held by
-`df` of the `n` students who answered a function weighs log(n / df) (its surprise), and only RARE ones count
-(df of at most 5% of the class, at least 3). Two cells that share rare fingerprints score the weight of the
-rarest one they share (the fingerprints of one statement come together, so they are one piece of evidence, not
-several), and a pair's code score is the sum of its cells' scores over every function of every assignment.
-Pairs are found through an inverted index from each rare fingerprint to the students holding it, so the work grows with the rare fingerprints' holders (at most
-`df`**2 per fingerprint), never with all n**2 pairs. The same is done with failed tests' confirmed diagnoses
-(the hint the checks chose): a rare diagnosis shared by two students weighs log(n / count).
+`df` of the `n` students who answered a function weighs log(n / df) (its surprise), and only RARE ones count:
+held by at most 5% of the class, the limit kept between 3 and 20 students. Two cells that share rare
+fingerprints score the weight of the rarest one they share (the fingerprints of one statement come together, so
+they are one piece of evidence, not several), and a pair's code score is the sum of its cells' scores over every
+function of every assignment. The same is done with failed tests' confirmed diagnoses (the hint the checks
+chose): a rare diagnosis shared by two students weighs log(n / count).
+
+Pairs are found through an inverted index from each rare fingerprint (or diagnosis) to the students holding it:
+at most 190 pair updates per rare fingerprint (20 holders), so the work grows with the number of answer cells,
+not with the n**2 pairs of the class times its functions that comparing every pair's cells costs.
 
 A pair's score adds up, cell by cell, the larger of the two (a copied wrong answer is alike in code and in
-diagnosis: one piece of evidence). What chance gives is measured, not assumed: random
-pairings made function by function (each function's cells from two students drawn at random, so that no pairing
-is the same two students across functions) score what unrelated cells share by coincidence. A pair is flagged
-when its score is above the mean of those random pairings plus Z_FLAG standard deviations, with evidence in at
-least two answer cells. Ranked by score.
+diagnosis: one piece of evidence). What chance gives is measured, not assumed: random pairings made function by
+function (each function's cells from two students drawn at random, so that no pairing is the same two students
+across functions) score what unrelated cells share by coincidence. A pair is flagged when its score is above the
+mean of those random pairings plus Z_FLAG standard deviations, with evidence in at least two answer cells.
+Ranked by score.
 """
 from __future__ import annotations
 
@@ -36,12 +39,13 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-__all__ = ["fingerprints", "Pair", "Similarity", "similar_pairs", "K", "WINDOW", "RARE", "Z_FLAG"]
+__all__ = ["fingerprints", "Pair", "Similarity", "similar_pairs", "K", "WINDOW", "RARE", "MAX_RARE", "Z_FLAG"]
 
 K = 4           # tokens per hashed k-gram
 WINDOW = 4      # k-grams per winnowing window
-RARE = 0.05     # a fingerprint held by at most this share of the class (and at least MIN_RARE students) is rare
+RARE = 0.05     # a fingerprint held by at most this share of the class is rare (MIN_RARE to MAX_RARE students)
 MIN_RARE = 3
+MAX_RARE = 20   # so that the pairs one fingerprint gives stay few however large the class
 Z_FLAG = 8.0    # standard deviations above the random pairings' mean
 NULL_PAIRS = 10  # random pairings per student (at most MAX_NULL)
 MAX_NULL = 2000
@@ -138,9 +142,10 @@ class Similarity:
     threshold: float                      # a pair's score (nats) above this is beyond chance
     chance: tuple[float, float]           # mean, std of the random pairings' score
     candidates: int                       # pairs that share anything rare
+    updates: int                          # pair updates made through the inverted index (the work done)
     documents: int                        # answer cells fingerprinted
     scores: list[float] = field(default_factory=list)   # every candidate pair's score (for the histogram)
-    method: str = __doc__.split("\n\n")[1].replace("\n", " ") if __doc__ else ""
+    method: str = " ".join(part.replace("\n", " ").strip() for part in (__doc__ or "").split("\n\n")[1:])
 
 
 def _rare_sets(holders: dict[str, Any], n: int) -> tuple[dict[str, dict[Any, float]], int]:
@@ -148,7 +153,7 @@ def _rare_sets(holders: dict[str, Any], n: int) -> tuple[dict[str, dict[Any, flo
     df: Counter = Counter()
     for items in holders.values():
         df.update(items)
-    limit = max(MIN_RARE, math.ceil(RARE * n))
+    limit = min(MAX_RARE, max(MIN_RARE, math.ceil(RARE * n)))
     rare = {item: math.log(n / count) for item, count in df.items() if 2 <= count <= limit}
     return {s: {i: rare[i] for i in items if i in rare} for s, items in holders.items()}, limit
 
@@ -191,7 +196,7 @@ def similar_pairs(cells: dict[str, dict[str, set[int]]], diagnoses: dict[str, di
             pairs[key] = Pair(*key)
         return pairs[key]
 
-    docs, everyone = {}, set()
+    docs, everyone, updates = {}, set(), 0
     for where, holders in cells.items():
         everyone |= set(holders)
         weighted, _ = _rare_sets({s: fp for s, fp in holders.items() if fp}, class_size.get(where, len(holders)))
@@ -203,6 +208,7 @@ def similar_pairs(cells: dict[str, dict[str, set[int]]], diagnoses: dict[str, di
         shared: dict[tuple[str, str], float] = defaultdict(float)
         for item, who in index.items():
             w = weighted[who[0]][item]
+            updates += len(who) * (len(who) - 1) // 2
             for a, b in combinations(sorted(who), 2):
                 if w > shared[(a, b)]:
                     shared[(a, b)] = w
@@ -221,6 +227,7 @@ def similar_pairs(cells: dict[str, dict[str, set[int]]], diagnoses: dict[str, di
                 by_diagnosis[item].append(student)
         for diagnosis, who in by_diagnosis.items():
             w = weighted[who[0]][diagnosis]
+            updates += len(who) * (len(who) - 1) // 2
             for a, b in combinations(sorted(who), 2):
                 p = pair(a, b)
                 p.diagnoses += w
@@ -238,4 +245,4 @@ def similar_pairs(cells: dict[str, dict[str, set[int]]], diagnoses: dict[str, di
     ranked = sorted(pairs.values(), key=lambda p: (not p.flagged, -p.score, p.a, p.b))
     flagged = [p for p in ranked if p.flagged]
     return Similarity(flagged + [p for p in ranked if not p.flagged][:keep_unflagged], limit, chance,
-                      len(pairs), sum(len(h) for h in cells.values()), [p.score for p in pairs.values()])
+                      len(pairs), updates, sum(len(h) for h in cells.values()), [p.score for p in pairs.values()])
