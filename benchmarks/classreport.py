@@ -95,8 +95,9 @@ def run(cfg: Config) -> Section:
                               quality["recall"] == 1.0 and quality["highest_other_rank"] > quality[
                                   "lowest_planted_rank"] if not cfg.smoke else None))
     sec.notes.append("The similarity step compares only the pairs found through an inverted index of rare "
-                     "fingerprints (held by at most 5% of the class) and rare diagnoses, never all pairs; chance is "
-                     "measured on random pairings (autograder/grader/report/similarity.py).")
+                     "fingerprints (held by at most 5% of the class and at most 20 students) and rare diagnoses, "
+                     "never all pairs; chance is measured on random pairings "
+                     "(autograder/grader/report/similarity.py).")
     sec.notes.append("Fingerprinting runs in two processes from 3000 answer cells on; the other parts in one. The "
                      "class is built without grading (synthetic.py): its build is not timed.")
     sec.data = {"runs": runs, "quality": quality, "students": students, "assignments": n_assign}
