@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from autograder.grader import batch, exchange, killrates, nbgrader
+from autograder.grader import batch, exchange, killrates, nbgrader, report
 from autograder.grader.console import EXIT_INTERRUPTED
 from autograder.learner import check, hints, lab, progress, reset, watch
 
@@ -116,6 +116,15 @@ def _instructor_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--to", default="grades.csv")
     s.add_argument("--db", metavar="URL", help=_DB_HELP)
     s.set_defaults(func=nbgrader.export)
+
+    s = sub.add_parser("report", help="after grading: item statistics, common mistakes, similar submissions, LMS CSVs",
+                       description="Read the gradebook and the autograded notebooks and write DIR/index.html (with "
+                                   "plots), the same numbers as CSV and JSON, and the totals as Canvas and Moodle "
+                                   "gradebook CSVs. Similar submissions are only flagged; no grade is changed.")
+    s.add_argument("assignment", nargs="*", help="the assignments to report (default: every one in the gradebook)")
+    s.add_argument("--db", metavar="URL", help=_DB_HELP)
+    s.add_argument("--out", default="report", metavar="DIR", help="the folder to write (default: report)")
+    s.set_defaults(func=report.report)
 
     s = sub.add_parser("release", help="release an assignment to the students through nbgrader's exchange")
     s.add_argument("assignment")

@@ -13,10 +13,11 @@ One module per section, each with `TITLE`, `run(cfg) -> Section` and `plot(secti
 | `cluster`  | benchmarks.cluster     | --jobs 1 / --jobs 2 / --cluster local:2, scheduler overhead, projection |
 | `lessons`  | benchmarks.lessons     | seconds for each lesson top to bottom                             |
 | `pt2e`     | benchmarks.pt2e        | PT2E QAT (ex11) vs quantize_fx QAT (ex07): accuracy, size, latency |
+| `classreport` | benchmarks.classreport | `fxcourse report` on 500 students x 14 assignments, each part timed |
 
 Benchmarks are never timed assertions: tests/test_benchmarks_smoke.py runs `--smoke` and checks the shape of
 the results only.
 """
-SECTIONS = ("fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e")
+SECTIONS = ("fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e", "classreport")
 
 __all__ = ["SECTIONS"]

@@ -72,6 +72,7 @@ XDIST_GROUPS = {
     "test_hub.py": "hub",
     "test_browser.py": "browser",
     "test_postgres.py": "postgres",
+    "test_report.py": "report",  # one known-truth class, made once, read by every test
     "test_benchmarks_smoke.py": "benchmarks",
     "test_cluster.py": "cluster",
     "test_instructor.py": "instructor",  # its tests share one graded class, which they regrade in turn

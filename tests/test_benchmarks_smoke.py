@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT
 
-SECTIONS = ["fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e"]  # benchmarks.SECTIONS, in order
+SECTIONS = ["fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e", "classreport"]  # benchmarks.SECTIONS, in order
 
 pytestmark = pytest.mark.kernel  # runs notebooks, kernels and graders (about a minute)
 

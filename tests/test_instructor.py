@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import signal
@@ -83,6 +84,29 @@ def test_export_writes_the_three_scores(course):
     assert r.returncode == 0, r.stdout + r.stderr
     rows = {row["student_id"]: float(row["score"]) for row in csv.DictReader(out.open())}
     assert rows == {"alice": 10.0, "bob": 3.0, "carol": 0.0}
+
+
+def test_report_reads_what_grading_wrote(course):
+    """`fxcourse report` on a class graded for real: the gradebook's scores, the verdicts HardenedExecute wrote,
+    and (with the course's quiz data beside the source for this command only) the quiz items."""
+    quiz = course / "solutions" / "quizzes.json"
+    shutil.copy(ROOT / "solutions" / "quizzes.json", quiz)
+    try:
+        r = fxcourse(course, "report", A, "--out", str(course / "report"))
+    finally:
+        quiz.unlink()
+    assert r.returncode == 0 and "3 students, 1 assignments" in r.stdout, r.stdout + r.stderr
+    rep = json.loads((course / "report" / "report.json").read_text(encoding="utf-8"))
+    (summary,) = rep["assignments"]
+    assert summary["scores"] == [0.0, 3.0, 10.0] and summary["submitted"] == 3 and not summary["missing"]
+    count = next(m for m in rep["mistakes"] if m["function"] == "count_nodes")
+    assert count["failed"] == 2 and any("counted 5 nodes, expected 2" in x["message"] for x in count["mistakes"])
+    assert all(x["hint"] for x in count["mistakes"]), count  # each failure carries its one diagnosis
+    items = {row["question"]: row for row in rep["items"]}
+    assert items["q1"]["difficulty"] == pytest.approx(2 / 3) and items["q2"]["options"]["B"] == 1
+    assert items["q1"]["no_answer"] == 1  # carol handed in the release: no option chosen
+    canvas = list(csv.reader((course / "report" / "canvas.csv").open()))
+    assert {row[3]: row[5] for row in canvas[2:]} == {"alice": "10", "bob": "3", "carol": "0"}
 
 
 @pytest.mark.parametrize("argv, expected", [

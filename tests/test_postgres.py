@@ -164,3 +164,29 @@ def test_formgrader_reads_the_postgresql_gradebook(postgres, sqlite_scores, gene
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=30)
+
+
+def test_report_reads_a_postgresql_gradebook_as_it_reads_sqlite(postgres, tmp_path):
+    """`fxcourse report --db postgresql://...` on a known class (a database of its own on the same server) gives
+    the numbers the same class gives from SQLite."""
+    import psycopg
+
+    from autograder.grader.gradebook import parse_db_url, submission_scores
+    from autograder.grader.report.synthetic import make_class
+    from conftest import ROOT
+
+    url = postgres.rsplit("/", 1)[0] + "/fxreport"
+    with psycopg.connect(postgres, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE fxreport")
+    on_pg = make_class(ROOT, tmp_path / "pg", [A], 12, copies=1, forced=1, url=parse_db_url(url))
+    on_sqlite = make_class(ROOT, tmp_path / "sqlite", [A], 12, copies=1, forced=1)
+    reports = []
+    for truth, db in ((on_pg, url), (on_sqlite, on_sqlite.url)):
+        r = fxcourse(truth.root, "report", "--db", db, "--out", str(truth.root / "out"))
+        assert r.returncode == 0, r.stdout + r.stderr
+        reports.append(json.loads((truth.root / "out" / "report.json").read_text(encoding="utf-8")))
+    pg, lite = reports
+    assert pg["students"] == 12 and pg["assignments"][0]["submitted"] > 0
+    assert pg["assignments"][0]["scores"] == sorted(s for _, s, _ in submission_scores(parse_db_url(url), A))
+    for key in ("assignments", "items", "mistakes"):
+        assert pg[key] == lite[key], key

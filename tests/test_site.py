@@ -174,6 +174,16 @@ def test_every_lesson_and_exercise_has_a_page_and_lessons_show_this_runs_outputs
         assert heading in front, f"the front page has no {heading!r}"
 
 
+def test_every_guide_in_docs_is_a_page_with_its_pictures(site):
+    guides = sorted((ROOT / "docs").glob("*.md"))
+    assert "report.md" in {g.name for g in guides}
+    for guide in guides:
+        page = (site / "docs" / f"{guide.stem}.html").read_text(encoding="utf-8")
+        for picture in re.findall(r"!\[[^\]]*\]\(([^)\s]+\.png)\)", guide.read_text(encoding="utf-8")):
+            name = Path(picture).name
+            assert f"_images/{name}" in page and (site / "_images" / name).is_file(), (guide.name, name)
+
+
 def test_site_holds_no_solution_code_hidden_tests_or_quiz_keys(site):
     found = secrets(ROOT)
     assert len(found["solution code"]) >= 20 and len(found["hidden tests"]) >= 20 and len(found["quiz keys"]) >= 4, \

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from autograder.grader.root import Course
 
 __all__ = ["GradebookError", "Gradebook", "parse_db_url", "gradebook_url", "LEDGER_TABLE", "schema_revision_in_process",
-           "knows_assignment", "submission_scores"]
+           "knows_assignment", "submission_scores", "read_rows"]
 
 LEDGER_TABLE = "fxcourse_graded"
 
@@ -143,11 +143,13 @@ SELECT sa.student_id,
 _KNOWS = "SELECT COUNT(*) FROM notebook n JOIN assignment a ON n.assignment_id = a.id WHERE a.name = :name"
 
 
-def _read(url: str, sql: str, name: str) -> list[tuple] | None:
-    """The rows of `sql` (one parameter, :name) in the gradebook at `url`; None when it has no nbgrader tables
-    yet (a new database, or an SQLite file not made). GradebookError when it cannot be read."""
+def _read(url: str, sql: str, name: str | None = None) -> list[tuple] | None:
+    """The rows of `sql` (with `name` as its parameter :name, if given) in the gradebook at `url`; None when it
+    has no nbgrader tables yet (a new database, or an SQLite file not made). GradebookError when it cannot be
+    read."""
+    params = {} if name is None else {"name": name}
     if url.startswith("sqlite:///"):
-        return _read_sqlite(url, Path(url[len("sqlite:///"):]), sql, name)
+        return _read_sqlite(url, Path(url[len("sqlite:///"):]), sql, params)
     from sqlalchemy import create_engine, inspect, text
 
     try:
@@ -159,7 +161,7 @@ def _read(url: str, sql: str, name: str) -> list[tuple] | None:
         with engine.connect() as conn:
             if "assignment" not in inspect(conn).get_table_names():
                 return None
-            return [tuple(row) for row in conn.execute(text(sql), {"name": name})]
+            return [tuple(row) for row in conn.execute(text(sql), params)]
 
     try:
         return _retrying(read, f"reading the gradebook {_redact(url)}")
@@ -167,7 +169,7 @@ def _read(url: str, sql: str, name: str) -> list[tuple] | None:
         engine.dispose()
 
 
-def _read_sqlite(url: str, path: Path, sql: str, name: str) -> list[tuple] | None:
+def _read_sqlite(url: str, path: Path, sql: str, params: dict[str, str]) -> list[tuple] | None:
     """_read of an SQLite gradebook, through Python's own sqlite3 (what SQLAlchemy would use underneath, without
     its import: a third of a CPU second at the start of every `fxcourse grade`), opened read-only."""
     import sqlite3
@@ -184,11 +186,17 @@ def _read_sqlite(url: str, path: Path, sql: str, name: str) -> list[tuple] | Non
             if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assignment'").fetchone() \
                     is None:
                 return None
-            return [tuple(row) for row in conn.execute(sql, {"name": name})]
+            return [tuple(row) for row in conn.execute(sql, params)]
         finally:
             conn.close()
 
     return _retrying(read, f"reading the gradebook {_redact(url)}", errors=(sqlite3.OperationalError,))
+
+
+def read_rows(url: str, sql: str) -> list[tuple] | None:
+    """Every row of one read-only query without parameters (what `fxcourse report` asks), or None when the
+    gradebook has no nbgrader tables yet."""
+    return _read(url, sql)
 
 
 def knows_assignment(url: str, assignment: str) -> bool:
