@@ -166,18 +166,14 @@ def _needed_paths() -> list[str]:
     return sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
 
 
-def _may(info: os.stat_result, uid: int, gid: int, bits: int) -> bool:
-    """Do the mode bits give `uid`:`gid` (no other group) the access `bits` (4 read, 1 search) to this file?"""
-    shift = 6 if info.st_uid == uid else 3 if info.st_gid == gid else 0
-    return (info.st_mode >> shift) & bits == bits
-
-
 def _private_ancestor(path: str, uid: int, gid: int) -> str | None:
-    """The outermost folder above `path` that `uid` cannot pass through (a home of mode 0700 or 0750), or None."""
+    """The outermost folder above `path` that `uid`:`gid` (no other group) cannot pass through by its mode bits
+    (a home of mode 0700 or 0750), or None."""
     folder = ""
     for part in path.strip("/").split("/")[:-1]:
         folder += "/" + part
-        if not _may(os.stat(folder), uid, gid, 1):
+        info = os.stat(folder)
+        if not info.st_mode >> (6 if info.st_uid == uid else 3 if info.st_gid == gid else 0) & 1:
             return folder
     return None
 
@@ -192,15 +188,8 @@ def _make_passable(top: str, path: str) -> None:
             os.chmod(folder, 0o755)
 
 
-def _must_read(needed: list[str]) -> list[str]:
-    """The needed paths and the folders of sys.path inside them (standard library, lib-dynload, site-packages)."""
-    inside = [os.path.realpath(p) for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
-    return needed + [p for p in inside if any(p.startswith(n + "/") for n in needed) and p not in needed]
-
-
 def _unreadable(paths: list[str]) -> str:
-    """Why this process (the worker's uid, in the jail) cannot read one of `paths`: the path and the folder
-    that stops it with its mode; empty when it can read every one."""
+    """Why this process (the jailed worker) cannot read one of `paths`, naming the folder in the way; or ""."""
     for path in paths:
         if os.access(path, os.R_OK | os.X_OK):
             continue
@@ -213,8 +202,7 @@ def _unreadable(paths: list[str]) -> str:
             mode = f"mode {os.stat(folder).st_mode & 0o7777:04o}"
         except OSError as exc:
             mode = exc.strerror or str(exc)
-        where = f"under {folder}, " if folder != path else ""
-        return f"the worker's uid cannot read {path} ({where}{mode})"
+        return f"the worker's uid cannot read {path} ({f'under {folder}, ' if folder != path else ''}{mode})"
     return ""
 
 
@@ -243,14 +231,15 @@ def enter_jail(spec: dict) -> None:
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
         step = "covering /tmp, /var/tmp, /dev/shm, /run and private homes"
-        # Python and the course's packages must stay importable (lazy imports) even where they live under one
-        # of these (a course cloned into /tmp) or under a folder the worker's uid cannot enter (a home of mode
-        # 0700 or 0750 holding pyenv's Python, the venv or the checkout): such a folder is covered by an empty
-        # file system too, and each needed path is held open before the cover and bound back at its own path,
-        # read-only once the whole file system is, below folders the worker's uid can pass through. Nothing
-        # else of the covered folder shows.
+        # Python and the course's packages must stay importable (lazy imports) where they live under one of
+        # these (a course cloned into /tmp) or under a folder the worker's uid cannot pass through (a private
+        # home holding pyenv's Python, the venv or the checkout): that folder is covered too, and each needed
+        # path, held open before the cover, is bound back at its own path below folders the worker can pass
+        # through (read-only once everything is). Nothing else of the covered folder shows.
         needed = _needed_paths()
-        must_read = _must_read(needed)
+        # those, and the folders of sys.path in them (standard library, lib-dynload, site-packages)
+        must_read = needed + [p for p in map(os.path.realpath, filter(os.path.isabs, sys.path))
+                              if os.path.isdir(p) and any(p.startswith(n + "/") for n in needed)]
         uid, gid = int(spec["uid"]), int(spec["gid"])
         private = [p for p in (_private_ancestor(n, uid, gid) for n in needed) if p]
         covers = [f for f in COVERED if os.path.isdir(f) and not os.path.islink(f)]
