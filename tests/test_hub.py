@@ -122,9 +122,10 @@ class Class:
             raise
 
     def _open_the_way(self) -> None:
-        """The venv and the checkout may sit below a folder closed to others (/root, for one): let users pass
-        through it (o+x, not o+r: nothing can be listed), for the test's duration only."""
-        for target in (BIN / "jupyterhub-singleuser", ROOT / "autograder"):
+        """The venv, the Python it was made from (pyenv's) and the checkout may sit below a folder closed to
+        others (/root, for one): let users pass through it (o+x, not o+r: nothing can be listed), for the test's
+        duration only. A real hub installs them where users can reach them (docs/jupyterhub.md)."""
+        for target in demo.environment_paths():
             while (where := demo.blocked_path(self.ada, target)) is not None:
                 os.chmod(where, stat.S_IMODE(where.stat().st_mode) | stat.S_IXOTH)
                 self.opened.append(where)

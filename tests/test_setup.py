@@ -116,6 +116,19 @@ def test_first_run_installs_then_a_second_run_installs_nothing(project):
     assert len(_installs(project)) == len(_first())
 
 
+def test_the_installed_packages_are_compiled_unless_fxcourse_compile_is_0(project):
+    site = Path(subprocess.check_output([str(project / ".venv" / "bin" / "python"), "-c",
+                                         "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip())
+    (site / "fxcourse_probe_module.py").write_text("x = 1\n")
+    bare = _setup(project, EXTRAS="dev", FXCOURSE_COMPILE="0")  # the second CI pass's venv: imported once
+    assert bare.returncode == 0, bare.stderr
+    assert "compiling" not in bare.stdout and not list(site.glob("__pycache__/fxcourse_probe_module.*.pyc"))
+    (project / ".venv" / ".fxcourse-stamp").unlink()
+    compiled = _setup(project, EXTRAS="dev")
+    assert compiled.returncode == 0, compiled.stderr
+    assert "compiling" in compiled.stdout and list(site.glob("__pycache__/fxcourse_probe_module.*.pyc"))
+
+
 def test_a_venv_made_from_another_interpreter_is_made_anew_even_without_a_stamp(project):
     """A run stopped before it wrote the stamp leaves a venv without one: the venv itself says what it was made
     from, and one made from another interpreter is made anew from PYTHON (here a stand-in that makes its venvs

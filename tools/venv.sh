@@ -5,7 +5,8 @@
 #
 # Environment: PYTHON (the interpreter to build the venv from, default python3), TORCH (the torch requirement,
 # default torch==2.13.0), VENV (default .venv), EXTRAS (the package extras to install, comma-separated),
-# FXCOURSE_INSTALLER (uv, the default, or pip: what installs everything but torch; see install_course).
+# FXCOURSE_INSTALLER (uv, the default, or pip: what installs everything but torch; see install_course),
+# FXCOURSE_COMPILE (0: leave the installed packages uncompiled, for a venv that imports only a few of them once).
 # The stamp $VENV/.fxcourse-stamp records the interpreter, the torch requirement and a hash of pyproject.toml;
 # when all three match and the extras asked for are already in, nothing is installed.
 set -eu
@@ -90,7 +91,7 @@ uv_install() { "$VENV/bin/uv" pip install --quiet --native-tls --python "$VENV/b
 # Installers compile what they install one file after another; compileall does it on every core (a file that
 # is not Python 3, like a template, is left as it is), leaving out test folders, which nothing imports.
 purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-compile_all() { "$VENV/bin/python" -m compileall -q -j 0 -x '/tests?/' "$purelib" >/dev/null 2>&1 || true; }
+compile_all() { [ "${FXCOURSE_COMPILE:-1}" = 0 ] || "$VENV/bin/python" -m compileall -q -j 0 -x '/tests?/' "$purelib" >/dev/null 2>&1 || true; }
 
 # pip chooses the torch file: pip's configuration is where a machine caps torch or points at a local copy of it.
 # uv (put into the venv by pip) then installs that file and everything else side by side, linking the files
@@ -148,7 +149,7 @@ trap 'rm -rf "$wheels"' EXIT
 if ! { use_uv && install_with_uv "$target"; } && ! install_with_pip "$target"; then
     die "installing fxcourse ($target) into $VENV failed (the installer's message is above)"
 fi
-say "compiling the installed packages"
+[ "${FXCOURSE_COMPILE:-1}" = 0 ] || say "compiling the installed packages"
 compile_all
 printf '%s\nextras=%s\n' "$key" "$EXTRAS" > "$STAMP"
 say "$VENV is ready"

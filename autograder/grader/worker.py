@@ -94,6 +94,10 @@ GRADING_ENV = "FXCOURSE_GRADING"
 class JailError(RuntimeError):
     """A piece of the jail could not be set up; the message names it (the worker then refuses to run)."""
 
+    def __init__(self, message: str, piece: str = "jail") -> None:
+        super().__init__(message)
+        self.piece = piece
+
 
 def _libc():
     import ctypes
@@ -172,10 +176,60 @@ def _drop_privileges(uid: int, gid: int) -> None:
     libc.prctl(pr_set_dumpable, 1, 0, 0, 0)  # /proc/self stays the worker's own (it is not a core dump: none)
     if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
         raise JailError(f"still running as uid {os.getuid()} after switching to uid {uid}")
-    with open("/proc/self/status", encoding="ascii") as f:
-        caps = {k: v.strip() for k, _, v in (line.partition(":") for line in f) if k.startswith("Cap")}
+    with open("/proc/self/status", "rb") as f:  # bytes: a text file would import its codec, now maybe unreadable
+        status = f.read().decode("ascii", "replace")
+    caps = {k: v.strip() for k, _, v in (line.partition(":") for line in status.splitlines()) if k.startswith("Cap")}
     if any(int(caps.get(k, "0"), 16) for k in ("CapEff", "CapPrm", "CapAmb")):
         raise JailError(f"capabilities left after the switch to uid {uid}: {caps}")
+
+
+def _needed_paths() -> list[str]:
+    """What the worker reads once the jail is up (lazy imports): the venv and the Python it was made from
+    (standard library, site-packages) and the course's packages (autograder/ and fxplayground/ of a checkout)."""
+    course = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             *(os.path.join(course, name) for name in ("autograder", "fxplayground"))]
+    return sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
+
+
+def _private_ancestor(path: str, uid: int, gid: int) -> str | None:
+    """The outermost folder above `path` that `uid`:`gid` (no other group) cannot pass through by its mode bits
+    (a home of mode 0700 or 0750), or None."""
+    folder = ""
+    for part in path.strip("/").split("/")[:-1]:
+        folder += "/" + part
+        info = os.stat(folder)
+        if not info.st_mode >> (6 if info.st_uid == uid else 3 if info.st_gid == gid else 0) & 1:
+            return folder
+    return None
+
+
+def _make_passable(top: str, path: str) -> None:
+    """Make the folders from `top` (an empty tmpfs) down to `path`, each one the worker's uid can pass through."""
+    folder = top
+    for part in os.path.relpath(path, top).split("/"):
+        folder = os.path.join(folder, part)
+        if not os.path.isdir(folder):
+            os.mkdir(folder)
+            os.chmod(folder, 0o755)
+
+
+def _unreadable(paths: list[str]) -> str:
+    """Why this process (the jailed worker) cannot read one of `paths`, naming the folder in the way; or ""."""
+    for path in paths:
+        if os.access(path, os.R_OK | os.X_OK):
+            continue
+        folder = ""
+        for part in path.strip("/").split("/"):
+            folder += "/" + part
+            if not os.access(folder, os.X_OK if folder != path else os.R_OK | os.X_OK):
+                break
+        try:
+            mode = f"mode {os.stat(folder).st_mode & 0o7777:04o}"
+        except OSError as exc:
+            mode = exc.strerror or str(exc)
+        return f"the worker's uid cannot read {path} ({f'under {folder}, ' if folder != path else ''}{mode})"
+    return ""
 
 
 def enter_jail(spec: dict) -> None:
@@ -183,10 +237,11 @@ def enter_jail(spec: dict) -> None:
 
     spec: {"scratch": folder (the worker's own size-limited tmpfs, owned by `uid`), "uid": int, "gid": int,
            "hide": [paths covered by empty file systems], "host_mnt_ns": the grader's mount namespace}.
-    Afterwards: every mount is read-only except `scratch`; /tmp, /var/tmp, /dev/shm, /run, homes and every
-    path in `hide` are empty and read-only; /proc is a new, read-only proc of this pid namespace (only the
-    worker's own processes); the process is `uid` without any capability. Raises JailError naming the piece that
-    could not be set up.
+    Afterwards: every mount is read-only except `scratch`; /tmp, /var/tmp, /dev/shm, /run and every path in
+    `hide` are empty, and so is a private home on the way to Python or the course's packages, but for those
+    paths (bound back); /proc is a new, read-only proc of this pid namespace (only the worker's own
+    processes); the process is `uid` without any capability and can read what it needs. Raises JailError
+    naming the piece that could not be set up.
     """
     scratch = os.path.abspath(spec["scratch"])
     try:
@@ -201,15 +256,20 @@ def enter_jail(spec: dict) -> None:
     step = "private mount propagation"
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
-        step = "covering /tmp, /var/tmp, /dev/shm and /run"
-        # Python and the course's packages must stay importable (lazy imports) even where they live under one
-        # of these (a course cloned into /tmp): such a folder is held open before the cover and bound back
-        # into the empty file system at its own path, so nothing else of the covered folder shows.
-        course = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # autograder/, fxplayground/
-        needed = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, course)]
-        for folder in COVERED:
-            if not os.path.isdir(folder) or os.path.islink(folder):
-                continue
+        step = "covering /tmp, /var/tmp, /dev/shm, /run and private homes"
+        # Python and the course's packages must stay importable (lazy imports) where they live under one of
+        # these (a course cloned into /tmp) or under a folder the worker's uid cannot pass through (a private
+        # home holding pyenv's Python, the venv or the checkout): that folder is covered too, and each needed
+        # path, held open before the cover, is bound back at its own path below folders the worker can pass
+        # through (read-only once everything is). Nothing else of the covered folder shows.
+        needed = _needed_paths()
+        # those, and the folders of sys.path in them (standard library, lib-dynload, site-packages)
+        must_read = needed + [p for p in map(os.path.realpath, filter(os.path.isabs, sys.path))
+                              if os.path.isdir(p) and any(p.startswith(n + "/") for n in needed)]
+        uid, gid = int(spec["uid"]), int(spec["gid"])
+        private = [p for p in (_private_ancestor(n, uid, gid) for n in needed) if p]
+        covers = [f for f in COVERED if os.path.isdir(f) and not os.path.islink(f)]
+        for folder in _outermost(covers + private):
             inside = _outermost([n for n in needed if n == folder or n.startswith(folder + "/")])
             if folder in inside:  # Python itself is the covered folder: nothing can be covered
                 continue
@@ -217,7 +277,7 @@ def enter_jail(spec: dict) -> None:
             try:
                 mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
                 for path, fd in held:
-                    os.makedirs(path, exist_ok=True)
+                    _make_passable(folder, path)
                     mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
             finally:
                 for _, fd in held:
@@ -253,6 +313,9 @@ def enter_jail(spec: dict) -> None:
         _drop_privileges(int(spec["uid"]), int(spec["gid"]))
     except OSError as exc:
         raise JailError(f"{step}: {exc}") from None
+    why = _unreadable(must_read)
+    if why:
+        raise JailError(why, piece="Python and the course's packages readable by the worker")
     os.umask(0o077)
 
 
@@ -279,7 +342,7 @@ def probe(spec: dict) -> dict[str, str]:
     try:
         enter_jail(spec)
     except JailError as exc:
-        return {"jail": str(exc)}
+        return {exc.piece: str(exc)}
     scratch = spec["scratch"]
     try:
         with open(os.path.join(scratch, "probe.txt"), "w") as f:
@@ -471,7 +534,10 @@ def _probe_main(job_path: str) -> int:
     with open(job_path, "rb") as f:
         spec = json.loads(f.read(2**20))
     os.unlink(job_path)
-    problems = probe(spec)
+    try:
+        problems = probe(spec)
+    except Exception as exc:  # what the trial found, not a traceback the grader would take for missing namespaces
+        problems = {"jail": f"the trial stopped in the jail: {type(exc).__name__}: {exc}"}
     os.write(1, json.dumps(problems).encode() + b"\n")
     return 0
 

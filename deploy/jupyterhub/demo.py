@@ -101,15 +101,24 @@ def blocked_path(user: str, path: Path) -> Path | None:
     return None
 
 
+def environment_paths() -> list[Path]:
+    """What each user's server runs: the venv's jupyterhub-singleuser, the course's code, and the Python the
+    venv was made from (its python links there, and its standard library lies there: pyenv's is under /root)."""
+    paths = [VENV / "bin" / "jupyterhub-singleuser", REPO / "autograder", (VENV / "bin" / "python").resolve()]
+    if VENV.resolve() == Path(sys.prefix).resolve():
+        paths.append(Path(sys.base_prefix))
+    return paths
+
+
 def check_environment(user: str) -> None:
     """The course's environment must run as `user`: the spawner starts VENV/bin/jupyterhub-singleuser as them."""
-    singleuser = VENV / "bin" / "jupyterhub-singleuser"
-    for target in (singleuser, REPO / "autograder"):
+    for target in environment_paths():
         where = blocked_path(user, target)
         if where is not None:
             raise SystemExit(f"{user} cannot reach {target}: {where} is not open to them (mode "
                              f"{stat.S_IMODE(where.stat().st_mode):04o}). Install the course where every user "
-                             "can read and run it (for example /opt/fxcourse), see docs/jupyterhub.md")
+                             "can read and run it (for example /opt/fxcourse), from a Python they can run too "
+                             "(for example /usr/bin/python3, not pyenv's under /root), see docs/jupyterhub.md")
     # autograder first: importing it spares the process jsonschema's optional grammar (autograder/__init__.py)
     r = as_user(user, str(VENV / "bin" / "python"), "-c", "import autograder, jupyterhub, nbgrader, fxplayground",
                 cwd="/")
