@@ -29,6 +29,7 @@ test:
 	    $(VENV_TEST); made=$$?; wait $$deps; cat build/system-deps.log; exit $$made; fi
 	@PYTHON="$(BIN)/python" bash .ci/deps.sh python
 	PATH="$(BIN):$$PATH" $(BIN)/python -m pytest -n 2 --dist loadgroup $(ARGS)
+	@if [ -z "$(ARGS)" ]; then bash tools/private-home-pass.sh "$(BIN)/python"; fi
 
 bench: venv-test
 	PATH="$(BIN):$$PATH" $(BIN)/python -m benchmarks $(ARGS)
