@@ -12,8 +12,8 @@ c.CourseDirectory.release_directory = "exercises"
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-c.Execute.timeout = 120
-c.Execute.interrupt_on_timeout = True
+# No c.Execute settings: nbgrader's Execute never runs here (HardenedExecute below replaces it); the grader's
+# limits are autograder.grader.sandbox.Limits (FXCOURSE_TIMEOUT, FXCOURSE_SUBMISSION_TIMEOUT).
 
 from autograder.grader.preprocessors import (BoundedNotebookExporter, HardenedExecute, RestoreFromSource,  # noqa: E402
                                       ScrubFeedback)

@@ -350,7 +350,7 @@ def _judge_server(memory: int) -> int:
 
 
 def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Limits | None = None,
-                   jobs: int | None = None, hardened: bool = False,
+                   hardened: bool = False,
                    notes: list[str] | None = None) -> list[TestResult]:
     """Grade a restored notebook (its test cells are the source's).
 
@@ -361,7 +361,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
     opted out; otherwise the best isolation the machine has is used and `notes` says what was missing.
     Hardened, the whole grading has one submission's time (sandbox.submission_wall): past it, NotebookError.
     """
-    limits = limits or Limits(timeout=float(os.environ.get("FXCOURSE_TIMEOUT", "60")))
+    limits = limits or Limits.from_env()
     until = time.monotonic() + submission_wall() if hardened else float("inf")
     if hardened:
         limits = _Until(**{f.name: getattr(limits, f.name) for f in fields(Limits)}, until=until)
@@ -467,7 +467,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
 
 
 def check_notebook(path: str | Path, course: Course, *, visible_only: bool = False,
-                   limits: Limits | None = None, jobs: int | None = None) -> Report:
+                   limits: Limits | None = None) -> Report:
     """Grade one filled-in notebook with the course's full test set (visible only without solutions/)."""
     forkserver.prestart()  # its imports overlap with reading and restoring the notebook
     submitted = read_notebook(path)
@@ -477,7 +477,7 @@ def check_notebook(path: str | Path, course: Course, *, visible_only: bool = Fal
         source_path, full = course.exercises / assignment / f"{assignment}.ipynb", False
     restored = restore(read_notebook(source_path), submitted)
     notes = list(restored.notes)
-    tests = grade_restored(restored.notebook, course, limits=limits, jobs=jobs, notes=notes)
+    tests = grade_restored(restored.notebook, course, limits=limits, notes=notes)
     return Report(assignment, sum(t.points for t in tests), sum(t.max_points for t in tests), tests,
                   notes, isolation_level(), full)
 

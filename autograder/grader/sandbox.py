@@ -59,6 +59,12 @@ class Limits:
     def wall(self) -> float:
         return self.timeout * self.wall_factor + 60
 
+    @classmethod
+    def from_env(cls) -> "Limits":
+        """The limits of a grading run: the defaults above, with the CPU time from FXCOURSE_TIMEOUT where set."""
+        seconds = os.environ.get("FXCOURSE_TIMEOUT")
+        return cls(timeout=float(seconds)) if seconds else cls()
+
 
 @dataclass
 class WorkerOutcome:
@@ -517,4 +523,4 @@ def submission_wall() -> float:
     is stopped from outside: FXCOURSE_SUBMISSION_TIMEOUT, else six workers' wall-clock limits."""
     if os.environ.get("FXCOURSE_SUBMISSION_TIMEOUT"):
         return float(os.environ["FXCOURSE_SUBMISSION_TIMEOUT"])
-    return 6 * Limits(timeout=float(os.environ.get("FXCOURSE_TIMEOUT", "60"))).wall
+    return 6 * Limits.from_env().wall
