@@ -70,6 +70,7 @@ XDIST_GROUPS = {
     "test_site.py": "site",
     "test_course.py::test_lesson_runs_top_to_bottom_in_a_fresh_kernel": "site",
     "test_hub.py": "hub",
+    "test_collect_hardened.py": "collect",  # its tests share one class of Unix users and one exchange
     "test_browser.py": "browser",
     "test_postgres.py": "postgres",
     "test_benchmarks_smoke.py": "benchmarks",
