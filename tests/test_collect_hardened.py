@@ -286,7 +286,7 @@ def test_control_characters_in_names_are_escaped(ex, klass):
     entry = ex.resubmit()
     # a link whose name clears the screen and starts a line, and an entry in the name of a student who
     # does not exist, which would print a line saying Ada's submission was collected
-    ex.as_mallory("ln", "-s", "/etc/shadow", str(entry / "a\x1b[2J\nb"))
+    ex.as_mallory("ln", "-s", "/etc/hostname", str(entry / "a\x1b[2J\nb"))
     fake = f"\x1b[31m\n  {klass.ada}              submitted 2020-01-01 00:00:00 UTC  collected\n"
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
     ex.as_mallory("cp", "-r", str(entry), str(ex.inbound / f"{fake}+{A}+{stamp}+x"))
