@@ -93,7 +93,7 @@ XDIST_GROUPS = {
 
 # The units sent first, longest first (about a minute or more each on two busy cores, by build/test-times.txt):
 # a long one that starts last runs alone at the end while the other worker idles.
-XDIST_FIRST = ("hub", "site", "cluster", "benchmarks", "solutions", "browser", "instructor", "postgres",
+XDIST_FIRST = ("hub", "site", "cluster", "benchmarks", "solutions", "browser", "instructor", "collect", "postgres",
                "test_jail.py::test_a_hostile_submission_changes_nothing_for_the_next_or_the_one_beside_it",
                "test_jail.py::test_a_checkout_under_tmp_keeps_its_packages_and_still_covers_tmp",
                "test_automutants.py::test_every_automatic_mutant_is_caught_or_listed_as_equivalent",
