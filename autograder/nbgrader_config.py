@@ -15,6 +15,7 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # No c.Execute settings: nbgrader's Execute never runs here (HardenedExecute below replaces it); the grader's
 # limits are autograder.grader.sandbox.Limits (FXCOURSE_TIMEOUT, FXCOURSE_SUBMISSION_TIMEOUT).
 
+from autograder.grader.collect import HardenedCollect  # noqa: E402
 from autograder.grader.preprocessors import (BoundedNotebookExporter, HardenedExecute, RestoreFromSource,  # noqa: E402
                                       ScrubFeedback)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
@@ -37,5 +38,9 @@ c.Autograde.autograde_preprocessors = [
     HardenedExecute, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
 ]
+# Collect: the students write the exchange, so their submissions are copied out by the course's hardened
+# collect (regular files of the submitting student only, within limits; the time from the exchange, not from
+# the student's timestamp.txt): `fxcourse collect`, `nbgrader collect` and the formgrader's Collect button.
+c.ExchangeFactory.collect = HardenedCollect
 # Feedback: grades first (they need the hidden tests' outcome), then hidden tests and tracebacks are scrubbed.
 c.GenerateFeedback.preprocessors = [GetGrades, ScrubFeedback, CSSHTMLHeaderPreprocessor]

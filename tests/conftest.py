@@ -78,8 +78,10 @@ XDIST_GROUPS = {
     "test_site.py": "site",
     "test_course.py::test_lesson_runs_top_to_bottom_in_a_fresh_kernel": "site",
     "test_hub.py": "hub",
-    # it checks that homes stay closed, which the hub test opens (o+x) while its users need a way through
+    # Their Unix users need a way through folders closed to others (/root: o+x while they run), and the private-home
+    # test checks that homes stay closed: one group, one after the other.
     "test_private_home.py": "hub",
+    "test_collect_hardened.py": "hub",
     "test_browser.py": "browser",
     "test_postgres.py": "postgres",
     "test_report.py": "report",  # one known-truth class, made once, read by every test

@@ -96,14 +96,16 @@ def _free_port() -> int:
 
 
 class Class:
-    """The Unix side of one class: groups, an instructor and two students, a course folder, an exchange."""
+    """The Unix side of one class: groups, an instructor and two students (and `more` students, named by
+    the letters given), a course folder, an exchange."""
 
-    def __init__(self) -> None:
+    def __init__(self, more: str = "") -> None:
         tag = secrets.token_hex(3)
         self.tmp = Path(tempfile.mkdtemp(prefix="fxcourse-hub-", dir="/tmp"))
         os.chmod(self.tmp, 0o755)
         self.instructors, self.students = f"fxt{tag}-instr", f"fxt{tag}-stud"
         self.instructor, self.ada, self.bob = f"fxt{tag}i", f"fxt{tag}a", f"fxt{tag}b"
+        self.more = [f"fxt{tag}{letter}" for letter in more]
         self.passwords: dict[str, str] = {}
         self.opened: list[Path] = []  # folders on the way to the course's code that had to be opened (o+x)
         self.groups_made: list[str] = []
@@ -112,7 +114,7 @@ class Class:
                 demo.create_group(group)
                 self.groups_made.append(group)
             for user, group in ((self.instructor, self.instructors), (self.ada, self.students),
-                                (self.bob, self.students)):
+                                (self.bob, self.students), *((u, self.students) for u in self.more)):
                 self.passwords[user] = demo.create_user(user, group, self.tmp / "home" / user)
             self._open_the_way()
             for user in self.passwords:
@@ -206,10 +208,10 @@ def course_copy(k: Class, generated: Path, name: str) -> Path:
     return dest
 
 
-def grade(k: Class, course: Path) -> subprocess.CompletedProcess:
-    """`fxcourse grade`, as root: the hardened grader's jail needs root (autograder/SECURITY.md); what it wrote
-    is then given back to the instructor, who owns the course folder."""
-    r = subprocess.run([str(BIN / "fxcourse"), "grade", A, "--course", str(course)], cwd=course,
+def grade(k: Class, course: Path, *args: str) -> subprocess.CompletedProcess:
+    """`fxcourse grade` (with `args`), as root: the hardened grader's jail needs root (autograder/SECURITY.md);
+    what it wrote is then given back to the instructor, who owns the course folder."""
+    r = subprocess.run([str(BIN / "fxcourse"), "grade", A, "--course", str(course), *args], cwd=course,
                        capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     subprocess.run(["chown", "-R", f"{k.instructor}:{k.instructor}", str(course)], check=True)
     return r

@@ -1,17 +1,19 @@
 """The instructor's side of nbgrader's exchange: `fxcourse release`, `collect` and `release-feedback`.
 
 Each command is nbgrader's own (release_assignment, collect, release_feedback) run with the course's
-configuration: its course id and its hardened pipelines. Students use nbgrader's fetch_assignment, submit and
-fetch_feedback, or the Assignments tab, on the same exchange.
+configuration: its course id and its hardened pipelines; collect's copying out of the exchange is the course's
+own (autograder/grader/collect.py: the students write the exchange, so nothing in it is trusted). Students use
+nbgrader's fetch_assignment, submit and fetch_feedback, or the Assignments tab, on the same exchange.
 """
 from __future__ import annotations
 
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 from autograder.grader import nbgrader
-from autograder.grader.console import EXIT_OK, EXIT_USAGE, err
+from autograder.grader.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
 from autograder.grader.root import Course, find_course
 
 __all__ = ["release", "collect", "release_feedback"]
@@ -97,41 +99,54 @@ def release(assignment: str, due: str | None = None, force: bool = False, exchan
 
 
 def collect(assignment: str, exchange: str | None = None, course: str | None = None) -> int:
-    """`fxcourse collect`: the students' latest submissions into submitted/, late ones flagged."""
-    from nbgrader.utils import parse_utc
+    """`fxcourse collect`: each student's latest submission into submitted/ by the hardened collect
+    (autograder/grader/collect.py), late ones flagged, every file or entry left out named with the reason.
+    Exit code 0, or 1 when something was left out (everything else is collected all the same)."""
+    from autograder.grader.collect import CollectResult, HardenedCollect, collected_time
+    from autograder.grader.grading import clean_text
 
     found = _exchange_command(assignment, exchange, course)
     if found is None:
         return EXIT_USAGE
     root, argv = found
     name = assignment
-    # --update: a student's newer submission replaces the one collected before
-    r = nbgrader.run(root, "collect", name, "--update", *argv, quiet=True)
-    out = r.stdout + r.stderr
-    if r.returncode != 0:
-        return nbgrader.failed(r, f"nbgrader could not collect {name}")
-    for line in out.splitlines():
-        if "claims to be submitted by" in line:  # nbgrader's owner cross-check
-            print(f"fxcourse: warning: {line.strip()}", file=sys.stderr)
-    changed = dict((m.group(2), m.group(1)) for m in re.finditer(r"(Collecting|Updating) submission: (\S+) ", out))
+    with tempfile.TemporaryDirectory(prefix="fxcourse-collect-") as tmp:
+        report = Path(tmp) / "collect.json"
+        # --update: a student's newer submission replaces the one collected before
+        r = nbgrader.run(root, "collect", name, "--update", *argv,
+                         f"--ExchangeFactory.collect={HardenedCollect.__module__}.{HardenedCollect.__name__}",
+                         f"--HardenedCollect.report={report}", quiet=True)
+        if r.returncode != 0:
+            return nbgrader.failed(r, f"nbgrader could not collect {name}")
+        if not report.is_file():
+            return nbgrader.failed(r, f"nbgrader's collect of {name} wrote no report: is ExchangeFactory.collect "
+                                      "set to something else than the course's HardenedCollect?")
+        result = CollectResult.from_json(report.read_text())
+    for skipped in result.skipped:
+        print(f"fxcourse: warning: {skipped.line()}", file=sys.stderr)
+    state = {c.student: c.state for c in result.collected}
     submitted = root.root / "submitted"
     students = sorted(p.parent.name for p in submitted.glob(f"*/{name}") if p.is_dir())
     if not students:
         print(f"no submissions of {name} in the exchange yet")
-        return EXIT_OK
-    due = _due_date(root, name)
-    print(f"{name}: {len(students)} submission(s), {len(changed)} new or updated"
-          + (f"; due {due:%Y-%m-%d %H:%M} UTC" if due else "; no due date"))
-    for student in students:
-        stamp_file = submitted / student / name / "timestamp.txt"
-        stamp = parse_utc(stamp_file.read_text().strip()) if stamp_file.is_file() else None
-        when = f"submitted {stamp:%Y-%m-%d %H:%M:%S} UTC" if stamp else "no timestamp"
-        state = {"Collecting": "collected", "Updating": "replaced by a resubmission"}.get(changed.get(student, ""),
-                                                                                       "unchanged")
-        late = ""
-        if stamp and due and stamp > due:
-            late = f"  LATE by {_late_by((stamp - due).total_seconds())}"
-        print(f"  {student:<20} {when}  {state}{late}")
+    else:
+        due = _due_date(root, name)
+        print(f"{name}: {len(students)} submission(s), "
+              f"{sum(s != 'unchanged' for s in state.values())} new or updated"
+              + (f"; due {due:%Y-%m-%d %H:%M} UTC" if due else "; no due date"))
+        for student in students:
+            stamp = collected_time(submitted / student / name)
+            when = f"submitted {stamp:%Y-%m-%d %H:%M:%S} UTC" if stamp else "no timestamp"
+            shown = {"collected": "collected", "replaced": "replaced by a resubmission"}.get(state.get(student, ""),
+                                                                                           "unchanged")
+            late = ""
+            if stamp and due and stamp > due:
+                late = f"  LATE by {_late_by((stamp - due).total_seconds())}"
+            print(f"  {clean_text(student, 200):<20} {when}  {shown}{late}")
+    if result.skipped:
+        err(f"{len(result.skipped)} file(s) or submission(s) not collected (the warnings above say whose and why); "
+            "everything else was collected")
+        return EXIT_FAILED
     return EXIT_OK
 
 

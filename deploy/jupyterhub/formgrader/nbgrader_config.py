@@ -1,5 +1,5 @@
-"""nbgrader in the formgrader service: the course's own configuration (hardened autograde and feedback) on the
-instructor's course folder, and the class's exchange."""
+"""nbgrader in the formgrader service: the course's own configuration (hardened autograde and feedback, and the
+hardened collect behind the Collect button) on the instructor's course folder, and the class's exchange."""
 import os
 
 c = get_config()  # noqa: F821
