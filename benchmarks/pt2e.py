@@ -377,8 +377,8 @@ def plot(sec: Section, path: str) -> None:
     axes[1].set_yscale("log")
     axes[1].set_title("state dict, KiB (log scale)", fontsize=10)
     axes[2].set_yscale("log")
-    axes[2].set_title(f"latency, ms per batch (CPU time, {sec.data['repeats']} run(s)); bars eager"
-                      + (", markers + inductor (x freezing off, * on)" if lowered else ""), fontsize=10)
+    axes[2].set_title(f"latency, ms per batch (CPU time, {sec.data['repeats']} run(s))\nbars eager"
+                      + ("; markers + inductor (X freezing off, * on)" if lowered else ""), fontsize=10)
     for k, r in enumerate(lowered):
         for tag, marker in (("freezing off", "X"), ("freezing on", "*")):
             axes[2].scatter([xs[results.index(r)] - w, xs[results.index(r)] + w],
