@@ -6,9 +6,10 @@ quantize_fx (prepare_for_qat, qat_finetune, to_int8) and PT2E (prepare_pt2e_qat,
 within one run: test accuracy, state-dict bytes (state_dict_bytes; the PT2E model also after deleting the float
 weights convert_pt2e leaves attached but no node reads, as lesson 11 does), eager latency at batch 256 on one
 thread, and the seconds each flow's steps take. Then what compiling costs and buys: the PT2E model and the fp32
-model lowered by torch.compile (inductor, each compile in a fresh TORCHINDUCTOR_CACHE_DIR so it is cold), with
-the compile time and the calls it takes to pay back; and, on lesson 07's model, the first call and the steady
-per call of no compile, torch.compile(backend="eager") and a backend of our own that returns gm.forward
+model lowered by torch.compile (inductor with freezing off, its default, and on, which alone lowers Q/DQ to int8
+kernels; each compile in a fresh TORCHINDUCTOR_CACHE_DIR so it is cold), with the int8 kernels in inductor's
+graph, the compile time and the calls it takes to pay back; and, on lesson 07's model, the first call and the
+steady per call of no compile, torch.compile(backend="eager") and a backend of our own that returns gm.forward
 (lesson 09). Ratios only, each within one run. --smoke skips the inductor compiles.
 """
 from __future__ import annotations
@@ -134,21 +135,49 @@ def break_even(compile_s: float, eager_s: float, compiled_s: float) -> tuple[flo
     return calls, f"{calls:,.0f}"
 
 
-def _inductor(fp32: nn.Module, qdq: fx.GraphModule, x: torch.Tensor, cfg: Config) -> tuple[dict, Timing]:
-    """fp32 and PT2E, eager and lowered by inductor, each compile cold; their timings in one run."""
+FREEZING = (False, True)  # inductor's default, then freezing on: the int8 weight-pack passes run only with it
+
+
+def int8_kernels(graph: fx.Graph) -> int:
+    """How many oneDNN int8 linear or conv kernels an ATen graph calls (what inductor's int8 lowering puts in)."""
+    return sum(n.op == "call_function" and str(n.target).startswith(("onednn.qlinear", "onednn.qconv"))
+               for n in graph.nodes)
+
+
+def lowered(model: nn.Module, x: torch.Tensor, freezing: bool):
+    """torch.compile of a copy of `model`, compiled cold by its first call under no_grad with inductor's freezing
+    on or off: (the compiled model, compile seconds, int8 kernels in the graph inductor generated code from)."""
+    import torch._inductor.config as inductor_config
+
+    kernels = []
+
+    def count(graph: fx.Graph) -> None:  # post_grad_custom_pre_pass: sees the graph after the freezing passes
+        kernels.append(int8_kernels(graph))
+
+    with cold_cache(), inductor_config.patch(freezing=freezing, post_grad_custom_pre_pass=count):
+        fn, seconds = first_call(lambda: torch.compile(copy.deepcopy(model)), x)
+    return fn, seconds, sum(kernels)
+
+
+def _inductor(fp32: nn.Module, qdq: fx.GraphModule, x: torch.Tensor, cfg: Config) -> tuple[dict, dict[str, Timing]]:
+    """fp32 and PT2E, eager and lowered by inductor, each compile cold; with freezing off, then on, each setting
+    compiled from a reset and timed in a run of its own."""
     import torch._inductor.config as inductor_config
 
     inductor_config.compile_threads = 1  # compile under the thread count we measure, as section 4
-    torch._dynamo.reset()
-    compile_s = {}
-    with cold_cache():
-        fp32_c, compile_s["fp32"] = first_call(lambda: torch.compile(copy.deepcopy(fp32)), x)
-    with cold_cache():
-        qdq_c, compile_s["pt2e"] = first_call(lambda: torch.compile(copy.deepcopy(qdq)), x)
-    with torch.no_grad():
-        diff = float((qdq_c(x) - qdq(x)).abs().max())
-    t = timeit({"fp32": fp32, "fp32 + inductor": fp32_c, "PT2E Q/DQ": qdq, "PT2E + inductor": qdq_c}, x, cfg=cfg)
-    return {"compile_s": compile_s, "max_abs_diff": diff}, t
+    out = {"compile_s": {}, "int8_kernels": {}, "max_abs_diff": {}}
+    timings = {}
+    for freezing in FREEZING:
+        tag = "freezing on" if freezing else "freezing off"
+        torch._dynamo.reset()  # else dynamo would run the fp32 model's code compiled for the other setting
+        fns = {"fp32": fp32, "PT2E Q/DQ": qdq}
+        for name, model in (("fp32", fp32), ("PT2E", qdq)):
+            fn, out["compile_s"][f"{name}, {tag}"], out["int8_kernels"][f"{name}, {tag}"] = lowered(model, x, freezing)
+            fns[f"{name} + inductor"] = fn
+        with torch.no_grad():
+            out["max_abs_diff"][tag] = float((fns["PT2E + inductor"](x) - qdq(x)).abs().max())
+        timings[tag] = timeit(fns, x, cfg=cfg)
+    return out, timings
 
 
 def _backends(model: nn.Module, x: torch.Tensor, cfg: Config) -> dict:
@@ -219,7 +248,7 @@ def run(cfg: Config) -> Section:
             first_fp32, first_x = fp32, x_test[:lat_batch]
         if ind_skip:
             r["inductor"] = {"skipped": ind_skip}
-            ind_rows.append([label] + [ind_skip] + ["—"] * 6)
+            ind_rows.append([label, "—", ind_skip] + ["—"] * 7)
         else:
             try:
                 with warnings.catch_warnings():
@@ -229,20 +258,24 @@ def run(cfg: Config) -> Section:
                 ind, ti = {"skipped": f"inductor failed: {type(exc).__name__}: {str(exc)[:200]}"}, None
             if ti is None:
                 r["inductor"] = ind
-                ind_rows.append([label, ind["skipped"]] + ["—"] * 6)
+                ind_rows.append([label, "—", ind["skipped"]] + ["—"] * 7)
             else:
-                med = ti.cpu_medians
-                calls, calls_text = break_even(ind["compile_s"]["pt2e"], med["PT2E Q/DQ"], med["PT2E + inductor"])
-                int8_vs_fp32, int8_vs_fp32_spread = ti.ratio("PT2E + inductor", "fp32 + inductor", cpu=True)
-                vs_eager, vs_eager_spread = ti.ratio("PT2E + inductor", "PT2E Q/DQ", cpu=True)
-                ind.update({"latency_cpu_s": dict(med), "latency_s": dict(ti.medians), "break_even_calls": calls,
-                            "pt2e_inductor_vs_fp32_inductor": int8_vs_fp32, "pt2e_inductor_vs_pt2e_eager": vs_eager,
-                            "compiler": compiler})
+                ind.update({"latency_cpu_s": {}, "latency_s": {}, "compiler": compiler})
+                for tag, t_ind in ti.items():
+                    med = t_ind.cpu_medians
+                    ind["latency_cpu_s"][tag], ind["latency_s"][tag] = dict(med), dict(t_ind.medians)
+                    calls, calls_text = break_even(ind["compile_s"][f"PT2E, {tag}"], med["PT2E Q/DQ"],
+                                                   med["PT2E + inductor"])
+                    vs_fp32, vs_fp32_spread = t_ind.ratio("PT2E + inductor", "fp32 + inductor", cpu=True)
+                    vs_eager, vs_eager_spread = t_ind.ratio("PT2E + inductor", "PT2E Q/DQ", cpu=True)
+                    ind[tag] = {"break_even_calls": calls, "pt2e_inductor_vs_fp32_inductor": vs_fp32,
+                                "pt2e_inductor_vs_pt2e_eager": vs_eager}
+                    ind_rows.append([label, tag.split()[1], f"{ind['int8_kernels'][f'PT2E, {tag}']}",
+                                     fmt_s(med["fp32 + inductor"]), fmt_s(med["PT2E + inductor"]),
+                                     fmt_x(vs_fp32, vs_fp32_spread), fmt_x(vs_eager, vs_eager_spread),
+                                     f"{ind['compile_s'][f'fp32, {tag}']:.1f} s",
+                                     f"{ind['compile_s'][f'PT2E, {tag}']:.1f} s", calls_text])
                 r["inductor"] = ind
-                ind_rows.append([label, fmt_s(med["fp32 + inductor"]), fmt_s(med["PT2E + inductor"]),
-                                 fmt_x(int8_vs_fp32, int8_vs_fp32_spread), fmt_x(vs_eager, vs_eager_spread),
-                                 f"{ind['compile_s']['fp32']:.1f} s", f"{ind['compile_s']['pt2e']:.1f} s",
-                                 calls_text])
         results.append(r)
         acc_rows.append([label, f"{r['params']:,}", f"{acc['fp32']:.1%}", f"{acc['fx']:.1%}", f"{acc['pt2e']:.1%}",
                          f"{100 * (acc['pt2e'] - acc['fx']):+.1f} pt", f"{q} / {dq}"])
@@ -277,20 +310,26 @@ def run(cfg: Config) -> Section:
         f"{qat_steps} fine-tune steps, convert (PT2E: move to eval and convert)",
         ["model", "prepare", "fine-tune", "convert", "PT2E / quantize_fx, all three"], cost_rows))
     sec.tables.append(Table(
-        f"lowered by torch.compile (inductor, default settings, {compiler or 'no C++ compiler'}), batch {lat_batch}, "
-        f"1 thread, median per call (CPU time), {cfg.repeats} run(s); compile = wall seconds of the first call, each "
-        "with TORCHINDUCTOR_CACHE_DIR in a fresh temporary folder (a cold compile); PT2E vs fp32 is how many times "
-        "faster the lowered PT2E model is than the lowered fp32 model; break-even = compile seconds / seconds saved "
-        "per call against the eager PT2E model",
-        ["model", "fp32 + inductor", "PT2E + inductor", "PT2E vs fp32, both lowered", "PT2E lowered vs PT2E eager",
-         "fp32 compile", "PT2E compile", "break-even (calls)"], ind_rows))
+        f"lowered by torch.compile (inductor, {compiler or 'no C++ compiler'}) with torch._inductor.config.freezing "
+        f"off (the default) and on, compiled and run under torch.no_grad(); batch {lat_batch}, 1 thread, median per "
+        f"call (CPU time), {cfg.repeats} run(s); int8 kernels = oneDNN int8 linear calls in the graph inductor "
+        "generated code from (counted by a post_grad_custom_pre_pass); compile = wall seconds of the first call, "
+        "each with TORCHINDUCTOR_CACHE_DIR in a fresh temporary folder (a cold compile); PT2E vs fp32 is how many "
+        "times faster the lowered PT2E model is than the fp32 model lowered with the same setting; break-even = "
+        "compile seconds / seconds saved per call against the eager PT2E model",
+        ["model", "freezing", "int8 kernels", "fp32 + inductor", "PT2E + inductor", "PT2E vs fp32, both lowered",
+         "PT2E lowered vs PT2E eager", "fp32 compile", "PT2E compile", "break-even (calls)"], ind_rows))
     if ind_skip:
         sec.notes.append(f"Inductor rows: {ind_skip}.")
     else:
-        sec.notes.append("Inductor rows: compiled with inductor's default settings (no freezing), as lesson 11 does. "
-                         "The first inductor compile of the process (the first model's fp32 one) also pays "
-                         "inductor's one-time set-up, so compare the later compiles with each other. The latencies "
-                         "of this table are one timing run of the four candidates, separate from the eager table's.")
+        sec.notes.append("Inductor rows: inductor replaces the quantize/dequantize patterns with int8 kernels only in "
+                         "its freezing passes (torch._inductor.config.freezing = True, inference under no_grad); "
+                         "with freezing off its graph keeps dequantize, a float addmm and quantize for every layer "
+                         "(int8 kernels: 0), which it fuses into float kernels of its own. Lesson 11, section 5 "
+                         "shows both graphs. The first inductor compile of the process (the first model's fp32 one) "
+                         "also pays inductor's one-time set-up, so compare the later compiles with each other. Each "
+                         "setting is compiled after torch._dynamo.reset() and timed in a run of its own (fp32 and "
+                         "PT2E, eager and lowered), separate from the eager table's: compare within a row.")
     torch._dynamo.reset()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -306,9 +345,9 @@ def run(cfg: Config) -> Section:
         f"time, median, {cfg.repeats} run(s)), each as a ratio to no compile (above 1: costs more)",
         ["variant", "first call", "first call / no compile", "per call", "per call / no compile"], bk_rows))
     sec.notes.append("The PT2E model in eager mode runs float aten.linear between quantize and dequantize nodes: a "
-                     "reference representation meant for a backend such as inductor to lower into int8 kernels "
-                     "(lesson 11, section 5), so its eager latency is the price of the representation, not of int8 "
-                     "arithmetic. quantize_fx's modules call int8 kernels directly.")
+                     "reference representation meant for a backend to lower into int8 kernels (inductor does with "
+                     "freezing on: lesson 11, section 5), so its eager latency is the price of the representation, "
+                     "not of int8 arithmetic. quantize_fx's modules call int8 kernels directly.")
     sec.data = {"results": results, "repeats": cfg.repeats, "backends": backends, "compiler": compiler,
                 "inductor_skipped": ind_skip}
     return sec
@@ -338,14 +377,16 @@ def plot(sec: Section, path: str) -> None:
     axes[1].set_yscale("log")
     axes[1].set_title("state dict, KiB (log scale)", fontsize=10)
     axes[2].set_yscale("log")
-    axes[2].set_title(f"latency, ms per batch (CPU time, {sec.data['repeats']} run(s)); bars eager"
-                      + (", stars + inductor" if lowered else ""), fontsize=10)
+    axes[2].set_title(f"latency, ms per batch (CPU time, {sec.data['repeats']} run(s))\nbars eager"
+                      + ("; markers + inductor (X freezing off, * on)" if lowered else ""), fontsize=10)
     for k, r in enumerate(lowered):
-        axes[2].scatter([xs[results.index(r)] - w, xs[results.index(r)] + w],
-                        [r["inductor"]["latency_cpu_s"]["fp32 + inductor"] * 1e3,
-                         r["inductor"]["latency_cpu_s"]["PT2E + inductor"] * 1e3],
-                        marker="*", s=140, color=["#8c8c8c", "#dd8452"], edgecolors="black", zorder=3,
-                        label="+ inductor (fp32, PT2E)" if k == 0 else None)
+        for tag, marker in (("freezing off", "X"), ("freezing on", "*")):
+            axes[2].scatter([xs[results.index(r)] - w, xs[results.index(r)] + w],
+                            [r["inductor"]["latency_cpu_s"][tag]["fp32 + inductor"] * 1e3,
+                             r["inductor"]["latency_cpu_s"][tag]["PT2E + inductor"] * 1e3],
+                            marker=marker, s=140 if marker == "*" else 70, color=["#8c8c8c", "#dd8452"],
+                            edgecolors="black", zorder=3,
+                            label=f"+ inductor, {tag} (fp32, PT2E)" if k == 0 else None)
     bk = sec.data["backends"]
     names_bk = list(bk["first_call_s"])
     short = ["no compile", "backend=eager", "our backend"][: len(names_bk)]

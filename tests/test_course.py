@@ -189,12 +189,60 @@ def test_solution_notebook_runs_in_a_fresh_kernel_with_every_test_cell_passing(a
             assert not errors and not stderr, f"{grade_id(cell)}: {errors or stderr}"
 
 
+# torch's log format (W1204 16:47:28.837000 11029 torch/...) and a Python warning's first line (file:line: ...Warning)
+TORCH_LOG_LINE = re.compile(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ")
+LIBRARY_WARNING = re.compile(r"^(/\S+?\.py):\d+: \w*Warning\b")
+
+
+def output_noise(nb, install: tuple[str, ...] = (sys.prefix, sys.base_prefix)) -> list[str]:
+    """The lines of an executed lesson's outputs that are installer or log noise, not lesson content: torchao's
+    "Failed to load" lines, anything the first code cell (the imports) writes to stderr, and torch log lines or
+    Python warnings that name a file of the installed packages or of Python itself (`install`), that is of the
+    machine that ran the lesson. A lesson's own warnings and tracebacks (a graph break, a failing call) remain."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    found = []
+    for i, cell in enumerate(code):
+        for out in cell.outputs:
+            if out.output_type != "stream":
+                continue
+            for line in out.text.splitlines():
+                warning = LIBRARY_WARNING.match(line)
+                if ("Failed to load" in line or (i == 0 and out.name == "stderr" and line.strip())
+                        or (TORCH_LOG_LINE.match(line) and any(p in line for p in install))
+                        or (warning and warning.group(1).startswith(install))):
+                    found.append(f"cell {cell.get('id')}: {line[:160]}")
+    return found
+
+
+def test_output_noise_finds_install_and_log_lines_and_leaves_lesson_output():
+    import nbformat
+
+    prefix = "/opt/py/lib/python3.11/site-packages"
+    noisy = [f"Failed to load {prefix}/torchao/_C_mxfp8.so: Could not load this library",
+             "W1204 16:47:28.837000 11029 torch/utils/_pytree.py:630] <enum 'K'> is an Enum subclass",
+             "/opt/py/lib/python3.11/copyreg.py:105: FutureWarning: `isinstance(treespec, LeafSpec)` is deprecated",
+             f'V1204 16:57:10.672000 19737 torch/_dynamo/symbolic_convert.py:5124] [0/0]   File "{prefix}/x.py"']
+    lesson = ["W1204 16:46:47.953000 10016 torch/_dynamo/variables/tensor.py:1759] [1/0] Graph break from .item()",
+              '  File "/tmp/ipykernel_1/2.py", line 4, in f', f'  File "{prefix}/torch/fx/graph_module.py", line 493',
+              "/tmp/ipykernel_1/3.py:2: UserWarning: a warning of the lesson's own code"]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import torch"), nbformat.v4.new_code_cell("...")]
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stderr", text=noisy[1] + "\n"),
+                           nbformat.v4.new_output("stream", name="stdout", text="torch 2.13.0\n")]
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stderr", text="\n".join(noisy[::2] + lesson)),
+                           nbformat.v4.new_output("stream", name="stderr", text=noisy[3])]
+    found = output_noise(nb, install=("/opt/py",))
+    assert [line.split(": ", 1)[1] for line in found] == [noisy[1][:160], noisy[0], noisy[2], noisy[3][:160]]
+
+
 @pytest.mark.kernel
 @pytest.mark.parametrize("lesson", lessons(), ids=[p.stem for p in lessons()])
 def test_lesson_runs_top_to_bottom_in_a_fresh_kernel(lesson: Path, site_build):
     nb = site_build.executed_lesson(lesson)  # run once per test run, by the site's build (conftest)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
+    noise = output_noise(nb)
+    assert not noise, f"{lesson.name} shows installer or log noise (filter it in the lesson):\n" + "\n".join(noise)
 
 
 @pytest.mark.parametrize("lesson", lessons(), ids=[p.stem for p in lessons()])

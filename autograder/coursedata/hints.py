@@ -349,8 +349,8 @@ HINTS: dict[str, dict[str, list[str]]] = {
             "graph_break_count": [
                 "Dynamo can tell you itself: `torch._dynamo.explain(fn)` returns a function that compiles and runs "
                 "`fn` and reports what happened.",
-                "The report of `torch._dynamo.explain(fn)(*inputs)` has `graph_count` and `graph_break_count`. They "
-                "differ, and not always by one: a backend can receive more graphs than there are breaks plus one.",
+                "The report of `torch._dynamo.explain(fn)(*inputs)` has `graph_count` and `graph_break_count`: a break "
+                "is where one graph ends and the next begins, so the second is the first minus one.",
                 "`torch._dynamo.reset()` first, then `return torch._dynamo.explain(fn)(*inputs).graph_break_count` "
                 "as an `int`.",
             ],
