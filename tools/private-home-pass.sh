@@ -33,9 +33,9 @@ echo "tests: the hardened tests again, from a venv made from $private (under a p
 PYTHON="$private" VENV=.venv-private-home EXTRAS=dev FXCOURSE_COMPILE=0 sh tools/venv.sh
 cp build/test-times.txt build/test-times-main.txt
 status=0
-# the jail's probe, grading in it (full marks, zero, a hostile answer) and what it must keep closed
+# the jail's probe, grading in it (full marks, zero, a hostile answer) and what it must keep closed (the main pass's
+# tests/test_private_home.py already builds a venv of its own in a 0700 home: not run again here)
 PATH="$PWD/.venv-private-home/bin:$PATH" .venv-private-home/bin/python -m pytest -n 2 --dist loadgroup \
-    tests/test_private_home.py \
     tests/test_jail.py::test_the_jail_probe_finds_every_piece_here \
     tests/test_jail.py::test_a_checkout_under_tmp_keeps_its_packages_and_still_covers_tmp \
     tests/test_adversarial.py::test_an_always_equal_object_earns_nothing \
