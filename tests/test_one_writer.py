@@ -57,6 +57,7 @@ def _course(generated_course, root: Path) -> Path:
                     cell.source = what[grade_id(cell)]
             nbformat.write(nb, str(dest))
         (dest.parent / "timestamp.txt").write_text(when)
+        (dest.parent / "submission_secret.txt").write_text(f"key-of-{student}")   # what collect leaves beside it
     return root
 
 
@@ -94,6 +95,8 @@ def graded(tmp_path_factory, generated_course) -> dict[str, dict]:
                                capture_output=True, text=True, cwd=root, timeout=900)
         assert "dee_broken" in r.stdout + r.stderr, (way, r.stdout + r.stderr)
         out[way] = _rows(root)
+        out[way]["autograded files"] = sorted(  # what feedback and release-feedback read, beside the notebooks
+            (p.parent.parent.name, p.name, p.read_text()) for p in (root / "autograded").glob(f"*/{A}/*.txt"))
     return out
 
 
@@ -105,6 +108,7 @@ def test_every_path_writes_the_same_gradebook_rows_late_penalties_included(grade
 
 def test_the_rows_are_right_on_time_late_and_hostile(graded):
     rows = graded["--cluster local:2"]
+    assert ("ben_late", "submission_secret.txt", "key-of-ben_late") in rows["autograded files"]
     dee = rows["dee_broken"]                   # not a notebook: recorded with its time, and no grades
     assert dee[0].startswith("2026-03-01 11:00") and set(dee[1].values()) == {None} and dee[3] == 0
     ann, ben, cid, eve = (rows[s] for s in ("ann_on_time", "ben_late", "cid_late_wrong", "eve_hostile_late"))

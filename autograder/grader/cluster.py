@@ -225,7 +225,8 @@ def collect_submissions(course: Course, assignment: str, students: list[str], no
 
 def _save_autograded(course: Course, assignment: str, sub: Submission, notebooks: dict[str, dict]) -> None:
     """autograded/<student>/<assignment>/: the graded notebooks (written whole: temp file, then rename), the
-    source's other files and the timestamp, as nbgrader autograde leaves them (feedback reads them)."""
+    source's other files, the timestamp and the submission's secret, as nbgrader autograde leaves them (feedback
+    and release-feedback read them)."""
     dest = course.root / "autograded" / sub.student / assignment
     dest.mkdir(parents=True, exist_ok=True)
     src = course.solutions / assignment
@@ -234,8 +235,9 @@ def _save_autograded(course: Course, assignment: str, sub: Submission, notebooks
             target = dest / path.relative_to(src)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(path, target)
-    if (sub.folder / "timestamp.txt").is_file():
-        shutil.copy(sub.folder / "timestamp.txt", dest / "timestamp.txt")
+    for kept in ("timestamp.txt", "submission_secret.txt"):  # the time, and the key feedback is released under
+        if (sub.folder / kept).is_file():
+            shutil.copy(sub.folder / kept, dest / kept)
     for name, got in notebooks.items():
         if got.get("notebook") is None:
             continue
