@@ -22,6 +22,7 @@ from autograder.grader.root import Course
 from autograder.grader.grading import check_notebook
 from autograder.grader.notebook import answer_cells, grade_id, is_test, read_notebook
 from autograder.grader.sandbox import Limits, isolation_level, process_cap_available
+from autograder.grader.worker import address_space_limit
 from conftest import ROOT
 
 pytestmark = pytest.mark.kernel
@@ -161,6 +162,18 @@ def test_allocating_8_gib_fails_that_test_alone(tmp_path):
     expect(scores, {"test_count_nodes": 0.0})
     assert "MemoryError" in next(t.message for t in report.tests if t.id == "test_count_nodes") or \
         "memory" in next(t.message for t in report.tests if t.id == "test_count_nodes")
+
+
+def _mapped() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+
+
+def test_the_memory_limit_is_room_beyond_what_is_mapped_already():
+    # torch's CUDA build maps about 3 GiB on import, its CPU build about 0.6: the limit leaves the same room on both
+    before = _mapped()
+    limit = address_space_limit(2**30)
+    assert before + 2**30 <= limit <= _mapped() + 2**30
 
 
 def test_a_segfault_fails_that_test_alone(tmp_path):

@@ -302,8 +302,10 @@ def _judge_server(memory: int) -> int:
     import resource
 
     from autograder.checks.evidence import EvidenceError, load_evidence
+    from autograder.grader.worker import address_space_limit
 
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    limit = address_space_limit(memory)  # `memory` beyond what the imports mapped
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     out = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_WRONLY)

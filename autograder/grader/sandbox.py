@@ -42,7 +42,7 @@ class IsolationError(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-worker limits: CPU seconds, address space and file-size bytes.
+    """Per-worker limits: CPU seconds, address space (beyond what is mapped: address_space_limit), file bytes.
 
     The time limit counts CPU time, not wall-clock time, so a busy machine does not fail a correct answer;
     a worker that sleeps instead of computing is stopped by the wall-clock limit, `wall_factor` times longer.

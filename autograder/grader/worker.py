@@ -319,12 +319,30 @@ def enter_jail(spec: dict) -> None:
     os.umask(0o077)
 
 
+def address_space_limit(memory: int) -> int:
+    """The address-space limit that leaves `memory` bytes to what runs next: what this process has mapped now
+    (the interpreter, torch and the grader's own imports) plus `memory`. A CUDA build of torch maps about
+    3 GiB of address space it never touches on import, a CPU build about 0.6 GiB: a limit on the total alone
+    would leave learner code of the one far less than of the other."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024 + memory
+    except (OSError, ValueError, IndexError):
+        pass
+    return memory
+
+
 def apply_limits(limits: dict, *, processes: bool = False) -> None:
-    """Resource limits of the worker: address space, file size, no core dumps, open files, CPU seconds, and
-    (for an unprivileged uid of its own, `processes`) processes and threads of that uid."""
+    """Resource limits of the worker: address space (`memory` beyond what is mapped already), file size, no
+    core dumps, open files, CPU seconds, and (for an unprivileged uid of its own, `processes`) processes and
+    threads of that uid."""
     import resource
 
-    for name, value in (("RLIMIT_AS", limits.get("memory")), ("RLIMIT_FSIZE", limits.get("output")),
+    memory = limits.get("memory")
+    for name, value in (("RLIMIT_AS", None if memory is None else address_space_limit(memory)),
+                        ("RLIMIT_FSIZE", limits.get("output")),
                         ("RLIMIT_CORE", 0), ("RLIMIT_NOFILE", 256),
                         ("RLIMIT_NPROC", limits.get("processes") if processes else None)):
         if value is not None:
