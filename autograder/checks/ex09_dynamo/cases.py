@@ -8,7 +8,7 @@ import torch.nn as nn
 
 from autograder.checks.framework import Case
 from autograder.checks.ex09_dynamo.models import (
-    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, _gen, _recording_backend, _reset, relu_twice,
+    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, Stepper, _gen, _recording_backend, _reset, relu_twice,
     returns_a_number, scaled_by_item, sin_item_scale, two_items,
 )
 
@@ -63,7 +63,9 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
     def break_net(seed: int):
         return model(lambda: BreakNet(seed), (3, BreakNet(seed).width), seed)
 
-    cases = [
+    # graph_break_count: two breaks of one kind come first, so that counting kinds of break shows as that
+    cases = [Case("two_items: two .item() calls", function(two_items, (2, 3), 4))] if not warm else []
+    cases += [
         Case("BreakNet seed 3 (unseen)", break_net(3)),
         Case("BreakNet seed 17 (unseen): nothing breaks its graph", break_net(17)),
         # the second input decides whether the graph breaks: passing the first one only is another function
@@ -72,10 +74,12 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
     ]
     if warm:   # capture_graphs
         cases += [Case("GateNet(4) in float64", model(lambda: GateNet(4), (3, 4), 8, torch.float64)),
-                  Case("returns_a_number: the graph ends at .item()", function(returns_a_number, (4,), 7))]
+                  Case("returns_a_number: the graph ends at .item()", function(returns_a_number, (4,), 7)),
+                  # a second call of the compiled model compiles again: the graphs of one call are asked for
+                  Case("Stepper(4): counts its calls in an int attribute (each call compiles anew)",
+                       model(lambda: Stepper(4), (2, 4), 12))]
     else:      # graph_break_count
-        cases += [Case("two_items: two .item() calls", function(two_items, (2, 3), 4)),
-                  Case("NestedBreak: the branch inside a submodule", model(lambda: NestedBreak(5), (3, 5), 5))]
+        cases += [Case("NestedBreak: the branch inside a submodule", model(lambda: NestedBreak(5), (3, 5), 5))]
     if warm:
         def warmed():
             fn, x = function(relu_twice, (6,), 9)()

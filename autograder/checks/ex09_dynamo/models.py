@@ -145,6 +145,21 @@ class PlainMLP(nn.Module):
         return self.b(h)
 
 
+class Stepper(nn.Module):
+    """Counts its calls in a Python int attribute and scales by it: dynamo guards on the attribute, so every
+    further call of the compiled model compiles (and hands the backend) one more graph."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        torch.manual_seed(width)
+        self.lin = nn.Linear(width, width)
+        self.steps = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.steps += 1
+        return torch.tanh(self.lin(x)) * self.steps
+
+
 def sin_item_scale(x: torch.Tensor) -> torch.Tensor:
     """The lesson's debug function without its print: `.item()` breaks the graph."""
     y = torch.sin(x)

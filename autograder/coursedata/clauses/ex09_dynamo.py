@@ -58,4 +58,24 @@ CLAUSES = [
            mutant="casts the caller's model to float32 before compiling", hint="cast to torch.float32"),
     Clause("compile_with_pass", "pass_fn gets dynamo's graphs, not ATen graphs", ("PlainMLP(6)",),
            mutant="runs the pass on AOTAutograd's ATen graphs (aot_autograd's fw_compiler)", hint="ATen graphs"),
+    # rules the answers written from the task text alone broke
+    Clause("capture_graphs", "the compiled function is called once: a second call may compile again",
+           ("Stepper(4)",), mutant="calls twice: Call the compiled function exactly once (no warm-up call).",
+           hint="call the compiled function once"),
+    Clause("capture_graphs", "the graphs dynamo hands the backend, not AOTAutograd's ATen graphs",
+           ("sin_item_scale",),
+           mutant="aot graphs: Keep the graphs your backend receives from dynamo, not AOTAutograd's ATen graphs.",
+           hint="is an ATen graph"),
+    Clause("capture_graphs", "torch.compile's defaults: no fullgraph=True, which captures a break in one graph",
+           ("sin_item_scale",),
+           mutant="fullgraph: Do not pass fullgraph=True: a graph break must give several graphs, not an error.",
+           hint="without fullgraph=True"),
+    Clause("graph_break_count", "the breaks torch.compile's defaults make, though a fullgraph compile succeeds",
+           ("sin_item_scale",),
+           mutant="fullgraph probe: fullgraph=True only tells whether there is a break; count them with "
+                  "torch._dynamo.explain.", hint="that a compile succeeds tells nothing"),
+    Clause("compile_with_pass", "the pass runs on dynamo's graphs in the backend: a branch on a value is fine",
+           ("GateNet(6) with relu_to_sigmoid",),
+           mutant="symbolic trace first: Apply the pass inside the backend to dynamo's graphs; symbolic_trace fails "
+                  "on data-dependent branches.", hint="needs no fx.symbolic_trace"),
 ]
