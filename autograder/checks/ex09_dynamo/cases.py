@@ -8,8 +8,8 @@ import torch.nn as nn
 
 from autograder.checks.framework import Case
 from autograder.checks.ex09_dynamo.models import (
-    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, Stepper, _gen, _recording_backend, _reset, relu_twice,
-    returns_a_number, scaled_by_item, sin_item_scale, two_items,
+    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, Stepper, _gen, _recording_backend,
+    _remember_settings, _reset, relu_twice, returns_a_number, scaled_by_item, sin_item_scale, two_items,
 )
 
 
@@ -44,6 +44,7 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
                 _earlier_compile()
             torch.manual_seed(seed)
             m = factory().eval().to(dtype)
+            _remember_settings()
             return (m, torch.randn(*shape, generator=_gen(seed), dtype=dtype))
         return make
 
@@ -52,6 +53,7 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
             _reset()
             if not warm:
                 _earlier_compile()
+            _remember_settings()
             return (fn, torch.randn(*shape, generator=_gen(seed)),
                     *(torch.randn(*s, generator=_gen(seed + 1 + i)) for i, s in enumerate(more)))
         return make
@@ -109,6 +111,7 @@ def _pass_cases(hidden: bool) -> list[Case]:
             m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
             object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
                                           for i, s in enumerate(shapes)])
+            _remember_settings()
             return (m, SigmoidPass())
         return make, factory, dtype
 

@@ -78,4 +78,10 @@ CLAUSES = [
            ("GateNet(6) with relu_to_sigmoid",),
            mutant="symbolic trace first: Apply the pass inside the backend to dynamo's graphs; symbolic_trace fails "
                   "on data-dependent branches.", hint="needs no fx.symbolic_trace"),
+    Clause("capture_graphs", "torch._dynamo.config is left as it was found", ("sin_item_scale",),
+           mutant="sets torch._dynamo.config.capture_scalar_outputs = True and leaves it so",
+           hint="leave torch._dynamo.config as you found it"),
+    Clause("graph_break_count", "torch._dynamo.config is left as it was found", ("sin_item_scale",),
+           mutant="raises torch._dynamo.config.recompile_limit for good",
+           hint="leave torch._dynamo.config as you found it"),
 ]
