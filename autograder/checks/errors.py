@@ -99,6 +99,9 @@ ERROR_HINTS: list[tuple] = [
     ("UserError", r"dynamic_shapes.*(arg names|top-level keys)",
      "the keys of a dynamic_shapes dict are the names of forward's arguments (they differ from model to model): "
      "pass a tuple instead, one entry per positional argument, such as ({0: Dim(\"batch\")},)"),
+    ("UserError", r"mismatch between the structure of `inputs` and `dynamic_shapes`",
+     "dynamic_shapes has one entry per input, in the order of the inputs: with several inputs, give each its own "
+     "spec, such as tuple({0: Dim(\"batch\")} for _ in example_inputs)"),
     ("UserError", r"Constraints violated|specialized it to be a constant",
      "export specialised a dimension you marked dynamic: the model fixes its size (a Linear's in_features, a "
      "conv's channels), or the example has size 1 there; mark only dimensions that really vary, such as the "

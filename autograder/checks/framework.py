@@ -319,6 +319,9 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
                               "the graph or any module")
         return CaseResult(label, False, f"{name} on {label}: {name} must leave its inputs as they were, but "
                                         f"{change}",
+                          "leave the model in the mode it is in: call neither .eval() nor .train() on the caller's "
+                          "model (what runs on it, or is exported from it, in another mode computes otherwise)"
+                          if "the mode of" in change else
                           "work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them")
     if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
         kind = next(iter(evidence))

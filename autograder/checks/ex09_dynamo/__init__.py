@@ -11,7 +11,7 @@ from autograder.checks.framework import Check
 from autograder.checks.ex09_dynamo.models import BreakNet, PlainMLP, SigmoidPass
 from autograder.checks.ex09_dynamo.cases import _breaks_cases, _capture_cases, _pass_cases
 from autograder.checks.ex09_dynamo.evidence import _breaks_evidence, _capture_evidence, _pass_evidence
-from autograder.checks.ex09_dynamo.judges import _breaks_judge, _capture_judge, _pass_judge
+from autograder.checks.ex09_dynamo.judges import _breaks_judge, _capture_judge, _pass_judge, _pass_raise
 
 __all__ = ["CHECKS", "BreakNet", "PlainMLP", "SigmoidPass"]
 
@@ -20,5 +20,5 @@ CHECKS = {
     "capture_graphs": Check("capture_graphs", _capture_cases, _capture_evidence, _capture_judge, timeout=120.0),
     "graph_break_count": Check("graph_break_count", _breaks_cases, _breaks_evidence, _breaks_judge, timeout=120.0),
     "compile_with_pass": Check("compile_with_pass", _pass_cases, _pass_evidence, _pass_judge, timeout=120.0,
-                               unchanged="always"),
+                               unchanged="always", explain_raise=_pass_raise),
 }

@@ -8,8 +8,8 @@ import torch.nn as nn
 
 from autograder.checks.framework import Case
 from autograder.checks.ex09_dynamo.models import (
-    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, _gen, _recording_backend, _reset, relu_twice,
-    returns_a_number, scaled_by_item, sin_item_scale, two_items,
+    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, Stepper, _gen, _recording_backend,
+    _remember_settings, _reset, relu_twice, returns_a_number, scaled_by_item, sin_item_scale, two_items,
 )
 
 
@@ -44,6 +44,7 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
                 _earlier_compile()
             torch.manual_seed(seed)
             m = factory().eval().to(dtype)
+            _remember_settings()
             return (m, torch.randn(*shape, generator=_gen(seed), dtype=dtype))
         return make
 
@@ -52,6 +53,7 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
             _reset()
             if not warm:
                 _earlier_compile()
+            _remember_settings()
             return (fn, torch.randn(*shape, generator=_gen(seed)),
                     *(torch.randn(*s, generator=_gen(seed + 1 + i)) for i, s in enumerate(more)))
         return make
@@ -63,7 +65,9 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
     def break_net(seed: int):
         return model(lambda: BreakNet(seed), (3, BreakNet(seed).width), seed)
 
-    cases = [
+    # graph_break_count: two breaks of one kind come first, so that counting kinds of break shows as that
+    cases = [Case("two_items: two .item() calls", function(two_items, (2, 3), 4))] if not warm else []
+    cases += [
         Case("BreakNet seed 3 (unseen)", break_net(3)),
         Case("BreakNet seed 17 (unseen): nothing breaks its graph", break_net(17)),
         # the second input decides whether the graph breaks: passing the first one only is another function
@@ -72,10 +76,12 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
     ]
     if warm:   # capture_graphs
         cases += [Case("GateNet(4) in float64", model(lambda: GateNet(4), (3, 4), 8, torch.float64)),
-                  Case("returns_a_number: the graph ends at .item()", function(returns_a_number, (4,), 7))]
+                  Case("returns_a_number: the graph ends at .item()", function(returns_a_number, (4,), 7)),
+                  # a second call of the compiled model compiles again: the graphs of one call are asked for
+                  Case("Stepper(4): counts its calls in an int attribute (each call compiles anew)",
+                       model(lambda: Stepper(4), (2, 4), 12))]
     else:      # graph_break_count
-        cases += [Case("two_items: two .item() calls", function(two_items, (2, 3), 4)),
-                  Case("NestedBreak: the branch inside a submodule", model(lambda: NestedBreak(5), (3, 5), 5))]
+        cases += [Case("NestedBreak: the branch inside a submodule", model(lambda: NestedBreak(5), (3, 5), 5))]
     if warm:
         def warmed():
             fn, x = function(relu_twice, (6,), 9)()
@@ -105,6 +111,7 @@ def _pass_cases(hidden: bool) -> list[Case]:
             m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
             object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
                                           for i, s in enumerate(shapes)])
+            _remember_settings()
             return (m, SigmoidPass())
         return make, factory, dtype
 

@@ -8,7 +8,7 @@ import torch.fx as fx
 
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import qualified
-from autograder.checks.ex09_dynamo.models import PROBE, _reset
+from autograder.checks.ex09_dynamo.models import PROBE, SETTINGS_HINT, _reset, _settings_left_changed
 
 
 def _calls(gm: fx.GraphModule) -> list[str]:
@@ -20,8 +20,15 @@ def _graph_summary(gm: fx.GraphModule) -> dict:
     return {"placeholders": sum(n.op == "placeholder" for n in gm.graph.nodes), "calls": _calls(gm)}
 
 
+def _settings_kept(function: str) -> None:
+    changed = _settings_left_changed()
+    if changed:
+        raise CheckFailed(f"{function} left dynamo's settings changed: {changed}", SETTINGS_HINT)
+
+
 def _capture_evidence(result: Any, args: tuple) -> dict:
     _reset()
+    _settings_kept("capture_graphs")
     if not isinstance(result, (list, tuple)):
         raise CheckFailed(f"capture_graphs returned {type(result).__name__}, expected a list of fx.GraphModule",
                           "return the value instead of printing it" if result is None else
@@ -37,6 +44,7 @@ def _capture_evidence(result: Any, args: tuple) -> dict:
 
 def _breaks_evidence(result: Any, args: tuple) -> Any:
     _reset()
+    _settings_kept("graph_break_count")
     if type(result) is not int:
         number = isinstance(result, (float, bool)) or (isinstance(result, torch.Tensor) and result.numel() == 1) \
             or type(result).__name__.startswith(("int", "float", "uint"))   # numpy's int64, float32, ...
@@ -64,6 +72,7 @@ def _pass_evidence(result: Any, args: tuple) -> dict:
         outputs = f"{type(exc).__name__}: {str(exc)[:300]}"
     finally:
         _reset()
+    _settings_kept("compile_with_pass")
     frozen = [name for name, p in model.named_parameters() if not p.requires_grad]   # every case's all require grad
     return {"outputs": outputs, "calls": int(pass_fn.calls), "aten_graphs": int(pass_fn.aten_graphs),
             "is_model": result is model, "frozen": frozen[:4], "dtype": str(next(model.parameters()).dtype)}

@@ -1,6 +1,7 @@
 """The judges of ex09_dynamo: compare a result's evidence with the reference and say what differs."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable
 
 import torch
@@ -44,6 +45,23 @@ def _reference_breaks(label: str, make: Callable[[], tuple]) -> tuple[int, int, 
     return _CACHE[key]
 
 
+def _compiles_whole(label: str, make: Callable[[], tuple]) -> bool:
+    """Whether torch.compile(fn, fullgraph=True) compiles and runs the case's function without an error (it
+    captures .item() in one graph, though the defaults break there)."""
+    key = ("fullgraph", label)
+    if key not in _CACHE:
+        fn, *inputs = make()
+        _reset()
+        try:
+            with torch.no_grad():
+                torch.compile(fn, backend="eager", fullgraph=True)(*inputs)
+            _CACHE[key] = True
+        except Exception:
+            _CACHE[key] = False
+        _reset()
+    return _CACHE[key]
+
+
 LAZY = ("torch.compile is lazy: nothing is captured until the function it returned is called; call "
         "compiled(*inputs) once (calling fn itself runs it eagerly, without dynamo), and give it your backend: "
         "torch.compile(fn, backend=your_backend)")
@@ -51,6 +69,10 @@ LAZY = ("torch.compile is lazy: nothing is captured until the function it return
 
 RESET = ("start with torch._dynamo.reset(): dynamo keeps compiled code per function, and once a function has "
          "been compiled torch._dynamo.config.recompile_limit times it runs eagerly and calls no backend at all")
+
+
+def _flat(graphs: list[dict]) -> list[str]:
+    return [c for g in graphs for c in g.get("calls", [])]
 
 
 def _capture_judge(case: Case, ev: dict) -> None:
@@ -68,16 +90,34 @@ def _capture_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"returned the {len(got)} graph(s) of fn called on its first input alone; called on all "
                           f"{len(case.make()) - 1} inputs, it gives dynamo {len(expected)} graph(s) to hand over",
                           "pass every input on: compiled(*inputs), not compiled(inputs[0])")
+    if len(got) < len(expected) and got and Counter(_flat(expected)) <= Counter(_flat(got)):
+        raise CheckFailed(f"returned {len(got)} graph(s) holding every call of the {len(expected)} graphs dynamo "
+                          "hands the backend with torch.compile's defaults: the graph breaks were compiled away",
+                          "compile with torch.compile's defaults, without fullgraph=True: dynamo then splits the "
+                          "function at each break (fullgraph=True captures .item() and the like in one graph, or "
+                          "refuses to compile)")
+    if len(got) < len(expected) and got and all(g in expected for g in got):
+        raise CheckFailed(f"returned {len(got)} of the {len(expected)} graphs dynamo hands the backend for this "
+                          "function (a graph break makes several)",
+                          "keep every graph: append each gm the backend receives to a list (a variable that is "
+                          "overwritten keeps only the last), and return them all in the order they came")
     if len(got) != len(expected):
         more = len(got) < len(expected)
         raise CheckFailed(
             f"returned {len(got)} graph(s), but dynamo hands the backend {len(expected)} for this function "
-            f"(graph breaks make several)",
+            f"{' (graph breaks make several)' if len(got) < len(expected) else ''}",
             "keep every graph: append each gm the backend receives, and return them all in the order they came "
             "(and compile without fullgraph=True, which may squeeze or refuse what dynamo would split)" if more else "call the compiled function once, and return only the graphs of that call")
     for i, (g, e) in enumerate(zip(got, expected)):
         if g != e:
             order = [x for x in expected if x == g]
+            if any(c.startswith("call_function torch.ops.aten.") for c in g["calls"]) and \
+                    not any(c.startswith("call_function torch.ops.aten.") for c in e["calls"]):
+                raise CheckFailed(f"graph {i + 1} of {len(expected)} is an ATen graph (it calls "
+                                  f"{g['calls'][:3]}...), not the graph dynamo hands the backend "
+                                  f"(which calls {e['calls'][:3]}...)",
+                                  "keep the gm dynamo hands your backend itself: a backend wrapped in aot_autograd "
+                                  "(or a graph retraced with make_fx) receives AOTAutograd's ATen graphs instead")
             raise CheckFailed(
                 f"graph {i + 1} of {len(expected)} has {g['placeholders']} placeholders and calls "
                 f"{g['calls'][:6]}{'...' if len(g['calls']) > 6 else ''}, expected {e['placeholders']} placeholders "
@@ -95,6 +135,9 @@ def _breaks_judge(case: Case, got: int) -> None:
     if first_only is not None and got == _reference_breaks(case.label + " (first input only)", first_only)[0]:
         hint = (f"that is the count for fn called on its first input alone: pass every input on, "
                 f"explain(fn)(*inputs) (fn takes {len(case.make()) - 1} here)")
+    elif got == kinds and kinds != reasons:
+        hint = ("that is the number of different kinds of break (distinct reasons): two breaks of the same kind, "
+                "such as two .item() calls, are two breaks; return explain(fn)(*inputs).graph_break_count")
     elif got == reasons:
         hint = ("that is the number of entries of explain's break_reasons" + (" (and of its kinds)" if kinds == reasons
                                                                             else "") +
@@ -107,9 +150,13 @@ def _breaks_judge(case: Case, got: int) -> None:
     elif got == graphs and graphs != breaks:
         hint = ("that is the number of graphs: each graph break ends one graph and starts another; "
                 "torch._dynamo.explain(fn)(*inputs) reports both, graph_count and graph_break_count")
+    elif got == 0 and _compiles_whole(case.label, case.make):
+        hint = ("0 where dynamo breaks the graph: that a compile succeeds tells nothing (with fullgraph=True "
+                "torch.compile captures this function's breaks in one graph); count the breaks torch.compile's "
+                "defaults make: torch._dynamo.explain(fn)(*inputs).graph_break_count")
     elif got < breaks:
-        hint = ("count every break, not whether there is one (and not its kinds): torch._dynamo.explain(fn)(*inputs) "
-                "reports graph_break_count")
+        hint = ("count every break, not whether there is one: torch._dynamo.explain(fn)(*inputs) reports "
+                "graph_break_count")
     else:
         hint = "torch._dynamo.explain(fn)(*inputs).graph_break_count counts them"
     raise CheckFailed(f"returned {got}, but compiling this function for these inputs causes {breaks} graph "
@@ -205,3 +252,12 @@ def _reference_graph_count(case: Case) -> int:
         _reset()
         _CACHE[key] = len(graphs)
     return _CACHE[key]
+
+
+def _pass_raise(case: Case, raised: dict) -> str | None:
+    """What a raise of compile_with_pass itself says: fx.symbolic_trace met the model's data-dependent branch."""
+    if raised.get("__raised__") == "TraceError" or "symbolically traced" in str(raised.get("message")):
+        return ("torch.compile needs no fx.symbolic_trace, which cannot trace a branch on a tensor's value: dynamo "
+                "captures the graphs itself (splitting at such a branch); apply pass_fn in the backend, to each "
+                "graph dynamo hands it")
+    return None

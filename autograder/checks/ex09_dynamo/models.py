@@ -42,6 +42,39 @@ def _reset() -> None:
     torch._dynamo.reset()
 
 
+_SETTINGS: dict = {}   # torch._dynamo.config's plain settings as the current case found them
+
+
+def _dynamo_settings() -> dict:
+    import torch._dynamo
+    return {k: v for k, v in torch._dynamo.config.get_config_copy().items()
+            if isinstance(v, (bool, int, float, str, type(None)))}
+
+
+def _remember_settings() -> None:
+    """Note torch._dynamo.config's settings as a case hands its inputs over (the learner's code runs next)."""
+    _SETTINGS.clear()
+    _SETTINGS.update(_dynamo_settings())
+
+
+def _settings_left_changed() -> str | None:
+    """The first setting of torch._dynamo.config the learner's code left changed, in words (all of them are put
+    back, so that the next case starts as this one did), or None."""
+    import torch._dynamo
+    now = _dynamo_settings()
+    changed = [k for k in _SETTINGS if now.get(k) != _SETTINGS[k]]
+    for k in changed:
+        setattr(torch._dynamo.config, k, _SETTINGS[k])
+    if not changed:
+        return None
+    k = changed[0]
+    return f"torch._dynamo.config.{k} was left at {now.get(k)!r}, it was {_SETTINGS[k]!r}"
+
+
+SETTINGS_HINT = ("leave torch._dynamo.config as you found it: a setting changed for good changes every later compile "
+                 "of the caller; change one only inside `with torch._dynamo.config.patch(...):`, or not at all")
+
+
 def _gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
@@ -143,6 +176,21 @@ class PlainMLP(nn.Module):
         h = self.a(x)
         h = h.relu() if self.act == "relu" else h.sigmoid()
         return self.b(h)
+
+
+class Stepper(nn.Module):
+    """Counts its calls in a Python int attribute and scales by it: dynamo guards on the attribute, so every
+    further call of the compiled model compiles (and hands the backend) one more graph."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        torch.manual_seed(width)
+        self.lin = nn.Linear(width, width)
+        self.steps = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.steps += 1
+        return torch.tanh(self.lin(x)) * self.steps
 
 
 def sin_item_scale(x: torch.Tensor) -> torch.Tensor:

@@ -14,7 +14,7 @@ from autograder.checks.ex10_export.evidence import (
     _export_evidence, _histogram, _histogram_evidence, _params_evidence, _shapes_evidence, _swap_evidence,
 )
 from autograder.checks.ex10_export.judges import (
-    _export_judge, _histogram_judge, _params_judge, _shapes_judge, _swap_judge,
+    _export_judge, _export_raise, _histogram_judge, _params_judge, _shapes_judge, _swap_judge,
 )
 
 __all__ = ["CHECKS", "RandomStack", "_histogram", "_program"]
@@ -22,7 +22,7 @@ __all__ = ["CHECKS", "RandomStack", "_histogram", "_program"]
 
 CHECKS = {
     "export_dynamic_batch": Check("export_dynamic_batch", _export_cases, _export_evidence, _export_judge,
-                                  timeout=120.0, unchanged="always"),
+                                  timeout=120.0, unchanged="always", explain_raise=_export_raise),
     "aten_histogram": Check("aten_histogram", _ep_cases, _histogram_evidence, _histogram_judge, timeout=120.0),
     "parameter_placeholders": Check("parameter_placeholders", _ep_cases, _params_evidence, _params_judge,
                                     timeout=120.0),

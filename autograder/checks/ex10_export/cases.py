@@ -64,6 +64,9 @@ def _export_cases(hidden: bool) -> list[Case]:
         Case("PatchNet(4) in float64", case("PatchNet(4)", 3, (1, 7), dtype=torch.float64)),
         Case("Sequence(5, 4) in training mode: the caller's model stays as it is",
              case("Sequence(5, 4)", 4, (2, 8), train=True)),
+        # export freezes the mode it sees: in training mode batch norm normalises with the batch's statistics
+        Case("PatchNet(4) in training mode: batch norm uses the batch's statistics",
+             case("PatchNet(4)", 5, (2, 4), train=True)),
     ]
 
 
@@ -92,4 +95,6 @@ def _swap_cases(hidden: bool) -> list[Case]:
         case("RandomStack seed 12 with a dynamic batch: relu -> sigmoid (unseen)", "RandomStack seed 12",
              "relu -> sigmoid", dynamic=True),
         case("Tagger(6): gelu -> relu, an operator the program does not call", "Tagger(6)", "gelu -> relu"),
+        case("CondRouter(4): relu -> sigmoid (the relu in a torch.cond branch is another graph's)", "CondRouter(4)",
+             "relu -> sigmoid"),
     ]

@@ -1,6 +1,7 @@
 """What the checks of ex10_export record of a learner's result, as plain data (runs where learner code runs)."""
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import torch
@@ -54,7 +55,9 @@ def _export_evidence(result: Any, args: tuple) -> dict:
         if shape and shape[0] == "symbolic":   # the largest batch the program promises to take, None for no bound
             upper = _upper_bound(result, sizes[0])
     outputs = {}
-    runner = result.module()
+    # a copy: a program exported in training mode updates batch norm's running statistics when it runs, and
+    # module() shares them with the caller's model, which the check compares before and after the call
+    runner = copy.deepcopy(result.module())
     for probe in getattr(model, PROBE):
         try:
             with torch.no_grad():
@@ -103,8 +106,15 @@ def _swap_evidence(result: Any, args: tuple) -> dict:
                 "stale": stale_code(result.graph_module)}
     ev["signature"] = [str(s.arg.name) for s in result.graph_signature.input_specs]
     ev["nodes"] = [[n.op, n.name] for n in result.graph.nodes]
+    ev["subgraphs"] = _subgraph_histograms(result)
     ev["output"] = _swap_output(result, getattr(args[0], PROBE))
     return ev
+
+
+def _subgraph_histograms(ep) -> dict:
+    """What each subgraph of the program (the branches of torch.cond, ...) calls, by its qualified name."""
+    return {name: _histogram(m.graph) for name, m in ep.graph_module.named_modules()
+            if name and isinstance(m, fx.GraphModule)}
 
 
 def _swap_output(ep, x) -> Any:

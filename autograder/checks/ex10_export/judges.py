@@ -6,7 +6,7 @@ import torch
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect, expect_lint
 from autograder.checks.ex10_export.models import PROBE
-from autograder.checks.ex10_export.evidence import _histogram, _swap_output
+from autograder.checks.ex10_export.evidence import _histogram, _subgraph_histograms, _swap_output
 
 
 def _dict_diff(got: dict, expected: dict) -> str:
@@ -37,6 +37,9 @@ def _export_judge(case: Case, ev: dict) -> None:
                               "mark dimension 0 dynamic: dynamic_shapes=({0: Dim(\"batch\")},)")
         raise CheckFailed(f"the input placeholder's shape is {tuple(shape)}, expected {tuple(want)}: only "
                           "dimension 0 is dynamic", "only dimension 0, the batch, is dynamic: ({0: Dim(\"batch\")},)")
+    expect(ev.get("upper") is None, f"the batch is dynamic, but its range ends at {ev.get('upper')}: the task "
+           "asks for a batch without an upper bound",
+           "give the batch dimension no upper bound: Dim(\"batch\") without max=")
     with torch.no_grad():
         for probe in getattr(model, PROBE):
             got = ev["outputs"][str(probe.shape[0])]
@@ -53,7 +56,10 @@ def _export_judge(case: Case, ev: dict) -> None:
             expect(isinstance(got, torch.Tensor) and got.shape == expected.shape
                    and torch.allclose(got, expected, rtol=1e-4, atol=1e-5),
                    f"on a batch of {probe.shape[0]} the program's output differs from the model's",
-                   "export the model as it is, in the mode it is in")
+                   "export the model as it is, in the mode it is in" + (
+                       " (training here): export freezes the mode it sees, and an eval-mode export, of the model or "
+                       "of a copy, normalises with running statistics instead of the batch's" if model.training
+                       else ""))
 
 
 def _histogram_judge(case: Case, got: dict) -> None:
@@ -172,9 +178,15 @@ def _shapes_judge(case: Case, got: dict) -> None:
     extra = [k for k in got if k not in expected]
     wrong = [k for k in expected if k in got and got[k] != expected[k]]
     constants = set(dict(getattr(ep.graph_signature, "inputs_to_lifted_tensor_constants", {}) or {}))
-    if missing and all(k in constants for k in missing):
+    if extra and not any(k in nodes for k in extra):
+        hint = ("name the nodes of ep.graph and read their node.meta[\"val\"], the tensors export recorded (symbolic "
+                "sizes included): do not run the program, nor walk ep.module()'s graph, whose nodes are named "
+                "otherwise")
+    elif missing and all(k in constants for k in missing):
         hint = ("a lifted constant's placeholder (c_...) has meta[\"val\"] but no tensor_meta: read node.meta[\"val\"] "
                 "of every node")
+    elif missing and all(expected[k] == () for k in missing):
+        hint = "a 0-d tensor is a tensor too: its shape is (), an empty tuple"
     elif missing and all(k in placeholders for k in missing):
         hint = "placeholders carry meta[\"val\"] too: parameters, buffers and the input are nodes with shapes"
     elif extra and all(k in nodes for k in extra):
@@ -220,6 +232,10 @@ def _swap_judge(case: Case, ev: dict) -> None:
             hint = ("compare node.target == old, the exact overload: other overloads of the operator and other "
                     "operators whose names contain it stay")
         raise CheckFailed(f"after the swap the graph calls {_dict_diff(got, expected)}", hint)
+    expect(ev.get("subgraphs", {}) == _subgraph_histograms(ep),
+           "a subgraph of the program (a branch of torch.cond) changed as well",
+           "swap the nodes of ep.graph only: the branches of torch.cond are subgraphs of their own, with nodes "
+           "that are not ep.graph's; leave them as they are")
     expect_lint(ev, "change node.target only; do not add or erase nodes")
     expect(not ev["stale"], "ep.graph_module.code does not match its graph: the generated code is stale",
            "call ep.graph_module.recompile() after changing the targets")
@@ -242,3 +258,14 @@ def _swap_judge(case: Case, ev: dict) -> None:
            and torch.allclose(got, reference, rtol=1e-5, atol=1e-6),
            "the returned program's module() computes something else than the program with the swap",
            "change node.target of the matching nodes, nothing else")
+
+
+def _export_raise(case: Case, raised: dict) -> str | None:
+    """What a raise of export_dynamic_batch says when dtypes met: the example (or the model) was cast."""
+    import re
+    if re.search(r"type \((float|double|half)\) and \w+ type \((float|double|half)\) should be the same|"
+                 r"must have the same dtype|expected scalar type", str(raised.get("message"))):
+        model, x = case.make()
+        return (f"export example_input as it is, in its own dtype ({x.dtype}), with the model as it is: cast "
+                "neither (no .float() on the example or the model)")
+    return None

@@ -96,7 +96,8 @@ class RandomStack(nn.Module):
 
 
 class CondRouter(nn.Module):
-    """torch.cond: two subgraphs (get_attr nodes), a `cond` call_function and a getitem."""
+    """torch.cond: two subgraphs (get_attr nodes), a `cond` call_function and a getitem; a relu in the graph and
+    one in the true branch's subgraph."""
 
     def __init__(self, width: int = 4) -> None:
         super().__init__()
@@ -104,7 +105,7 @@ class CondRouter(nn.Module):
         self.down = nn.Linear(width, width)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = torch.cond(x.mean() > 0, lambda t: self.up(t), lambda t: self.down(t), (x,))
+        y = torch.cond(x.mean() > 0, lambda t: torch.relu(self.up(t)), lambda t: self.down(t), (x,))
         return torch.relu(y)
 
 

@@ -24,7 +24,9 @@ from autograder.checks.ex11_pt2e.cases import (
 from autograder.checks.ex11_pt2e.evidence import (
     _count_evidence, _ft_evidence, _prep_evidence, _qdq_count_evidence, _qdq_evidence, _reads,
 )
-from autograder.checks.ex11_pt2e.judges import _count_judge, _ft_judge, _prep_judge, _qdq_count_judge, _qdq_judge
+from autograder.checks.ex11_pt2e.judges import (
+    _count_judge, _ft_judge, _ft_raise, _prep_judge, _qdq_count_judge, _qdq_judge, _qdq_raise,
+)
 
 __all__ = ["CHECKS", "FakeQuantizeBase", "ObserverBase", "_CACHE", "_count_judge", "_prepared", "_qdq_count_judge",
            "_reads"]
@@ -34,7 +36,7 @@ CHECKS = {
     "prepare_pt2e_qat": Check("prepare_pt2e_qat", _prep_cases, _prep_evidence, _prep_judge, unchanged="weights"),
     "pt2e_fake_quant_count": Check("pt2e_fake_quant_count", _count_cases, _count_evidence, _count_judge,
                                    unchanged="always"),
-    "pt2e_finetune": Check("pt2e_finetune", _ft_cases, _ft_evidence, _ft_judge),
-    "to_qdq": Check("to_qdq", _qdq_cases, _qdq_evidence, _qdq_judge),
+    "pt2e_finetune": Check("pt2e_finetune", _ft_cases, _ft_evidence, _ft_judge, explain_raise=_ft_raise),
+    "to_qdq": Check("to_qdq", _qdq_cases, _qdq_evidence, _qdq_judge, explain_raise=_qdq_raise),
     "qdq_counts": Check("qdq_counts", _count_qdq_cases, _qdq_count_evidence, _qdq_count_judge, unchanged="always"),
 }

@@ -13,7 +13,7 @@ from autograder.checks.evidence import cached_reference, quiet_one_thread
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp
 from autograder.checks.ex11_pt2e.models import (
-    SigmoidHead, X86InductorQuantizer, _diagnostic, _disallow_eval_train, _dropout, _handmade_qdq, _qatnet, _seeded,
+    PairNet, SigmoidHead, X86InductorQuantizer, _diagnostic, _disallow_eval_train, _dropout, _handmade_qdq, _qatnet, _seeded,
     _x, convert_pt2e, get_default_x86_inductor_quantization_config, move_exported_model_to_eval, prepare_qat_pt2e,
 )
 
@@ -98,10 +98,12 @@ def _converted(key: str) -> fx.GraphModule:
     return _fresh(f"converted {key}", build)
 
 
-def _prep_case(label: str, build: Callable[[], nn.Module], shape: tuple, eval_mode: bool = False) -> Case:
+def _prep_case(label: str, build: Callable[[], nn.Module], shape: tuple, eval_mode: bool = False,
+               *more: tuple) -> Case:
     def make():
         model = build()
-        return (model.eval() if eval_mode else model.train()), (_x(*shape, seed=7),)
+        return (model.eval() if eval_mode else model.train()), (_x(*shape, seed=7),
+                                                                *(_x(*s, seed=8 + i) for i, s in enumerate(more)))
     return Case(label, make, data={"eval_mode": eval_mode})
 
 
@@ -114,6 +116,8 @@ def _prep_cases(hidden: bool) -> list[Case]:
                    eval_mode=True),
         _prep_case("a residual add and a sigmoid head (unseen)", lambda: _seeded(SigmoidHead, 5), (4, 6)),
         _prep_case("random model seed 47: a chain, a branch and a shared layer", lambda: random_mlp(47), (3, 8)),
+        _prep_case("PairNet: two inputs, each with a dynamic batch", lambda: _seeded(PairNet, 2), (3, 6), False,
+                   (3, 5)),
     ]
 
 

@@ -145,7 +145,7 @@ def _qdq_evidence(result: Any, args: tuple) -> dict:
     left = [n.name for n in result.graph.nodes if n.op == "call_module"
             and isinstance(_module_of(result, n), (FakeQuantizeBase, ObserverBase))]
     x = getattr(args[0], "input_for_checks", None)
-    ev = {"left": left[:5], "ops": _ops(result), "dropouts": _dropouts(result)}
+    ev = {"left": left[:5], "ops": _ops(result), "dropouts": _dropouts(result), "same": result is args[0]}
     ev["outputs"] = None if x is None else [_run(result, (x,), seed=1), _run(result, (x,), seed=2)]
     return ev
 

@@ -15,7 +15,8 @@ with warnings.catch_warnings():  # torchao's import logs and warns about kernels
     warnings.simplefilter("ignore")
     from torchao.quantization.pt2e import (FakeQuantizeBase, FakeQuantize, FixedQParamsFakeQuantize,
                                            FixedQParamsObserver, FusedMovingAvgObsFakeQuantize, MinMaxObserver,
-                                           ObserverBase, move_exported_model_to_eval)
+                                           ObserverBase, move_exported_model_to_eval,
+                                           move_exported_model_to_train)
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
     from torchao.quantization.pt2e.utils import _disallow_eval_train
     from torchao.quantization.pt2e.export_utils import _EXPORTED_TRAINING_ATTR
@@ -45,6 +46,18 @@ class SigmoidHead(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(self.fc2(torch.relu(self.fc1(x)) + x))
+
+
+class PairNet(nn.Module):
+    """Two inputs, each through its own Linear, added: every input's batch dimension is dynamic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.left = nn.Linear(6, 4)
+        self.right = nn.Linear(5, 4)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.left(x)) + self.right(y)
 
 
 def _qatnet(seed: int = 0) -> nn.Module:

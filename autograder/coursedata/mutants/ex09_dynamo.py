@@ -4,6 +4,9 @@ The answer cells of the other functions stay the solution's, so a mutant of grap
 solution's capture_graphs.
 """
 from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants.blind.ex09_dynamo import (
+    ALTERNATIVES as _BLIND_ALTERNATIVES, MUTANTS as _BLIND_MUTANTS,
+)
 
 _CAPTURE_MUTANTS = [
     Mutant("capture_graphs", "compiles but never calls the compiled function (torch.compile is lazy)",
@@ -54,14 +57,14 @@ _BREAKS_MUTANTS = [
            edits=(("report.graph_break_count", "report.graph_count"),)),
     Mutant("graph_break_count", "passes the inputs as one tuple: fn receives a tuple", hint="raised",
            edits=(("torch._dynamo.explain(fn)(*inputs)", "torch._dynamo.explain(fn)(inputs)"),)),
-    Mutant("graph_break_count", "only asks whether fullgraph=True fails: 0 or 1", hint="count every break",
+    Mutant("graph_break_count", "only asks whether fullgraph=True fails: 0 or 1", hint="that a compile succeeds tells nothing",
            edits=(("    report = torch._dynamo.explain(fn)(*inputs)\n    return int(report.graph_break_count)",
                    "    try:\n        torch.compile(fn, backend='eager', fullgraph=True)(*inputs)\n"
                    "    except Exception:\n        return 1\n    return 0"),)),
     Mutant("graph_break_count", "returns the report's break reasons instead of their number", hint="an int",
            edits=(("    return int(report.graph_break_count)", "    return report.break_reasons"),)),
     Mutant("graph_break_count", "returns the number of distinct reasons: two .item() breaks count once",
-           hint="its kinds",
+           hint="different kinds of break",
            edits=(("    return int(report.graph_break_count)",
                    "    return len({str(r.reason).splitlines()[0][:40] for r in report.break_reasons})"),)),
     # wrong answers written from the task text alone, after the lesson
@@ -140,7 +143,18 @@ _PASS_MUTANTS = [
                    "torch.compile(model.float(), backend=pass_backend)"),)),
 ]
 
-MUTANTS = _CAPTURE_MUTANTS + _BREAKS_MUTANTS + _PASS_MUTANTS
+# dynamo's settings are the caller's: an answer that changes one for good changes every later compile
+_SETTINGS_MUTANTS = [
+    Mutant("capture_graphs", "sets torch._dynamo.config.capture_scalar_outputs = True and leaves it so",
+           hint="leave torch._dynamo.config as you found it", not_hints=("fullgraph",),
+           edits=(("    graphs = []\n", "    torch._dynamo.config.capture_scalar_outputs = True\n    graphs = []\n"),)),
+    Mutant("graph_break_count", "raises torch._dynamo.config.recompile_limit for good",
+           hint="leave torch._dynamo.config as you found it",
+           edits=(("    report = torch._dynamo.explain(fn)(*inputs)\n",
+                   "    torch._dynamo.config.recompile_limit = 64\n    report = torch._dynamo.explain(fn)(*inputs)\n"),)),
+]
+
+MUTANTS = _SETTINGS_MUTANTS + _CAPTURE_MUTANTS + _BREAKS_MUTANTS + _PASS_MUTANTS + _BLIND_MUTANTS
 
 ALTERNATIVES = [
     Alternative("capture_graphs", "torch._dynamo.explain keeps the graphs it captured", '''
@@ -201,4 +215,4 @@ def compile_with_pass(model, pass_fn):
 
     return torch.compile(model, backend=backend)
 '''),
-]
+] + _BLIND_ALTERNATIVES

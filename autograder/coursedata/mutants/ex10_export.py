@@ -1,5 +1,8 @@
 """Mutants and alternatives of ex10_export."""
 from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants.blind.ex10_export import (
+    ALTERNATIVES as _BLIND_ALTERNATIVES, MUTANTS as _BLIND_MUTANTS,
+)
 
 _RETURN = "    return export(model, (example_input,), dynamic_shapes=({0: batch},))"
 
@@ -26,7 +29,7 @@ _EXPORT_MUTANTS = [
     Mutant("export_dynamic_batch", "puts the caller's model in eval mode before exporting",
            hint="switched from training to eval", edits=((_RETURN, "    model.eval()\n" + _RETURN),)),
     Mutant("export_dynamic_batch", "exports on a fresh float32 example of batch 2 made with torch.randn",
-           hint="tensors of two dtypes",
+           hint="export example_input as it is",
            edits=(("(example_input,), dynamic_shapes", "(torch.randn(2, *example_input.shape[1:]),), dynamic_shapes"),)),
 ]
 
@@ -156,7 +159,9 @@ _SWAP_MUTANTS = [
            edits=(("    ep.graph_module.recompile()", "    ep.module().recompile()"),)),
 ]
 
-MUTANTS = _EXPORT_MUTANTS + _HIST_MUTANTS + _PARAMS_MUTANTS + _SHAPES_MUTANTS + _SWAP_MUTANTS
+
+MUTANTS = (_EXPORT_MUTANTS + _HIST_MUTANTS + _PARAMS_MUTANTS + _SHAPES_MUTANTS + _SWAP_MUTANTS
+           + _BLIND_MUTANTS)
 
 ALTERNATIVES = [
     Alternative("export_dynamic_batch", "a dict keyed by forward's own argument name, with Dim.DYNAMIC", '''
@@ -224,4 +229,4 @@ def swap_aten_op(ep, old, new):
     ep.graph.lint()
     return ep
 '''),
-]
+] + _BLIND_ALTERNATIVES

@@ -6,6 +6,9 @@ convert_pt2e, prepare_qat_pt2e, X86InductorQuantizer and get_default_x86_inducto
 below import anything else they use, as a learner would.
 """
 from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants.blind.ex11_pt2e import (
+    ALTERNATIVES as _BLIND_ALTERNATIVES, MUTANTS as _BLIND_MUTANTS,
+)
 
 CONFIG = "get_default_x86_inductor_quantization_config(is_qat=True)"
 RETURN_PREPARED = "    return prepare_qat_pt2e(exported, quantizer)"
@@ -19,6 +22,7 @@ STEP_BODY = """        x, y = batches[step % len(batches)]
         loss.backward()
         optimizer.step()"""
 TARGETS = 'targets = [str(node.target) for node in converted.graph.nodes if node.op == "call_function"]'
+
 
 MUTANTS = [
     # ----------------------------------------------------------------------------- prepare_pt2e_qat
@@ -261,7 +265,27 @@ MUTANTS = [
                             'if node.op == "call_function"})'),)),
     Mutant("qdq_counts", "returns a list", hint="return a tuple", not_hints=("in that order",),
            edits=(("    return quantize, dequantize", "    return [quantize, dequantize]"),)),
-]
+] + _BLIND_MUTANTS
+
+
+# Right by the task text ("move_exported_model_to_train is the PT2E way, and not needed here"): its dropout draws
+# its masks through the ops move_exported_model_to_train puts in, so its numbers are its own, not the loop's
+_TO_TRAIN = Alternative("pt2e_finetune", "moves the model to train mode the PT2E way first, though not needed", '''
+import torch
+import torch.nn.functional as F
+from torchao.quantization.pt2e import move_exported_model_to_train
+
+
+def pt2e_finetune(prepared, batches, steps, lr):
+    move_exported_model_to_train(prepared)
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        opt.zero_grad()
+        F.cross_entropy(prepared(x), y).backward()
+        opt.step()
+    return prepared
+''')
 
 ALTERNATIVES = [
     Alternative("prepare_pt2e_qat", "a static batch, a deep copy, keyword arguments", '''
@@ -344,4 +368,4 @@ def qdq_counts(converted):
             found[kind] += len(graph.find_nodes(op="call_function", target=target))
     return (found["quantize"], found["dequantize"])
 '''),
-]
+] + _BLIND_ALTERNATIVES + [_TO_TRAIN]
