@@ -333,6 +333,23 @@ def sole_hint(got: Any, expected: Any, mistakes: Sequence[tuple[Any, str]]) -> s
     return hints.pop() if len(hints) == 1 else None
 
 
+def names_left(args: Sequence) -> list[str]:
+    """The names of the nodes left in the graph of the GraphModule passed first, after the call (evidence of an
+    answer that removed nodes from its caller's graph)."""
+    graph = getattr(args[0], "graph", None) if args else None
+    return [str(n.name) for n in graph.nodes][:500] if isinstance(graph, fx.Graph) else []
+
+
+def removed_nodes_hint(gm: fx.GraphModule, left: Sequence[str]) -> str | None:
+    """The hint for an answer that removed nodes from the caller's graph (eliminate_dead_code), given the names
+    `names_left` found after the call, or None when every node of `gm` (a fresh copy of the input) is still there."""
+    removed = [n.name for n in gm.graph.nodes if n.name not in left]
+    if not left or not removed:
+        return None
+    return (f"your answer removed {', '.join(removed[:3])} from gm's graph (eliminate_dead_code?): only read gm; "
+            "a node nobody uses is a node too, and the caller's graph must stay as it was")
+
+
 def nodes_where(graph: list[dict], pred: Callable[[dict], bool]) -> list[dict]:
     """The described nodes for which `pred` holds."""
     return [n for n in graph if pred(n)]

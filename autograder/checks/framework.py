@@ -286,6 +286,17 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
                                   f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}, args, before
 
 
+def _signature_hint(name: str, raised: dict) -> str | None:
+    """The hint for a graded function whose own signature refused a call the task text allows (a renamed or
+    keyword-only parameter): Python's TypeError then names the function itself."""
+    if raised["__raised__"] == "TypeError" and re.match(
+            rf"{re.escape(name)}\(\) (takes \d+ positional|got an unexpected keyword argument|missing \d+ required)",
+            raised["message"]):
+        return (f"keep the signature the task text gives {name}: the same parameter names and defaults, each "
+                "one accepted by position and by keyword")
+    return None
+
+
 def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
     """Judge one case's evidence; never runs learner code."""
     name, label = check.function, case.label
@@ -319,6 +330,8 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
                               "the graph or any module")
         return CaseResult(label, False, f"{name} on {label}: {name} must leave its inputs as they were, but "
                                         f"{change}",
+                          "do not switch the caller's model with .eval() or .train(): leave its mode as it was (work "
+                          "on a copy.deepcopy if you need another mode)" if "the mode of" in change else
                           "work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them")
     if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
         kind = next(iter(evidence))
@@ -337,8 +350,8 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
                     hint = check.explain_raise(case, evidence)
                 except Exception:
                     hint = None
-            return CaseResult(label, False, msg, hint or hint_for_error(evidence["__raised__"], evidence["message"],
-                                                                        evidence.get("where") or None))
+            return CaseResult(label, False, msg, hint or _signature_hint(name, evidence) or hint_for_error(
+                evidence["__raised__"], evidence["message"], evidence.get("where") or None))
         if kind == "__failed__":
             return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}", evidence.get("hint"))
         if kind == "__crashed__":

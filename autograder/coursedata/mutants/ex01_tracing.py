@@ -190,7 +190,9 @@ MUTANTS += [
         [n for n in gm.graph.nodes if n.op == op]
     return len(nodes)
 '''),
-    Mutant('count_nodes', 'keyword only', hint='keep the signature count_nodes(gm, op=None)', source='''def count_nodes(gm, *, op=None):
+    Mutant('count_nodes', 'modules for call module', hint='not the modules of gm', source='''def count_nodes(gm, op=None):
+    if op == "call_module":
+        return sum(1 for name, m in gm.named_modules() if name and not list(m.children()))
     return sum(1 for n in gm.graph.nodes if op is None or n.op == op)
 '''),
     Mutant('count_nodes', 'by name', hint="a node's name is not its opcode", not_hints=('not `not op`',), source='''def count_nodes(gm, op=None):
@@ -202,12 +204,18 @@ MUTANTS += [
     gm.graph.eliminate_dead_code()
     return sum(1 for n in gm.graph.nodes if op is None or n.op == op)
 '''),
-    Mutant('outputs_match', 'default rtol', hint='use torch.equal (allclose has tolerances of its own)', source='''def outputs_match(model, gm, *inputs, atol=0.0):
+    Mutant('outputs_match', 'default rtol', hint='use torch.equal (allclose has tolerances of its own)', source='''import torch
+
+
+def outputs_match(model, gm, *inputs, atol=0.0):
     with torch.no_grad():
         a, b = model(*inputs), gm(*inputs)
     return a.shape == b.shape and bool(torch.allclose(a, b, atol=atol))
 '''),
-    Mutant('outputs_match', 'calls eval', hint='the mode of the model itself was switched from training to eval mode', source='''def outputs_match(model, gm, *inputs, atol=0.0):
+    Mutant('outputs_match', 'calls eval', hint="do not switch the caller's model with .eval()", source='''import torch
+
+
+def outputs_match(model, gm, *inputs, atol=0.0):
     model.eval()
     gm.eval()
     with torch.no_grad():
@@ -216,32 +224,47 @@ MUTANTS += [
         return False
     return bool(torch.equal(a, b)) if atol == 0 else bool(torch.allclose(a, b, rtol=0, atol=atol))
 '''),
-    Mutant('outputs_match', 'broadcasts', hint='outputs of different shapes do not match', source='''def outputs_match(model, gm, *inputs, atol=0.0):
+    Mutant('outputs_match', 'broadcasts', hint='outputs of different shapes do not match', source='''import torch
+
+
+def outputs_match(model, gm, *inputs, atol=0.0):
     with torch.no_grad():
         a, b = model(*inputs), gm(*inputs)
     return bool(torch.allclose(a, b, rtol=0, atol=atol))
 '''),
-    Mutant('outputs_match', 'returns tensor', hint='expected a Python bool', source='''def outputs_match(model, gm, *inputs, atol=0.0):
+    Mutant('outputs_match', 'returns tensor', hint='expected a Python bool', source='''import torch
+
+
+def outputs_match(model, gm, *inputs, atol=0.0):
     with torch.no_grad():
         a, b = model(*inputs), gm(*inputs)
     if a.shape != b.shape:
         return False
     return (a - b).abs().max() <= atol
 '''),
-    Mutant('outputs_match', 'with grad', hint='run both modules inside `with torch.no_grad():`', source='''def outputs_match(model, gm, *inputs, atol=0.0):
+    Mutant('outputs_match', 'with grad', hint='run both modules inside `with torch.no_grad():`', source='''import torch
+
+
+def outputs_match(model, gm, *inputs, atol=0.0):
     a, b = model(*inputs), gm(*inputs)
     if a.shape != b.shape:
         return False
     return bool(torch.equal(a, b)) if atol == 0 else bool(torch.allclose(a, b, rtol=0, atol=atol))
 '''),
-    Mutant('outputs_match', 'first input only', hint="missing 1 required positional argument: 'y'", source='''def outputs_match(model, gm, *inputs, atol=0.0):
+    Mutant('outputs_match', 'first input only', hint="missing 1 required positional argument: 'y'", source='''import torch
+
+
+def outputs_match(model, gm, *inputs, atol=0.0):
     with torch.no_grad():
         a, b = model(inputs[0]), gm(inputs[0])
     if a.shape != b.shape:
         return False
     return bool(torch.equal(a, b)) if atol == 0 else bool(torch.allclose(a, b, rtol=0, atol=atol))
 '''),
-    Mutant('outputs_match', 'ignores atol', hint='is a tolerance: compare with torch.allclose', source='''def outputs_match(model, gm, *inputs, atol=0.0):
+    Mutant('outputs_match', 'ignores atol', hint='is a tolerance: compare with torch.allclose', source='''import torch
+
+
+def outputs_match(model, gm, *inputs, atol=0.0):
     with torch.no_grad():
         a, b = model(*inputs), gm(*inputs)
     return a.shape == b.shape and bool(torch.equal(a, b))
@@ -262,7 +285,10 @@ ALTERNATIVES += [
             total += 1
     return total
 '''),
-    Alternative('outputs_match', 'written from the task text alone: outputs match right', '''def outputs_match(model, gm, *inputs, atol=0.0):
+    Alternative('outputs_match', 'written from the task text alone: outputs match right', '''import torch
+
+
+def outputs_match(model, gm, *inputs, atol=0.0):
     import torch
     with torch.no_grad():
         expected = model(*inputs)
