@@ -449,3 +449,516 @@ def linear_to_matmul(gm):
     return Decompose(gm).transform()
 '''),
 ]
+
+# ------------------- wrong answers written from the task text alone, by someone who had not read the checks
+
+MUTANTS += [
+    Mutant('swap_function', 'by name', hint='compare targets by identity (node.target is old)', source='''def swap_function(gm, old, new):
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and getattr(n.target, "__name__", None) == old.__name__:
+            n.target = new
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('swap_function', 'no recompile', hint='call gm.recompile() after changing the graph', source='''def swap_function(gm, old, new):
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is old:
+            n.target = new
+    gm.graph.lint()
+    return gm
+'''),
+    Mutant('swap_function', 'also methods', hint='only call_function nodes change: a call_method node named like `old`', not_hints=('compare targets by identity',), source='''def swap_function(gm, old, new):
+    for n in list(gm.graph.nodes):
+        if (n.op == "call_function" and n.target is old) or (n.op == "call_method" and n.target == old.__name__):
+            with gm.graph.inserting_before(n):
+                repl = gm.graph.call_function(new, n.args, n.kwargs)
+            n.replace_all_uses_with(repl)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('swap_function', 'drops kwargs', hint='has other args or kwargs than before', source='''def swap_function(gm, old, new):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target is old:
+            with gm.graph.inserting_after(n):
+                repl = gm.graph.call_function(new, n.args)
+            n.replace_all_uses_with(repl)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('swap_function', 'returns none', hint='end the pass with `return gm`', source='''def swap_function(gm, old, new):
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is old:
+            n.target = new
+    gm.graph.lint()
+    gm.recompile()
+'''),
+    Mutant('swap_function', 'first only', hint='replace every node that targets `old`, not only the first one', source='''def swap_function(gm, old, new):
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is old:
+            n.target = new
+            break
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_clamp', 'lambda', hint='a lambda hides what the node computes', source='''import torch
+
+
+def relu_to_clamp(gm, max_value):
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is torch.relu:
+            n.target = lambda z, input=None: torch.clamp(z if input is None else input, 0, max_value)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_clamp', 'args only', hint="when node.args is empty, read node.kwargs['input']", source='''import torch
+
+
+def relu_to_clamp(gm, max_value):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target is torch.relu:
+            with gm.graph.inserting_after(n):
+                c = gm.graph.call_function(torch.clamp, (n.args[0],), {"min": 0, "max": max_value})
+            n.replace_all_uses_with(c)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_clamp', 'also F relu', hint='only torch.relu changes: test node.target is torch.relu', source='''import torch
+
+
+def relu_to_clamp(gm, max_value):
+    import torch.nn.functional as F
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target in (torch.relu, F.relu):
+            x = n.args[0] if n.args else n.kwargs["input"]
+            with gm.graph.inserting_after(n):
+                c = gm.graph.call_function(torch.clamp, (x,), {"min": 0, "max": max_value})
+            n.replace_all_uses_with(c)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_clamp', 'no min', hint='torch.clamp needs min=0 as well as max=max_value', source='''import torch
+
+
+def relu_to_clamp(gm, max_value):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target is torch.relu:
+            x = n.args[0] if n.args else n.kwargs["input"]
+            with gm.graph.inserting_after(n):
+                c = gm.graph.call_function(torch.clamp, (x,), {"max": max_value})
+            n.replace_all_uses_with(c)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_clamp', 'call method', hint='use torch.clamp itself, not clamp, as the target of a call_function node', source='''import torch
+
+
+def relu_to_clamp(gm, max_value):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target is torch.relu:
+            x = n.args[0] if n.args else n.kwargs["input"]
+            with gm.graph.inserting_after(n):
+                c = gm.graph.call_method("clamp", (x,), {"min": 0, "max": max_value})
+            n.replace_all_uses_with(c)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_clamp', 'no recompile', hint='call gm.recompile() after changing the graph', source='''import torch
+
+
+def relu_to_clamp(gm, max_value):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target is torch.relu:
+            x = n.args[0] if n.args else n.kwargs["input"]
+            with gm.graph.inserting_after(n):
+                c = gm.graph.call_function(torch.clamp, (x,), {"min": 0, "max": max_value})
+            n.replace_all_uses_with(c)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    return gm
+'''),
+    Mutant('relu_to_clamp', 'hardtanh', hint='use torch.clamp itself, not torch.nn.functional.hardtanh', source='''import torch
+
+
+def relu_to_clamp(gm, max_value):
+    import torch.nn.functional as F
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target is torch.relu:
+            x = n.args[0] if n.args else n.kwargs["input"]
+            n.target = F.hardtanh
+            n.args = (x, 0.0, float(max_value))
+            n.kwargs = {}
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_gelu', 'functions only', hint='nn.ReLU is a call_module node', source='''import torch
+
+
+def relu_to_gelu(gm):
+    import torch.nn.functional as F
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target in (torch.relu, F.relu, torch.relu_, F.relu_):
+            x = n.args[0] if n.args else n.kwargs["input"]
+            with gm.graph.inserting_after(n):
+                g = gm.graph.call_function(F.gelu, (x,))
+            n.replace_all_uses_with(g)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_gelu', 'tanh approx', hint="exact GELU means approximate='none'", source='''import torch
+
+
+def relu_to_gelu(gm):
+    import torch.nn as nn
+    import torch.nn.functional as F
+    funcs = (torch.relu, F.relu, torch.relu_, F.relu_)
+    for n in list(gm.graph.nodes):
+        is_relu = ((n.op == "call_function" and n.target in funcs)
+                   or (n.op == "call_method" and n.target in ("relu", "relu_"))
+                   or (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.ReLU)))
+        if is_relu:
+            x = n.args[0] if n.args else n.kwargs.get("input", n.kwargs.get("self"))
+            with gm.graph.inserting_after(n):
+                g = gm.graph.call_function(F.gelu, (x,), {"approximate": "tanh"})
+            n.replace_all_uses_with(g)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_gelu', 'keeps inplace kwarg', hint='F.gelu takes no `inplace` argument', not_hints=('nn.GELU() submodule',), source='''import torch
+
+
+def relu_to_gelu(gm):
+    import torch.nn as nn
+    import torch.nn.functional as F
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target in (torch.relu, F.relu, torch.relu_, F.relu_):
+            n.target = F.gelu
+        elif n.op == "call_method" and n.target in ("relu", "relu_"):
+            n.target = "gelu"
+        elif n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.ReLU):
+            with gm.graph.inserting_after(n):
+                g = gm.graph.call_function(F.gelu, n.args, n.kwargs)
+            n.replace_all_uses_with(g)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_gelu', 'substring match', hint='was replaced, but it computes no ReLU', source='''import torch
+
+
+def relu_to_gelu(gm):
+    import torch.nn.functional as F
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module":
+            name = type(gm.get_submodule(n.target)).__name__.lower()
+        elif n.op in ("call_function", "call_method"):
+            name = getattr(n.target, "__name__", str(n.target)).lower()
+        else:
+            continue
+        if "relu" in name:
+            x = n.args[0] if n.args else n.kwargs.get("input")
+            with gm.graph.inserting_after(n):
+                g = gm.graph.call_function(F.gelu, (x,))
+            n.replace_all_uses_with(g)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_gelu', 'misses inplace forms', hint='torch.relu_ (the in-place relu, also F.relu_) is a function of its own', source='''import torch
+
+
+def relu_to_gelu(gm):
+    import torch.nn as nn
+    import torch.nn.functional as F
+    for n in list(gm.graph.nodes):
+        is_relu = ((n.op == "call_function" and n.target in (torch.relu, F.relu))
+                   or (n.op == "call_method" and n.target == "relu")
+                   or (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.ReLU)))
+        if is_relu:
+            x = n.args[0] if n.args else n.kwargs["input"]
+            with gm.graph.inserting_after(n):
+                g = gm.graph.call_function(F.gelu, (x,))
+            n.replace_all_uses_with(g)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('relu_to_gelu', 'deletes module per site', hint='replace every node that calls it before you delete it', not_hints=('register a new submodule',), source='''import torch
+
+
+def relu_to_gelu(gm):
+    import torch.nn as nn
+    import torch.nn.functional as F
+    funcs = (torch.relu, F.relu, torch.relu_, F.relu_)
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module":
+            try:
+                mod = gm.get_submodule(n.target)
+            except AttributeError:
+                continue
+            if not isinstance(mod, nn.ReLU):
+                continue
+            gm.delete_submodule(n.target)
+        elif not ((n.op == "call_function" and n.target in funcs)
+                  or (n.op == "call_method" and n.target in ("relu", "relu_"))):
+            continue
+        x = n.args[0] if n.args else n.kwargs["input"]
+        with gm.graph.inserting_after(n):
+            g = gm.graph.call_function(F.gelu, (x,))
+        n.replace_all_uses_with(g)
+        gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('linear_to_matmul', 'F linear', hint='F.linear and torch.addmm are what this exercise takes apart', source='''import torch
+
+
+def linear_to_matmul(gm):
+    import torch.nn as nn
+    import torch.nn.functional as F
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            lin = gm.get_submodule(n.target)
+            with gm.graph.inserting_before(n):
+                w = gm.graph.get_attr(f"{n.target}.weight")
+                b = gm.graph.get_attr(f"{n.target}.bias") if lin.bias is not None else None
+                out = gm.graph.call_function(F.linear, (n.args[0], w, b))
+            n.replace_all_uses_with(out)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('linear_to_matmul', 'copies params', hint='parameters must stay shared with the original model', source='''import torch
+
+
+def linear_to_matmul(gm):
+    import torch.nn as nn
+    for i, n in enumerate(list(gm.graph.nodes)):
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            lin = gm.get_submodule(n.target)
+            wname = f"lin{i}_weight"
+            gm.register_parameter(wname, nn.Parameter(lin.weight.detach().clone()))
+            with gm.graph.inserting_before(n):
+                w = gm.graph.get_attr(wname)
+                out = gm.graph.call_function(torch.matmul, (n.args[0], gm.graph.call_method("t", (w,))))
+                if lin.bias is not None:
+                    bname = f"lin{i}_bias"
+                    gm.register_parameter(bname, nn.Parameter(lin.bias.detach().clone()))
+                    out = gm.graph.call_function(torch.add, (out, gm.graph.get_attr(bname)))
+            n.replace_all_uses_with(out)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('linear_to_matmul', 'always bias', hint='a layer built with bias=False has no bias', not_hints=('register a new submodule',), source='''import torch
+
+
+def linear_to_matmul(gm):
+    import torch.nn as nn
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            with gm.graph.inserting_before(n):
+                w = gm.graph.get_attr(f"{n.target}.weight")
+                b = gm.graph.get_attr(f"{n.target}.bias")
+                wt = gm.graph.call_method("t", (w,))
+                mm = gm.graph.call_function(torch.matmul, (n.args[0], wt))
+                out = gm.graph.call_function(torch.add, (mm, b))
+            n.replace_all_uses_with(out)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('linear_to_matmul', 'mm 2d', hint='torch.mm only multiplies 2-d matrices', source='''import torch
+
+
+def linear_to_matmul(gm):
+    import torch.nn as nn
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            lin = gm.get_submodule(n.target)
+            with gm.graph.inserting_before(n):
+                w = gm.graph.get_attr(f"{n.target}.weight")
+                out = gm.graph.call_function(torch.mm, (n.args[0], gm.graph.call_method("t", (w,))))
+                if lin.bias is not None:
+                    out = gm.graph.call_function(torch.add, (out, gm.graph.get_attr(f"{n.target}.bias")))
+            n.replace_all_uses_with(out)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('linear_to_matmul', 'first site only', hint='a Linear can be called from more than one node', source='''import torch
+
+
+def linear_to_matmul(gm):
+    import torch.nn as nn
+    done = set()
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module" and n.target not in done and isinstance(gm.get_submodule(n.target), nn.Linear):
+            done.add(n.target)
+            lin = gm.get_submodule(n.target)
+            with gm.graph.inserting_before(n):
+                w = gm.graph.get_attr(f"{n.target}.weight")
+                out = gm.graph.call_function(torch.matmul, (n.args[0], gm.graph.call_method("t", (w,))))
+                if lin.bias is not None:
+                    out = gm.graph.call_function(torch.add, (out, gm.graph.get_attr(f"{n.target}.bias")))
+            n.replace_all_uses_with(out)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('linear_to_matmul', 'pretransposes model', hint='the original model changed', source='''import torch
+
+
+def linear_to_matmul(gm):
+    import torch.nn as nn
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            lin = gm.get_submodule(n.target)
+            if not getattr(lin, "_pretransposed", False):
+                lin.weight.data = lin.weight.data.t().contiguous()
+                lin._pretransposed = True
+            with gm.graph.inserting_before(n):
+                w = gm.graph.get_attr(f"{n.target}.weight")
+                out = gm.graph.call_function(torch.matmul, (n.args[0], w))
+                if lin.bias is not None:
+                    out = gm.graph.call_function(torch.add, (out, gm.graph.get_attr(f"{n.target}.bias")))
+            n.replace_all_uses_with(out)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('linear_to_matmul', 'no transpose', hint='nn.Linear computes x @ W.T + b', source='''import torch
+
+
+def linear_to_matmul(gm):
+    import torch.nn as nn
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            lin = gm.get_submodule(n.target)
+            with gm.graph.inserting_before(n):
+                w = gm.graph.get_attr(f"{n.target}.weight")
+                out = gm.graph.call_function(torch.matmul, (n.args[0], w))
+                if lin.bias is not None:
+                    out = gm.graph.call_function(torch.add, (out, gm.graph.get_attr(f"{n.target}.bias")))
+            n.replace_all_uses_with(out)
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+]
+
+ALTERNATIVES += [
+    Alternative('swap_function', 'written from the task text alone: swap function right', '''def swap_function(gm, old, new):
+    changed = [n for n in gm.graph.nodes if n.op == "call_function" and n.target is old]
+    for node in changed:
+        node.target = new
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Alternative('relu_to_clamp', 'written from the task text alone: relu to clamp right', '''import torch
+
+
+def relu_to_clamp(gm, max_value):
+    import torch
+    graph = gm.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not torch.relu:
+            continue
+        src = node.args[0] if node.args else node.kwargs["input"]
+        with graph.inserting_before(node):
+            clamp = graph.call_function(torch.clamp, (src,), {"min": 0, "max": max_value})
+        node.replace_all_uses_with(clamp)
+        graph.erase_node(node)
+    graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Alternative('relu_to_gelu', 'written from the task text alone: relu to gelu right', '''import torch
+
+
+def relu_to_gelu(gm):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    relu_fns = {torch.relu, F.relu, torch.relu_, F.relu_}
+    graph = gm.graph
+    for node in list(graph.nodes):
+        if node.op == "call_function":
+            hit = node.target in relu_fns
+        elif node.op == "call_method":
+            hit = node.target in ("relu", "relu_")
+        elif node.op == "call_module":
+            hit = type(gm.get_submodule(node.target)) is nn.ReLU or isinstance(gm.get_submodule(node.target), nn.ReLU)
+        else:
+            hit = False
+        if not hit:
+            continue
+        if node.args:
+            src = node.args[0]
+        else:
+            src = node.kwargs.get("input", node.kwargs.get("self"))
+        with graph.inserting_before(node):
+            new = graph.call_function(F.gelu, (src,))
+        node.replace_all_uses_with(new)
+        graph.erase_node(node)
+    graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Alternative('linear_to_matmul', 'written from the task text alone: linear to matmul right', '''import torch
+
+
+def linear_to_matmul(gm):
+    import operator
+    import torch.nn as nn
+    graph = gm.graph
+    for node in list(graph.nodes):
+        if node.op != "call_module" or not isinstance(gm.get_submodule(node.target), nn.Linear):
+            continue
+        layer = gm.get_submodule(node.target)
+        src = node.args[0] if node.args else node.kwargs["input"]
+        with graph.inserting_before(node):
+            weight = graph.get_attr(f"{node.target}.weight")
+            wt = graph.call_function(torch.transpose, (weight, 0, 1))
+            out = graph.call_function(operator.matmul, (src, wt))
+            if layer.bias is not None:
+                bias = graph.get_attr(f"{node.target}.bias")
+                out = graph.call_function(operator.add, (out, bias))
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+    graph.lint()
+    gm.recompile()
+    return gm
+'''),
+]
