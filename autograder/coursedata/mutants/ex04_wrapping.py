@@ -363,3 +363,229 @@ def trace_specialized(model, **flags):
     return fx.symbolic_trace(fixed)
 '''),
 ]
+
+# ------------------- wrong answers written from the task text alone, by someone who had not read the checks
+
+MUTANTS += [
+    Mutant('trace_gated', 'wrap inside function', hint='call torch.fx.wrap("name") at the top level of the cell', source='''def trace_gated(model):
+    import torch.fx as fx
+    fx.wrap("gate")
+    return fx.symbolic_trace(model)
+'''),
+    Mutant('trace_gated', 'redefines gate', hint='make gate a leaf function, recorded as one call_function node', source='''import torch
+import torch.fx as fx
+
+
+def gate(x):
+    return torch.where(x.sum() > 0, torch.relu(x), 0.5 * torch.tanh(x))
+
+
+def trace_gated(model):
+    return fx.symbolic_trace(model)
+'''),
+    Mutant('trace_gated', 'returns graph', hint='pair it with its module: fx.GraphModule(model, graph)', source='''def trace_gated(model):
+    import torch.fx as fx
+    tracer = fx.Tracer(autowrap_functions=(gate,))
+    return tracer.trace(model)
+'''),
+    Mutant('trace_gated', 'empty root', hint="the GraphModule's root must be the traced model", source='''def trace_gated(model):
+    import torch.fx as fx
+    import torch.nn as nn
+    graph = fx.Tracer(autowrap_functions=(gate,)).trace(model)
+    return fx.GraphModule(nn.Module(), graph)
+'''),
+    Mutant('trace_gated', 'patches branch', hint='so one branch got frozen or rewritten', source='''def trace_gated(model):
+    import torch
+    import torch.fx as fx
+    g = globals()
+    saved = g["gate"]
+    g["gate"] = torch.relu
+    try:
+        graph = fx.Tracer().trace(model)
+    finally:
+        g["gate"] = saved
+    return fx.GraphModule(model, graph)
+'''),
+    Mutant('trace_gated', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def trace_gated(model):
+    import torch.fx as fx
+    model.eval()
+    tracer = fx.Tracer(autowrap_functions=(gate,))
+    return fx.GraphModule(model, tracer.trace(model))
+'''),
+    Mutant('trace_with_leaves', 'exact type', hint='which counts subclasses too', source='''def trace_with_leaves(model, leaf_types):
+    import torch.fx as fx
+    kinds = tuple(leaf_types)
+
+    class LeafTracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return type(m) in kinds or super().is_leaf_module(m, qualname)
+
+    return fx.GraphModule(model, LeafTracer().trace(model))
+'''),
+    Mutant('trace_with_leaves', 'only given', hint='keep the default rule for the other modules', source='''def trace_with_leaves(model, leaf_types):
+    import torch.fx as fx
+    kinds = tuple(leaf_types)
+
+    class LeafTracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return isinstance(m, kinds)
+
+    return fx.GraphModule(model, LeafTracer().trace(model))
+'''),
+    Mutant('trace_with_leaves', 'list isinstance', hint='isinstance(m, tuple(leaf_types))', source='''def trace_with_leaves(model, leaf_types):
+    import torch.fx as fx
+
+    class LeafTracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return isinstance(m, leaf_types) or super().is_leaf_module(m, qualname)
+
+    return fx.GraphModule(model, LeafTracer().trace(model))
+'''),
+    Mutant('trace_with_leaves', 'top level only', hint='is_leaf_module is asked about every module, nested ones too', source='''def trace_with_leaves(model, leaf_types):
+    import torch.fx as fx
+    leaves = {name for name, m in model.named_children() if isinstance(m, tuple(leaf_types))}
+
+    class LeafTracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return qualname in leaves or super().is_leaf_module(m, qualname)
+
+    return fx.GraphModule(model, LeafTracer().trace(model))
+'''),
+    Mutant('trace_with_leaves', 'sequential leaf', hint='only instances of leaf_types, plus what torch.nn makes a leaf anyway', source='''def trace_with_leaves(model, leaf_types):
+    import torch.fx as fx
+    kinds = tuple(leaf_types)
+
+    class LeafTracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return isinstance(m, kinds) or type(m).__module__.startswith("torch.nn")
+
+    return fx.GraphModule(model, LeafTracer().trace(model))
+'''),
+    Mutant('trace_with_leaves', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def trace_with_leaves(model, leaf_types):
+    import torch.fx as fx
+    kinds = tuple(leaf_types)
+    model.eval()
+
+    class LeafTracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return isinstance(m, kinds) or super().is_leaf_module(m, qualname)
+
+    return fx.GraphModule(model, LeafTracer().trace(model))
+'''),
+    Mutant('trace_specialized', 'plain concrete args', hint='concrete_args leaves a guard for each flag', source='''def trace_specialized(model, **flags):
+    import torch.fx as fx
+    return fx.symbolic_trace(model, concrete_args=flags)
+'''),
+    Mutant('trace_specialized', 'setattr', hint='fix the value with concrete_args', source='''def trace_specialized(model, **flags):
+    import torch.fx as fx
+    for k, v in flags.items():
+        setattr(model, k, v)
+    return fx.symbolic_trace(model)
+'''),
+    Mutant('trace_specialized', 'positional zip', hint='pass them to concrete_args by name, not by position', source='''def trace_specialized(model, **flags):
+    import inspect
+    import torch.fx as fx
+    params = list(inspect.signature(model.forward).parameters)[1:]
+    flags = dict(zip(params, flags.values()))
+    gm = fx.symbolic_trace(model, concrete_args=flags)
+    import inspect
+    names = list(inspect.signature(model.forward).parameters)
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for name, ph in zip(names, phs):
+        if name in flags:
+            ph.args = (flags[name],)
+    gm.recompile()
+    return gm
+'''),
+    Mutant('trace_specialized', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def trace_specialized(model, **flags):
+    import torch.fx as fx
+    gm = fx.symbolic_trace(model.eval(), concrete_args=flags)
+    import inspect
+    names = list(inspect.signature(model.forward).parameters)
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for name, ph in zip(names, phs):
+        if name in flags:
+            ph.args = (flags[name],)
+    gm.recompile()
+    return gm
+'''),
+    Mutant('trace_specialized', 'fills defaults', hint='concrete_args may hold only the flags you were given', source='''def trace_specialized(model, **flags):
+    import inspect
+    import torch.fx as fx
+    params = list(inspect.signature(model.forward).parameters.values())[1:]
+    flags = {p.name: flags.get(p.name, p.default) for p in params}
+    gm = fx.symbolic_trace(model, concrete_args=flags)
+    import inspect
+    names = list(inspect.signature(model.forward).parameters)
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for name, ph in zip(names, phs):
+        if name in flags:
+            ph.args = (flags[name],)
+    gm.recompile()
+    return gm
+'''),
+    Mutant('trace_specialized', 'partial', hint='not a functools.partial', source='''def trace_specialized(model, **flags):
+    import functools
+    import torch.fx as fx
+    return fx.symbolic_trace(functools.partial(model.forward, **flags))
+'''),
+    Mutant('trace_specialized', 'drops unused inputs', hint='keep every tensor input as a placeholder', source='''def trace_specialized(model, **flags):
+    import torch.fx as fx
+    gm = fx.symbolic_trace(model, concrete_args=flags)
+    import inspect
+    names = list(inspect.signature(model.forward).parameters)
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for name, ph in zip(names, phs):
+        if name in flags:
+            ph.args = (flags[name],)
+    for n in list(gm.graph.nodes):
+        if n.op == "placeholder" and not n.users:
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+]
+
+ALTERNATIVES += [
+    Alternative('trace_gated', 'written from the task text alone: trace gated right wrap', '''import torch.fx as fx
+
+fx.wrap("gate")
+
+
+def trace_gated(model):
+    return fx.symbolic_trace(model)
+'''),
+    Alternative('trace_gated', 'written from the task text alone: trace gated right tracer', '''def trace_gated(model):
+    import torch.fx as fx
+    tracer = fx.Tracer(autowrap_functions=(gate,))
+    graph = tracer.trace(model)
+    return fx.GraphModule(tracer.root, graph, type(model).__name__)
+'''),
+    Alternative('trace_with_leaves', 'written from the task text alone: trace with leaves right', '''def trace_with_leaves(model, leaf_types):
+    import torch.fx as fx
+    leaf_tuple = tuple(leaf_types)
+
+    class _Keep(fx.Tracer):
+        def is_leaf_module(self, module, qualified_name):
+            if leaf_tuple and isinstance(module, leaf_tuple):
+                return True
+            return super().is_leaf_module(module, qualified_name)
+
+    tracer = _Keep()
+    graph = tracer.trace(model)
+    return fx.GraphModule(tracer.root, graph)
+'''),
+    Alternative('trace_specialized', 'written from the task text alone: trace specialized right', '''def trace_specialized(model, **flags):
+    import inspect
+    import torch.fx as fx
+    gm = fx.symbolic_trace(model, concrete_args=dict(flags))
+    params = list(inspect.signature(model.forward).parameters)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for pname, node in zip(params, placeholders):
+        if pname in flags:
+            node.args = (flags[pname],)   # the guard's default is now the fixed value
+    gm.recompile()
+    return gm
+'''),
+]
