@@ -72,6 +72,15 @@ ERROR_HINTS: list[tuple] = [
     ("NotImplementedError", r"argument of type: <class 'type'>",
      "concrete_args may hold only the flags you were given: a parameter with no default (inspect.Parameter.empty) "
      "or a tensor input must stay out of it and remain a real input", r"concrete_args"),
+    (None, r"Argument '([\w.]+)' of Node '\1' was used before it has been defined",
+     "a node reads itself: node.replace_all_uses_with(new) also rewired the new node, whose input is node; pass "
+     "delete_user_cb=lambda user: user is not new (or set the new node's args after replacing)"),
+    (None, r"Argument '[\w.]+' of Node '[\w.]+' was used before it has been defined",
+     "a node sits after a node that reads it: create a new node inside `with gm.graph.inserting_after(node):` "
+     "(or inserting_before its first user), so it comes before its users"),
+    ("AttributeError", r"'tuple' object has no attribute 'shape'",
+     "a node whose value is a tuple of tensors has a tuple as node.meta['tensor_meta'], not one TensorMetadata: "
+     "check the value's type before reading .shape", r"tensor_meta"),
     ("UnboundLocalError", r"",
      "inside a pass, make sure every variable is assigned on every path before it is used"),
     ("RuntimeError", r"(erase|Tried to erase) Node .* but it still had \d+ users",

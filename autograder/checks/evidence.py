@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import sys
 import warnings
 import zipfile
@@ -348,6 +349,19 @@ def removed_nodes_hint(gm: fx.GraphModule, left: Sequence[str]) -> str | None:
         return None
     return (f"your answer removed {', '.join(removed[:3])} from gm's graph (eliminate_dead_code?): only read gm; "
             "a node nobody uses is a node too, and the caller's graph must stay as it was")
+
+
+def deleted_while_called_hint(gm: fx.GraphModule, message: str) -> str | None:
+    """The hint for a submodule deleted while another node still calls it, when the error `message` (a lint error
+    naming the target) names a module that `gm` (a fresh copy of the input) calls from more than one node."""
+    found = re.search(r"target ([\w.]+) references nonexistent attribute", message)
+    if not found:
+        return None
+    sites = [n for n in gm.graph.nodes if n.op == "call_module" and n.target == found.group(1)]
+    if len(sites) < 2:
+        return None
+    return (f"the module '{found.group(1)}' is called from {len(sites)} nodes: replace every node that calls it "
+            "before you delete it (or delete unused submodules once, after the loop)")
 
 
 def nodes_where(graph: list[dict], pred: Callable[[dict], bool]) -> list[dict]:

@@ -180,6 +180,9 @@ def args_state(args: tuple) -> list:
                      "training": [[name, bool(m.training)] for name, m in a.named_modules()]}
             if isinstance(a, torch.fx.GraphModule):
                 entry["graph"] = str(a.graph)
+            entry["hooks"] = [[name, n] for name, m in a.named_modules()
+                              for n in [len(m._forward_hooks) + len(m._forward_pre_hooks) + len(m._backward_hooks)]
+                              if n]
             out.append(entry)
         elif isinstance(a, torch.Tensor):
             out.append({"tensor": a.detach().clone()})
@@ -202,6 +205,10 @@ def _state_change(before: list, after: list, modes: bool = True) -> str | None:
         what = f"{what} (the {b['type']} passed in)"
         if b.get("graph") != a.get("graph"):
             return f"{what}: its graph was changed"
+        if b.get("hooks", []) != a.get("hooks", []):
+            gained = [n for n, k in a.get("hooks", []) if k > dict(b.get("hooks", [])).get(n, 0)]
+            where = f" on {gained[0] or 'the model itself'}" if gained else ""
+            return f"{what}: hooks were left{where}" if gained else f"{what}: its hooks were removed"
         if modes and b["training"] != a["training"]:
             changed = [n for (n, t), (_, u) in zip(b["training"], a["training"]) if t != u] \
                 if len(b["training"]) == len(a["training"]) else []
@@ -332,6 +339,8 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
                                         f"{change}",
                           "do not switch the caller's model with .eval() or .train(): leave its mode as it was (work "
                           "on a copy.deepcopy if you need another mode)" if "the mode of" in change else
+                          "remove every hook you register (handle.remove(), in a finally: block), or record with an "
+                          "fx.Interpreter or ShapeProp instead of hooks" if "hooks were left" in change else
                           "work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them")
     if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
         kind = next(iter(evidence))

@@ -9,7 +9,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import describe_graph, expect_close, expect_lint, flat_outputs, qualified
+from autograder.checks.evidence import (
+    deleted_while_called_hint, describe_graph, expect_close, expect_lint, flat_outputs, qualified,
+)
 from autograder.checks.ex03_replacing.models import _EagerSwap
 from autograder.checks.ex03_replacing.cases import STASH
 from autograder.checks.ex03_replacing.evidence import (
@@ -358,14 +360,6 @@ def _matmul_judge(case: Case, ev: dict) -> None:
                    "output after one SGD step on the original model's parameters", SHARED_HINT)
 
 
+
 def _gelu_raise(case: Case, raised: dict) -> str | None:
-    """A ReLU module deleted while another node still calls it: the lint error names that node's target."""
-    found = re.search(r"target ([\w.]+) references nonexistent attribute", raised["message"])
-    if not found:
-        return None
-    gm0 = case.make()[0]
-    sites = [n for n in gm0.graph.nodes if n.op == "call_module" and n.target == found.group(1)]
-    if len(sites) > 1:
-        return (f"the module '{found.group(1)}' is called from {len(sites)} nodes: replace every node that calls "
-                "it before you delete it (or leave the submodule in place)")
-    return None
+    return deleted_while_called_hint(case.make()[0], raised["message"])

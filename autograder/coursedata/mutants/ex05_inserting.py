@@ -493,3 +493,490 @@ MUTANTS += [
         ("            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features",
          "            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.in_features"),)),
 ]
+
+# ------------------- wrong answers written from the task text alone, by someone who had not read the checks
+
+MUTANTS += [
+    Mutant('insert_after', 'self use', hint='a node reads itself: node.replace_all_uses_with(new) also rewired the new node', source='''def insert_after(gm, node_name, fn):
+    node = next((n for n in gm.graph.nodes if n.name == node_name), None)
+    if node is None:
+        raise KeyError(node_name)
+    with gm.graph.inserting_after(node):
+        new = gm.graph.call_function(fn, (node,))
+    node.replace_all_uses_with(new)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('insert_after', 'args only', hint='uses inside lists and tuples and keyword arguments count too', source='''def insert_after(gm, node_name, fn):
+    node = next((n for n in gm.graph.nodes if n.name == node_name), None)
+    if node is None:
+        raise KeyError(node_name)
+    users = list(node.users)
+    with gm.graph.inserting_after(node):
+        new = gm.graph.call_function(fn, (node,))
+    for u in users:
+        u.args = tuple(new if a is node else a for a in u.args)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('insert_after', 'missing returns gm', hint='raise KeyError(node_name) when no node has that name', source='''def insert_after(gm, node_name, fn):
+    for node in gm.graph.nodes:
+        if node.name == node_name:
+            with gm.graph.inserting_after(node):
+                new = gm.graph.call_function(fn, (node,))
+            node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
+            break
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('insert_after', 'by target', hint='look it up by node.name', source='''def insert_after(gm, node_name, fn):
+    node = next((n for n in gm.graph.nodes if str(n.target) == node_name), None)
+    if node is None:
+        raise KeyError(node_name)
+    with gm.graph.inserting_after(node):
+        new = gm.graph.call_function(fn, (node,))
+    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('insert_after', 'no recompile', hint='call gm.recompile() after changing the graph', source='''def insert_after(gm, node_name, fn):
+    node = next((n for n in gm.graph.nodes if n.name == node_name), None)
+    if node is None:
+        raise KeyError(node_name)
+    with gm.graph.inserting_after(node):
+        new = gm.graph.call_function(fn, (node,))
+    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
+    gm.graph.lint()
+    return gm
+'''),
+    Mutant('insert_after', 'at end', hint='create a new node inside `with gm.graph.inserting_after(node):`', source='''def insert_after(gm, node_name, fn):
+    node = next((n for n in gm.graph.nodes if n.name == node_name), None)
+    if node is None:
+        raise KeyError(node_name)
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    with gm.graph.inserting_before(out):
+        new = gm.graph.call_function(fn, (node,))
+    node.replace_all_uses_with(new, delete_user_cb=lambda u: u is not new)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('remove_dropout', 'modules only', hint='functional dropout counts too', source='''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+                     F.feature_alpha_dropout, torch.dropout)
+
+
+def remove_dropout(gm):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), DROPOUT_MODULES):
+            n.replace_all_uses_with(n.args[0])
+            target = n.target
+            gm.graph.erase_node(n)
+            if not any(m.op == "call_module" and m.target == target for m in gm.graph.nodes):
+                gm.delete_submodule(target)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('remove_dropout', 'exact type', hint='subclasses count too: isinstance(module, DROPOUT_MODULES)', source='''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+                     F.feature_alpha_dropout, torch.dropout)
+
+
+def remove_dropout(gm):
+    for n in list(gm.graph.nodes):
+        is_mod = n.op == "call_module" and type(gm.get_submodule(n.target)) in DROPOUT_MODULES
+        is_fn = n.op == "call_function" and n.target in DROPOUT_FUNCTIONS
+        if is_mod or is_fn:
+            n.replace_all_uses_with(n.args[0] if n.args else n.kwargs["input"])
+            gm.graph.erase_node(n)
+    used = {n.target for n in gm.graph.nodes if n.op == "call_module"}
+    for name, m in list(gm.named_modules()):
+        if name and type(m) in DROPOUT_MODULES and name not in used:
+            gm.delete_submodule(name)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('remove_dropout', 'identity', hint="make its users read the dropout's input (replace_all_uses_with), then graph.erase_node(node)", source='''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+                     F.feature_alpha_dropout, torch.dropout)
+
+
+def remove_dropout(gm):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), DROPOUT_MODULES):
+            gm.delete_submodule(n.target)
+            gm.add_submodule(n.target, nn.Identity())
+        elif n.op == "call_function" and n.target in DROPOUT_FUNCTIONS:
+            n.replace_all_uses_with(n.args[0] if n.args else n.kwargs["input"])
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('remove_dropout', 'keeps submodules', hint='after erasing the nodes, call gm.delete_all_unused_submodules()', source='''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+                     F.feature_alpha_dropout, torch.dropout)
+
+
+def remove_dropout(gm):
+    for n in list(gm.graph.nodes):
+        is_mod = n.op == "call_module" and isinstance(gm.get_submodule(n.target), DROPOUT_MODULES)
+        is_fn = n.op == "call_function" and n.target in DROPOUT_FUNCTIONS
+        if is_mod or is_fn:
+            n.replace_all_uses_with(n.args[0] if n.args else n.kwargs["input"])
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('remove_dropout', 'args only', hint="when node.args is empty, read node.kwargs['input']", source='''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+                     F.feature_alpha_dropout, torch.dropout)
+
+
+def remove_dropout(gm):
+    for n in list(gm.graph.nodes):
+        is_mod = n.op == "call_module" and isinstance(gm.get_submodule(n.target), DROPOUT_MODULES)
+        is_fn = n.op == "call_function" and n.target in DROPOUT_FUNCTIONS
+        if is_mod or is_fn:
+            n.replace_all_uses_with(n.args[0])
+            gm.graph.erase_node(n)
+    gm.delete_all_unused_submodules()
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('remove_dropout', 'skips eval calls', hint='a dropout call goes even with training=False', not_hints=('functional dropout counts too',), source='''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+                     F.feature_alpha_dropout, torch.dropout)
+
+
+def remove_dropout(gm):
+    for n in list(gm.graph.nodes):
+        is_mod = n.op == "call_module" and isinstance(gm.get_submodule(n.target), DROPOUT_MODULES)
+        is_fn = (n.op == "call_function" and n.target in DROPOUT_FUNCTIONS
+                 and n.kwargs.get("training", n.kwargs.get("train", True)))
+        if is_mod or is_fn:
+            n.replace_all_uses_with(n.args[0] if n.args else n.kwargs["input"])
+            gm.graph.erase_node(n)
+    gm.delete_all_unused_submodules()
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('remove_dropout', 'deletes shared early', hint='replace every node that calls it before you delete it', not_hints=('register a new submodule',), source='''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout,
+                     F.feature_alpha_dropout, torch.dropout)
+
+
+def remove_dropout(gm):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_module":
+            try:
+                mod = gm.get_submodule(n.target)
+            except AttributeError:
+                continue
+            if isinstance(mod, DROPOUT_MODULES):
+                n.replace_all_uses_with(n.args[0] if n.args else n.kwargs["input"])
+                gm.graph.erase_node(n)
+                gm.delete_submodule(n.target)
+        elif n.op == "call_function" and n.target in DROPOUT_FUNCTIONS:
+            n.replace_all_uses_with(n.args[0] if n.args else n.kwargs["input"])
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Mutant('record_shapes', 'includes output', hint="skip the node whose op is 'output'", source='''def record_shapes(gm, *inputs):
+    import torch
+    from torch.fx.passes.shape_prop import ShapeProp
+    ShapeProp(gm).propagate(*inputs)
+    out = {}
+    for n in gm.graph.nodes:
+        meta = n.meta.get("tensor_meta")
+        if meta is not None and hasattr(meta, "shape"):
+            out[n.name] = tuple(meta.shape)
+    return out
+'''),
+    Mutant('record_shapes', 'calls only', hint='placeholders are tensor-valued nodes too', source='''def record_shapes(gm, *inputs):
+    import torch
+    import torch.fx as fx
+
+    class Rec(fx.Interpreter):
+        def run_node(self, n):
+            v = super().run_node(n)
+            if n.op.startswith("call_") and isinstance(v, torch.Tensor):
+                shapes[n.name] = tuple(v.shape)
+            return v
+
+    shapes = {}
+    Rec(gm).run(*inputs)
+    return shapes
+'''),
+    Mutant('record_shapes', 'includes sizes', hint='record only nodes whose value is a torch.Tensor', source='''def record_shapes(gm, *inputs):
+    import torch
+    import torch.fx as fx
+
+    class Rec(fx.Interpreter):
+        def run_node(self, n):
+            v = super().run_node(n)
+            if n.op != "output":
+                if isinstance(v, torch.Tensor):
+                    shapes[n.name] = tuple(v.shape)
+                elif isinstance(v, torch.Size):
+                    shapes[n.name] = tuple(v)
+                elif isinstance(v, int):
+                    shapes[n.name] = ()
+            return v
+
+    shapes = {}
+    Rec(gm).run(*inputs)
+    return shapes
+'''),
+    Mutant('record_shapes', 'tuple meta crash', hint="a node whose value is a tuple of tensors has a tuple as node.meta['tensor_meta']", source='''def record_shapes(gm, *inputs):
+    from torch.fx.passes.shape_prop import ShapeProp
+    ShapeProp(gm).propagate(*inputs)
+    return {n.name: tuple(n.meta["tensor_meta"].shape)
+            for n in gm.graph.nodes if n.op != "output" and "tensor_meta" in n.meta}
+'''),
+    Mutant('record_shapes', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def record_shapes(gm, *inputs):
+    import torch
+    import torch.fx as fx
+    gm.eval()
+    shapes = {}
+
+    class Rec(fx.Interpreter):
+        def run_node(self, n):
+            v = super().run_node(n)
+            if n.op != "output" and isinstance(v, torch.Tensor):
+                shapes[n.name] = tuple(v.shape)
+            return v
+
+    Rec(gm).run(*inputs)
+    return shapes
+'''),
+    Mutant('record_shapes', 'lists', hint='convert with tuple(tensor.shape)', source='''def record_shapes(gm, *inputs):
+    import torch
+    import torch.fx as fx
+    shapes = {}
+
+    class Rec(fx.Interpreter):
+        def run_node(self, n):
+            v = super().run_node(n)
+            if n.op != "output" and isinstance(v, torch.Tensor):
+                shapes[n.name] = list(v.shape)
+            return v
+
+    Rec(gm).run(*inputs)
+    return shapes
+'''),
+    Mutant('linear_flops', 'batch dim only', hint='rows is the product of ALL leading dimensions', source='''def linear_flops(gm, *inputs):
+    import torch
+    import torch.fx as fx
+    import torch.nn as nn
+    total = 0
+
+    class Count(fx.Interpreter):
+        def call_module(self, target, args, kwargs):
+            nonlocal total
+            m = self.fetch_attr(target)
+            if isinstance(m, nn.Linear):
+                x = args[0]
+                rows = x.shape[0] if x.dim() > 1 else 1
+                total += 2 * rows * m.in_features * m.out_features
+            return super().call_module(target, args, kwargs)
+
+    Count(gm).run(*inputs)
+    return total
+'''),
+    Mutant('linear_flops', 'modules once', hint='a Linear called twice counts twice', source='''def linear_flops(gm, *inputs):
+    import math
+    from torch.fx.passes.shape_prop import ShapeProp
+    import torch.nn as nn
+    ShapeProp(gm).propagate(*inputs)
+    seen, total = set(), 0
+    for n in gm.graph.nodes:
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear) and n.target not in seen:
+            seen.add(n.target)
+            m = gm.get_submodule(n.target)
+            shape = n.args[0].meta["tensor_meta"].shape
+            total += 2 * math.prod(shape[:-1]) * m.in_features * m.out_features
+    return total
+'''),
+    Mutant('linear_flops', 'counts F linear', hint='an F.linear call does not', source='''def linear_flops(gm, *inputs):
+    import math
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.fx.passes.shape_prop import ShapeProp
+    ShapeProp(gm).propagate(*inputs)
+    total = 0
+    for n in gm.graph.nodes:
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            m = gm.get_submodule(n.target)
+            shape = n.args[0].meta["tensor_meta"].shape
+            total += 2 * math.prod(shape[:-1]) * m.in_features * m.out_features
+        elif n.op == "call_function" and n.target is F.linear:
+            shape = n.args[0].meta["tensor_meta"].shape
+            w = n.args[1].meta["tensor_meta"].shape
+            total += 2 * math.prod(shape[:-1]) * w[0] * w[1]
+    return total
+'''),
+    Mutant('linear_flops', 'no factor two', hint='each multiply-add counts as 2 FLOPs', source='''def linear_flops(gm, *inputs):
+    import math
+    import torch.nn as nn
+    from torch.fx.passes.shape_prop import ShapeProp
+    ShapeProp(gm).propagate(*inputs)
+    total = 0
+    for n in gm.graph.nodes:
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            m = gm.get_submodule(n.target)
+            total += math.prod(n.args[0].meta["tensor_meta"].shape[:-1]) * m.in_features * m.out_features
+    return total
+'''),
+    Mutant('linear_flops', 'returns float', hint='FLOPs are a whole number', source='''def linear_flops(gm, *inputs):
+    import torch.nn as nn
+    from torch.fx.passes.shape_prop import ShapeProp
+    ShapeProp(gm).propagate(*inputs)
+    total = 0
+    for n in gm.graph.nodes:
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear):
+            m = gm.get_submodule(n.target)
+            meta = n.args[0].meta["tensor_meta"]
+            rows = meta.shape.numel() / m.in_features
+            total += 2 * rows * m.in_features * m.out_features
+    return total
+'''),
+    Mutant('linear_flops', 'leaves hooks', hint='remove every hook you register', source='''def linear_flops(gm, *inputs):
+    import math
+    import torch.nn as nn
+    total = [0]
+
+    def hook(mod, args):
+        total[0] += 2 * math.prod(args[0].shape[:-1]) * mod.in_features * mod.out_features
+
+    for m in gm.modules():
+        if isinstance(m, nn.Linear):
+            m.register_forward_pre_hook(hook)
+    gm(*inputs)
+    return total[0]
+'''),
+]
+
+ALTERNATIVES += [
+    Alternative('insert_after', 'written from the task text alone: insert after right', '''def insert_after(gm, node_name, fn):
+    graph = gm.graph
+    matches = [n for n in graph.nodes if n.name == node_name]
+    if not matches:
+        raise KeyError(node_name)
+    node = matches[0]
+    former_users = list(node.users)
+    with graph.inserting_after(node):
+        new = graph.call_function(fn, (node,))
+    for user in former_users:
+        user.replace_input_with(node, new)
+    graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Alternative('remove_dropout', 'written from the task text alone: remove dropout right', '''def remove_dropout(gm):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    mods = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+    fns = {F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout, torch.dropout}
+    graph = gm.graph
+    dropped_targets = set()
+    for node in list(graph.nodes):
+        hit = False
+        if node.op == "call_module" and isinstance(gm.get_submodule(node.target), mods):
+            hit = True
+            dropped_targets.add(node.target)
+        elif node.op == "call_function" and node.target in fns:
+            hit = True
+        if hit:
+            src = node.args[0] if node.args else node.kwargs["input"]
+            node.replace_all_uses_with(src)
+            graph.erase_node(node)
+    still_called = {n.target for n in graph.nodes if n.op == "call_module"}
+    for target in dropped_targets - still_called:
+        gm.delete_submodule(target)
+    graph.lint()
+    gm.recompile()
+    return gm
+'''),
+    Alternative('record_shapes', 'written from the task text alone: record shapes right', '''def record_shapes(gm, *inputs):
+    import torch
+    import torch.fx as fx
+
+    class _Shapes(fx.Interpreter):
+        def __init__(self, module):
+            super().__init__(module)
+            self.shapes = {}
+
+        def run_node(self, n):
+            value = super().run_node(n)
+            if n.op != "output" and isinstance(value, torch.Tensor):
+                self.shapes[n.name] = tuple(int(s) for s in value.shape)
+            return value
+
+    interp = _Shapes(gm)
+    with torch.no_grad():
+        interp.run(*inputs)
+    return interp.shapes
+'''),
+    Alternative('linear_flops', 'written from the task text alone: linear flops right', '''def linear_flops(gm, *inputs):
+    import torch
+    import torch.fx as fx
+    import torch.nn as nn
+
+    class _Flops(fx.Interpreter):
+        total = 0
+
+        def call_module(self, target, args, kwargs):
+            module = self.fetch_attr(target)
+            if isinstance(module, nn.Linear):
+                x = args[0] if args else kwargs["input"]
+                rows = x.numel() // x.shape[-1]
+                self.total += 2 * rows * module.in_features * module.out_features
+            return super().call_module(target, args, kwargs)
+
+    counter = _Flops(gm)
+    with torch.no_grad():
+        counter.run(*inputs)
+    return int(counter.total)
+'''),
+]
