@@ -476,3 +476,518 @@ def state_dict_bytes(model):
     return sink.written
 '''),
 ]
+
+# ------------------- wrong answers written from the task text alone, by someone who had not read the checks
+
+MUTANTS += [
+    Mutant('prepare_for_qat', 'ignores backend', hint='prepare for the backend you are given: get_default_qat_', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping("x86"), example_inputs)
+'''),
+    Mutant('prepare_for_qat', 'no train', hint='call model.train() before prepare_qat_fx: QAT prepares ', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    return prepare_qat_fx(model, get_default_qat_qconfig_mapping(backend), example_inputs)
+'''),
+    Mutant('prepare_for_qat', 'ptq mapping', hint='use get_default_qat_qconfig_mapping(backend), the QAT m', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    from torch.ao.quantization import get_default_qconfig_mapping
+    return prepare_qat_fx(model.train(), get_default_qconfig_mapping(backend), example_inputs)
+'''),
+    Mutant('prepare_for_qat', 'prepare fx', hint='use prepare_qat_fx, not prepare_fx: only prepare_qat_fx', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    from torch.ao.quantization.quantize_fx import prepare_fx
+    return prepare_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
+'''),
+    Mutant('prepare_for_qat', 'returns eval', hint='leave the prepared model in train mode, as QAT trains i', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs).eval()
+'''),
+    Mutant('prepare_for_qat', 'runs data', hint='return the model as prepare_qat_fx returns it: running ', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    prepared = prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
+    prepared(*example_inputs)   # sanity check that it runs
+    return prepared
+'''),
+    Mutant('fake_quant_count', 'modules', hint='count call_module nodes, not modules: the weight_fake_q', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def fake_quant_count(prepared):
+    return sum(isinstance(m, FakeQuantizeBase) for m in prepared.modules())
+'''),
+    Mutant('fake_quant_count', 'class name', hint='a class name says nothing: a FakeQuantizeBase subclass ', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def fake_quant_count(prepared):
+    n = 0
+    for node in prepared.graph.nodes:
+        if node.op == "call_module" and "FakeQuant" in type(prepared.get_submodule(node.target)).__name__:
+            n += 1
+    return n
+'''),
+    Mutant('fake_quant_count', 'node name', hint='select nodes by module type, not by name: prepare_fx na', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def fake_quant_count(prepared):
+    return sum(1 for n in prepared.graph.nodes if n.op == "call_module" and "activation_post_process" in n.name)
+'''),
+    Mutant('fake_quant_count', 'includes observers', hint='observers are not fake-quantize modules: test isinstanc', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def fake_quant_count(prepared):
+    from torch.ao.quantization.observer import ObserverBase
+    return sum(1 for n in prepared.graph.nodes if n.op == "call_module"
+               and isinstance(prepared.get_submodule(n.target), (FakeQuantizeBase, ObserverBase)))
+'''),
+    Mutant('fake_quant_count', 'dedup targets', hint='every call_module node counts, also when two nodes call', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def fake_quant_count(prepared):
+    return len({n.target for n in prepared.graph.nodes if n.op == "call_module"
+                and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)})
+'''),
+    Mutant('fake_quant_count', 'calls eval', hint="do not switch the caller's model with .eval()", source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def fake_quant_count(prepared):
+    prepared.eval()
+    return sum(1 for n in prepared.graph.nodes if n.op == "call_module"
+               and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase))
+'''),
+    Mutant('qat_finetune', 'extra forward', hint='run exactly one forward pass per step: every forward pa', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        opt.zero_grad()
+        loss = F.cross_entropy(prepared(x), y)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            print_loss = F.cross_entropy(prepared(x), y).item()
+    return prepared
+'''),
+    Mutant('qat_finetune', 'momentum', hint='use plain SGD without momentum: torch.optim.SGD(prepare', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr, momentum=0.9)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        opt.zero_grad()
+        loss = F.cross_entropy(prepared(x), y)
+        loss.backward()
+        opt.step()
+    return prepared
+'''),
+    Mutant('qat_finetune', 'no cycle', hint='do exactly `steps` optimizer steps, cycling through bat', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for x, y in batches[:steps]:
+        opt.zero_grad()
+        F.cross_entropy(prepared(x), y).backward()
+        opt.step()
+    return prepared
+'''),
+    Mutant('qat_finetune', 'no zero grad', hint='zero the gradients every step (optimizer.zero_grad()), ', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        loss = F.cross_entropy(prepared(x), y)
+        loss.backward()
+        opt.step()
+    return prepared
+'''),
+    Mutant('qat_finetune', 'ends in eval', hint='leave the model in train mode: it was handed over in tr', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        opt.zero_grad()
+        loss = F.cross_entropy(prepared(x), y)
+        loss.backward()
+        opt.step()
+    prepared.eval()
+    return prepared
+'''),
+    Mutant('qat_finetune', 'copy', hint='train prepared in place and return prepared itself (not', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def qat_finetune(prepared, batches, steps, lr):
+    prepared = copy.deepcopy(prepared)
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        opt.zero_grad()
+        loss = F.cross_entropy(prepared(x), y)
+        loss.backward()
+        opt.step()
+    return prepared
+'''),
+    Mutant('qat_finetune', 'sum loss', hint='use the mean cross-entropy over the batch: F.cross_entr', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        opt.zero_grad()
+        loss = F.cross_entropy(prepared(x), y, reduction='sum')
+        loss.backward()
+        opt.step()
+    return prepared
+'''),
+    Mutant('to_int8', 'no copy', hint='its graph was changed', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def to_int8(prepared):
+    return convert_fx(prepared.eval())
+'''),
+    Mutant('to_int8', 'train mode', hint='put the model in eval mode: convert_fx(prepared.eval())', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def to_int8(prepared):
+    return convert_fx(copy.deepcopy(prepared))
+'''),
+    Mutant('to_int8', 'reference', hint='use convert_fx, not convert_to_reference_fx: the refere', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def to_int8(prepared):
+    from torch.ao.quantization.quantize_fx import convert_to_reference_fx
+    return convert_to_reference_fx(copy.deepcopy(prepared)).eval()
+'''),
+    Mutant('to_int8', 'shallow copy', hint='its graph was changed', not_hints=("do not switch the caller's model",), source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def to_int8(prepared):
+    return convert_fx(copy.copy(prepared)).eval()
+'''),
+    Mutant('to_int8', 'evals prepared', hint="do not switch the caller's model with .eval()", not_hints=('its graph was changed',), source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def to_int8(prepared):
+    prepared.eval()
+    return convert_fx(copy.deepcopy(prepared)).eval()
+'''),
+    Mutant('to_int8', 'disables observers in place', hint='observer_enabled was changed', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def to_int8(prepared):
+    from torch.ao.quantization import disable_observer
+    prepared.apply(disable_observer)
+    return convert_fx(copy.deepcopy(prepared)).eval()
+'''),
+    Mutant('state_dict_bytes', 'whole model', hint='save model.state_dict(), not the whole model: torch.sav', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def state_dict_bytes(model):
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    return buf.tell()
+'''),
+    Mutant('state_dict_bytes', 'raw tensor bytes', hint='count what torch.save writes (buffers, the zip archive ', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def state_dict_bytes(model):
+    total = 0
+    for v in model.state_dict().values():
+        if isinstance(v, torch.Tensor):
+            total += v.numel() * v.element_size()
+    return total
+'''),
+    Mutant('state_dict_bytes', 'file', hint='save into an io.BytesIO, not a file: inside its zip arc', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def state_dict_bytes(model):
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "quantized_model_weights.pt")
+        torch.save(model.state_dict(), path)
+        return os.path.getsize(path)
+'''),
+    Mutant('state_dict_bytes', 'kib', hint='return the number of bytes as an int: buf.tell() or len', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def state_dict_bytes(model):
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    return len(buf.getvalue()) / 1024
+'''),
+    Mutant('state_dict_bytes', 'switches eval', hint="do not switch the caller's model with .eval()", source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def state_dict_bytes(model):
+    buf = io.BytesIO()
+    torch.save(model.eval().state_dict(), buf)
+    return len(buf.getvalue())
+'''),
+    Mutant('state_dict_bytes', 'pickle', hint='serialize with torch.save(model.state_dict(), buf) into', source='''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def state_dict_bytes(model):
+    import pickle
+    return len(pickle.dumps(model.state_dict()))
+'''),
+]
+
+ALTERNATIVES += [
+    Alternative('prepare_for_qat', 'written from the task text alone: prepare for qat right', '''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def prepare_for_qat(model, example_inputs, backend="x86"):
+    mapping = get_default_qat_qconfig_mapping(backend)
+    model.train()
+    prepared = prepare_qat_fx(model, mapping, tuple(example_inputs))
+    return prepared.train()
+'''),
+    Alternative('fake_quant_count', 'written from the task text alone: fake quant count right', '''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def fake_quant_count(prepared):
+    modules = dict(prepared.named_modules(remove_duplicate=False))
+    count = 0
+    for node in prepared.graph.nodes:
+        if node.op == "call_module" and isinstance(modules.get(node.target), FakeQuantizeBase):
+            count += 1
+    return count
+'''),
+    Alternative('qat_finetune', 'written from the task text alone: qat finetune right', '''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    optimizer = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for step in range(steps):
+        inputs, labels = batches[step % len(batches)]
+        optimizer.zero_grad(set_to_none=True)
+        F.cross_entropy(prepared(inputs), labels).backward()
+        optimizer.step()
+    return prepared
+'''),
+    Alternative('to_int8', 'written from the task text alone: to int8 right', '''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def to_int8(prepared):
+    work = copy.deepcopy(prepared)
+    work.eval()
+    converted = convert_fx(work)
+    converted.eval()
+    return converted
+'''),
+    Alternative('state_dict_bytes', 'written from the task text alone: state dict bytes right', '''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+def state_dict_bytes(model):
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    return int(buffer.getbuffer().nbytes)
+'''),
+]
