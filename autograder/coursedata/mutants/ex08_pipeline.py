@@ -124,6 +124,31 @@ _RUN_MUTANTS = [
          "def run_pipeline(gm: fx.GraphModule, passes: list, max_rounds: int=5) -> fx.GraphModule:"),)),
 ]
 
+# a pass returning None must raise TypeError naming it: without the isinstance test this answer raises only a
+# RuntimeError from its lint (a mutant below); with it, it is right (an alternative)
+_ONE_CHECKED_PASS = '''
+def _checked(gm, p):
+    name = getattr(p, "__name__", None) or type(p).__name__
+    out = p(gm)
+    try:
+        out.graph.lint()
+    except Exception as exc:
+        raise RuntimeError(f"{name}: {exc}") from None
+    out.recompile()
+    return out
+
+def run_pipeline(gm, passes, max_rounds=10):
+    for _ in range(max_rounds):
+        code = gm.code
+        for p in passes:
+            gm = _checked(gm, p)
+        if gm.code == code:
+            break
+    else:
+        raise RuntimeError(f"no fixed point within max_rounds={max_rounds}")
+    return gm
+'''
+
 _RUN_ALTERNATIVES = [
     Alternative("run_pipeline", "while loop, str(gm.graph) as the fingerprint, a round counter", '''
 def run_pipeline(gm, passes, max_rounds=10):
@@ -146,28 +171,16 @@ def run_pipeline(gm, passes, max_rounds=10):
         if str(gm.graph) == snapshot:
             return gm
 '''),
-    Alternative("run_pipeline", "a helper that runs one checked pass, for/else", '''
-def _checked(gm, p):
-    name = getattr(p, "__name__", None) or type(p).__name__
-    out = p(gm)
-    try:
-        out.graph.lint()
-    except Exception as exc:
-        raise RuntimeError(f"{name}: {exc}") from None
-    out.recompile()
-    return out
+    Alternative("run_pipeline", "a helper that runs one checked pass, for/else", _ONE_CHECKED_PASS.replace(
+        "    out = p(gm)\n",
+        "    out = p(gm)\n"
+        "    if not isinstance(out, fx.GraphModule):\n"
+        '        raise TypeError(f"{name} returned {type(out).__name__}, not a GraphModule")\n')),
+]
 
-def run_pipeline(gm, passes, max_rounds=10):
-    for _ in range(max_rounds):
-        code = gm.code
-        for p in passes:
-            gm = _checked(gm, p)
-        if gm.code == code:
-            break
-    else:
-        raise RuntimeError(f"no fixed point within max_rounds={max_rounds}")
-    return gm
-'''),
+_RUN_MUTANTS += [
+    Mutant("run_pipeline", "a helper that runs one checked pass, but a pass returning None only fails in its lint, "
+           "a RuntimeError", hint="raise TypeError naming the pass", source=_ONE_CHECKED_PASS),
 ]
 
 # -------------------------------------------------------------------------------- optimize_for_inference
@@ -457,4 +470,273 @@ ALTERNATIVES += [
          "    out.graph.lint()\n"
          "    out.recompile()\n"
          "    return out"),)),
+]
+
+# ------------------- wrong answers written from the task text alone, by someone who had not read the checks
+
+_OUTSIDE_PIPE = '''def run_pipeline(gm, passes, max_rounds=10):
+    import torch.fx as fx
+
+    def pass_name(p):
+        return getattr(p, "__name__", None) or type(p).__name__
+
+    for round_no in range(1, max_rounds + 1):
+        before = gm.code
+        for p in passes:
+            result = p(gm)
+            if not isinstance(result, fx.GraphModule):
+                raise TypeError(f"pass {pass_name(p)} returned {type(result).__name__}, not a GraphModule")
+            gm = result
+            try:
+                gm.graph.lint()
+            except Exception as exc:
+                raise RuntimeError(f"graph.lint() failed after pass {pass_name(p)}: {exc}") from exc
+            gm.recompile()
+        if gm.code == before:
+            return gm
+    raise RuntimeError(f"no fixed point reached in {max_rounds} rounds")
+'''
+
+_OUTSIDE_OPT = '''import copy
+from collections import Counter
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+_DROP_MODS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+_DROP_FNS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout, torch.dropout)
+
+
+def _fold(conv, bn):
+    fused = copy.deepcopy(conv).eval()
+    scale = torch.rsqrt(bn.running_var + bn.eps)
+    if bn.affine:
+        scale = scale * bn.weight
+    shift = -bn.running_mean * scale + (bn.bias if bn.affine else 0)
+    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
+    with torch.no_grad():
+        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
+        fused.bias = nn.Parameter(b * scale + shift)
+    return fused
+
+
+def _pair(first, second):
+    dt = first.weight.dtype
+    fused = nn.Linear(first.in_features, second.out_features, dtype=dt).eval()
+    b1 = first.bias if first.bias is not None else torch.zeros(first.out_features, dtype=dt)
+    b2 = second.bias if second.bias is not None else torch.zeros(second.out_features, dtype=dt)
+    with torch.no_grad():
+        fused.weight.copy_(second.weight @ first.weight)
+        fused.bias.copy_(second.weight @ b1 + b2)
+    return fused
+
+
+def _is(gm, n, kind):
+    return n.op == "call_module" and isinstance(gm.get_submodule(n.target), kind)
+
+
+def _fresh(gm, base):
+    i = 0
+    while hasattr(gm, f"{base}_{i}"):
+        i += 1
+    return f"{base}_{i}"
+
+
+def _drop(gm):
+    for n in list(gm.graph.nodes):
+        if _is(gm, n, _DROP_MODS) or (n.op == "call_function" and n.target in _DROP_FNS):
+            n.replace_all_uses_with(n.args[0] if n.args else n.kwargs["input"])
+            gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def _convbn(gm):
+    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+    for n in list(gm.graph.nodes):
+        if not _is(gm, n, nn.BatchNorm2d) or not n.args:
+            continue
+        c = n.args[0]
+        if not (isinstance(c, fx.Node) and _is(gm, c, nn.Conv2d) and sites[c.target] == 1 and len(c.users) == 1):
+            continue
+        bn = gm.get_submodule(n.target)
+        if bn.running_mean is None:
+            continue
+        name = _fresh(gm, "folded_conv")
+        gm.add_submodule(name, _fold(gm.get_submodule(c.target), bn))
+        c.target = name
+        n.replace_all_uses_with(c)
+        gm.graph.erase_node(n)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def _linears(gm):
+    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+    for n in list(gm.graph.nodes):
+        if not _is(gm, n, nn.Linear) or sites[n.target] != 1 or len(n.args) != 1:
+            continue
+        p = n.args[0]
+        if not (isinstance(p, fx.Node) and _is(gm, p, nn.Linear) and sites[p.target] == 1 and len(p.users) == 1 and len(p.args) == 1):
+            continue
+        name = _fresh(gm, "fused_linear")
+        gm.add_submodule(name, _pair(gm.get_submodule(p.target), gm.get_submodule(n.target)))
+        sites[name] = 1
+        with gm.graph.inserting_before(n):
+            new = gm.graph.call_module(name, p.args)
+        n.replace_all_uses_with(new)
+        gm.graph.erase_node(n)
+        gm.graph.erase_node(p)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def _dce(gm):
+    gm.graph.eliminate_dead_code()
+    gm.delete_all_unused_submodules()
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def optimize_for_inference(model, example_inputs):
+    model.eval()
+    gm = fx.symbolic_trace(model)
+    for _ in range(20):
+        before = gm.code
+        for p in (_drop, _convbn, _linears, _dce):
+            gm = p(gm)
+        if gm.code == before:
+            break
+    gm.eval()
+    return gm
+'''
+
+MUTANTS += [
+    Mutant('run_pipeline', 'one round', hint='keep going round after round until a whole round leaves gm.c',
+           source=_OUTSIDE_PIPE.replace('''        if gm.code == before:
+            return gm
+''', '''        return gm
+''')),
+    Mutant('run_pipeline', 'counts nodes', hint='detect the fixed point by comparing gm.code before and after',
+           source=_OUTSIDE_PIPE.replace('''        before = gm.code
+''', '''        before = len(gm.graph.nodes)
+''').replace('''        if gm.code == before:
+''', '''        if len(gm.graph.nodes) == before:
+''')),
+    Mutant('run_pipeline', 'lint per round', hint='lint right after each pass, and when it fails raise a Runtim',
+           source='''def run_pipeline(gm, passes, max_rounds=10):
+    import torch.fx as fx
+    for round_no in range(1, max_rounds + 1):
+        before = gm.code
+        for p in passes:
+            result = p(gm)
+            if not isinstance(result, fx.GraphModule):
+                raise TypeError(f"pass {getattr(p, '__name__', type(p).__name__)} returned {type(result).__name__}")
+            gm = result
+        try:
+            gm.graph.lint()
+        except Exception as exc:
+            raise RuntimeError(f"graph.lint() failed in round {round_no}: {exc}") from exc
+        gm.recompile()
+        if gm.code == before:
+            return gm
+    raise RuntimeError(f"no fixed point reached in {max_rounds} rounds")
+'''),
+    Mutant('run_pipeline', 'ignores returned', hint='a pass may return a new GraphModule: keep what it returns (g',
+           source=_OUTSIDE_PIPE.replace('''            gm = result
+''', '''''')),
+    Mutant('run_pipeline', 'no typeerror', hint='raise TypeError naming the pass',
+           source=_OUTSIDE_PIPE.replace('''            if not isinstance(result, fx.GraphModule):
+                raise TypeError(f"pass {pass_name(p)} returned {type(result).__name__}, not a GraphModule")
+''', '''''')),
+    Mutant('run_pipeline', 'silent max rounds', hint='after max_rounds rounds that all changed gm.code, raise a Ru',
+           source=_OUTSIDE_PIPE.replace('''    raise RuntimeError(f"no fixed point reached in {max_rounds} rounds")
+''', '''    return gm
+''')),
+    Mutant('run_pipeline', 'dunder name only', hint="name a pass by getattr(p, '__name__', type(p).__name__): cal",
+           source=_OUTSIDE_PIPE.replace('''        return getattr(p, "__name__", None) or type(p).__name__
+''', '''        return p.__name__
+''')),
+    Mutant('run_pipeline', 'no recompile', hint='call gm.recompile() after every pass, so gm.code is current ',
+           source=_OUTSIDE_PIPE.replace('''            gm.recompile()
+''', '''''')),
+    Mutant('run_pipeline', 'off by one', hint='that round is the fixed point',
+           source=_OUTSIDE_PIPE.replace('''    for round_no in range(1, max_rounds + 1):
+''', '''    for round_no in range(1, max_rounds):
+''')),
+    Mutant('optimize_for_inference', 'traces in train', hint='put the copy in eval mode *before* tracing: a Python `if sel',
+           source=_OUTSIDE_OPT.replace('''    model.eval()
+    gm = fx.symbolic_trace(model)
+''', '''    gm = fx.symbolic_trace(model)
+    model.eval()
+''')),
+    Mutant('optimize_for_inference', 'new modules train', hint='call .eval() on the result: modules you create start in trai',
+           source=_OUTSIDE_OPT.replace('''    fused = copy.deepcopy(conv).eval()
+''', '''    fused = copy.deepcopy(conv).train()
+''').replace('''    fused = nn.Linear(first.in_features, second.out_features, dtype=dt).eval()
+''', '''    fused = nn.Linear(first.in_features, second.out_features, dtype=dt)
+''').replace('''    gm.eval()
+''', '''''')),
+    Mutant('optimize_for_inference', 'keeps unused modules', hint='gm.delete_all_unused_submodules() drops submodules the graph',
+           source=_OUTSIDE_OPT.replace('''    gm.delete_all_unused_submodules()
+''', '''''')),
+    Mutant('optimize_for_inference', 'bad order', hint='remove dropout first, then dead code, then fold and fuse', not_hints=('walk the nodes in order',),
+           source=_OUTSIDE_OPT.replace('''    for _ in range(20):
+        before = gm.code
+        for p in (_drop, _convbn, _linears, _dce):
+            gm = p(gm)
+        if gm.code == before:
+            break
+''', '''    for p in (_linears, _convbn, _drop, _dce):
+        gm = p(gm)
+''')),
+    Mutant('optimize_for_inference', 'in place fold', hint='work on copy.deepcopy(model): folding must not rewrite the w',
+           source=_OUTSIDE_OPT.replace('''        name = _fresh(gm, "folded_conv")
+        gm.add_submodule(name, _fold(gm.get_submodule(c.target), bn))
+        c.target = name
+''', '''        conv = gm.get_submodule(c.target)
+        folded = _fold(conv, bn)
+        with torch.no_grad():
+            conv.weight.copy_(folded.weight)
+            if conv.bias is None:
+                conv.bias = nn.Parameter(folded.bias.detach().clone())
+            else:
+                conv.bias.copy_(folded.bias)
+''')),
+    Mutant('optimize_for_inference', 'no dce', hint='gm.graph.eliminate_dead_code() removes nodes whose results n',
+           source=_OUTSIDE_OPT.replace('''    gm.graph.eliminate_dead_code()
+''', '''''')),
+    Mutant('optimize_for_inference', 'shared conv', hint='a conv module called from more than one site keeps its BatchNorms',
+           source=_OUTSIDE_OPT.replace('''        if not (isinstance(c, fx.Node) and _is(gm, c, nn.Conv2d) and sites[c.target] == 1 and len(c.users) == 1):
+''', '''        if not (isinstance(c, fx.Node) and _is(gm, c, nn.Conv2d) and len(c.users) == 1):
+''')),
+    Mutant('optimize_for_inference', 'pairs only', hint='walk the nodes in order and fuse each pair into the second n', not_hints=('remove dropout first',),
+           source=_OUTSIDE_OPT.replace('''        if not _is(gm, n, nn.Linear) or sites[n.target] != 1 or len(n.args) != 1:
+            continue
+        p = n.args[0]
+        if not (isinstance(p, fx.Node) and _is(gm, p, nn.Linear) and sites[p.target] == 1 and len(p.users) == 1 and len(p.args) == 1):
+''', '''        if not _is(gm, n, nn.Linear) or sites[n.target] != 1 or len(n.args) != 1 or str(n.target).startswith("fused"):
+            continue
+        p = n.args[0]
+        if not (isinstance(p, fx.Node) and _is(gm, p, nn.Linear) and sites[p.target] == 1 and len(p.users) == 1 and len(p.args) == 1 and not str(p.target).startswith('fused')):
+''').replace('''    for _ in range(20):
+        before = gm.code
+        for p in (_drop, _convbn, _linears, _dce):
+            gm = p(gm)
+        if gm.code == before:
+            break
+''', '''    for p in (_drop, _convbn, _linears, _dce):
+        gm = p(gm)
+''')),
+]
+
+ALTERNATIVES += [
+    Alternative('run_pipeline', 'written from the task text alone: run pipeline right', _OUTSIDE_PIPE),
+    Alternative('optimize_for_inference', 'written from the task text alone: optimize for inference right', _OUTSIDE_OPT),
 ]
