@@ -152,59 +152,72 @@ def outputs_match(model, gm, *inputs, atol=0.0):
 # ------------------- wrong answers written from the task text alone, by someone who had not read the checks
 
 MUTANTS += [
-    Mutant('node_summary', 'skips output', hint='placeholder and output nodes count too', source='''def node_summary(gm):
+    Mutant('node_summary', 'skips output', hint='placeholder and output nodes count too',
+           source='''def node_summary(gm):
     return [(n.op, n.name) for n in gm.graph.nodes if n.op != "output"]
 '''),
-    Mutant('node_summary', 'skips unused', hint='a node nobody uses is a node too', not_hints=('placeholder and output',), source='''def node_summary(gm):
+    Mutant('node_summary', 'skips unused', hint='a node nobody uses is a node too', not_hints=('placeholder and output',),
+           source='''def node_summary(gm):
     return [(n.op, n.name) for n in gm.graph.nodes if n.users or n.op == "output"]
 '''),
-    Mutant('node_summary', 'uses target', hint='the second item is node.name, not node.target', source='''def node_summary(gm):
+    Mutant('node_summary', 'uses target', hint='the second item is node.name, not node.target',
+           source='''def node_summary(gm):
     return [(n.op, str(n.target)) for n in gm.graph.nodes]
 '''),
-    Mutant('node_summary', 'grouped by op', hint='walk gm.graph.nodes: it is already in graph order', source='''def node_summary(gm):
+    Mutant('node_summary', 'grouped by op', hint='walk gm.graph.nodes: it is already in graph order',
+           source='''def node_summary(gm):
     out = []
     for op in ("placeholder", "get_attr", "call_module", "call_function", "call_method", "output"):
         out += [(n.op, n.name) for n in gm.graph.nodes if n.op == op]
     return out
 '''),
-    Mutant('node_summary', 'dce first', hint="removed tanh from gm's graph (eliminate_dead_code?)", not_hints=('every node counts',), source='''def node_summary(gm):
+    Mutant('node_summary', 'dce first', hint="removed tanh from gm's graph (eliminate_dead_code?)", not_hints=('every node counts',),
+           source='''def node_summary(gm):
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return [(n.op, n.name) for n in gm.graph.nodes]
 '''),
-    Mutant('node_summary', 'lists not tuples', hint='return (node.op, node.name) with parentheses', source='''def node_summary(gm):
+    Mutant('node_summary', 'lists not tuples', hint='return (node.op, node.name) with parentheses',
+           source='''def node_summary(gm):
     return [[n.op, n.name] for n in gm.graph.nodes]
 '''),
-    Mutant('count_nodes', 'empty string is all', hint='test `op is None`, not `not op`', source='''def count_nodes(gm, op=None):
+    Mutant('count_nodes', 'empty string is all', hint='test `op is None`, not `not op`',
+           source='''def count_nodes(gm, op=None):
     if not op:
         return len(gm.graph.nodes)
     return sum(1 for n in gm.graph.nodes if n.op == op)
 '''),
-    Mutant('count_nodes', 'substring', hint='count only nodes whose node.op equals it', source='''def count_nodes(gm, op=None):
+    Mutant('count_nodes', 'substring', hint='count only nodes whose node.op equals it',
+           source='''def count_nodes(gm, op=None):
     if op is None:
         return len(list(gm.graph.nodes))
     return sum(1 for n in gm.graph.nodes if op in n.op)
 '''),
-    Mutant('count_nodes', 'all excludes io', hint='placeholder and output are nodes too', source='''def count_nodes(gm, op=None):
+    Mutant('count_nodes', 'all excludes io', hint='placeholder and output are nodes too',
+           source='''def count_nodes(gm, op=None):
     nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder", "output")] if op is None else \\
         [n for n in gm.graph.nodes if n.op == op]
     return len(nodes)
 '''),
-    Mutant('count_nodes', 'modules for call module', hint='not the modules of gm', source='''def count_nodes(gm, op=None):
+    Mutant('count_nodes', 'modules for call module', hint='not the modules of gm',
+           source='''def count_nodes(gm, op=None):
     if op == "call_module":
         return sum(1 for name, m in gm.named_modules() if name and not list(m.children()))
     return sum(1 for n in gm.graph.nodes if op is None or n.op == op)
 '''),
-    Mutant('count_nodes', 'by name', hint="a node's name is not its opcode", not_hints=('not `not op`',), source='''def count_nodes(gm, op=None):
+    Mutant('count_nodes', 'by name', hint="a node's name is not its opcode", not_hints=('not `not op`',),
+           source='''def count_nodes(gm, op=None):
     if op is None:
         return len(gm.graph.nodes)
     return sum(1 for n in gm.graph.nodes if n.op == op or n.name == op)
 '''),
-    Mutant('count_nodes', 'ignores dead', hint="removed tanh from gm's graph (eliminate_dead_code?)", not_hints=('placeholder and output',), source='''def count_nodes(gm, op=None):
+    Mutant('count_nodes', 'ignores dead', hint="removed tanh from gm's graph (eliminate_dead_code?)", not_hints=('placeholder and output',),
+           source='''def count_nodes(gm, op=None):
     gm.graph.eliminate_dead_code()
     return sum(1 for n in gm.graph.nodes if op is None or n.op == op)
 '''),
-    Mutant('outputs_match', 'default rtol', hint='use torch.equal (allclose has tolerances of its own)', source='''import torch
+    Mutant('outputs_match', 'default rtol', hint='use torch.equal (allclose has tolerances of its own)',
+           source='''import torch
 
 
 def outputs_match(model, gm, *inputs, atol=0.0):
@@ -212,7 +225,8 @@ def outputs_match(model, gm, *inputs, atol=0.0):
         a, b = model(*inputs), gm(*inputs)
     return a.shape == b.shape and bool(torch.allclose(a, b, atol=atol))
 '''),
-    Mutant('outputs_match', 'calls eval', hint="do not switch the caller's model with .eval()", source='''import torch
+    Mutant('outputs_match', 'calls eval', hint="do not switch the caller's model with .eval()",
+           source='''import torch
 
 
 def outputs_match(model, gm, *inputs, atol=0.0):
@@ -224,7 +238,8 @@ def outputs_match(model, gm, *inputs, atol=0.0):
         return False
     return bool(torch.equal(a, b)) if atol == 0 else bool(torch.allclose(a, b, rtol=0, atol=atol))
 '''),
-    Mutant('outputs_match', 'broadcasts', hint='outputs of different shapes do not match', source='''import torch
+    Mutant('outputs_match', 'broadcasts', hint='outputs of different shapes do not match',
+           source='''import torch
 
 
 def outputs_match(model, gm, *inputs, atol=0.0):
@@ -232,7 +247,8 @@ def outputs_match(model, gm, *inputs, atol=0.0):
         a, b = model(*inputs), gm(*inputs)
     return bool(torch.allclose(a, b, rtol=0, atol=atol))
 '''),
-    Mutant('outputs_match', 'returns tensor', hint='expected a Python bool', source='''import torch
+    Mutant('outputs_match', 'returns tensor', hint='expected a Python bool',
+           source='''import torch
 
 
 def outputs_match(model, gm, *inputs, atol=0.0):
@@ -242,7 +258,8 @@ def outputs_match(model, gm, *inputs, atol=0.0):
         return False
     return (a - b).abs().max() <= atol
 '''),
-    Mutant('outputs_match', 'with grad', hint='run both modules inside `with torch.no_grad():`', source='''import torch
+    Mutant('outputs_match', 'with grad', hint='run both modules inside `with torch.no_grad():`',
+           source='''import torch
 
 
 def outputs_match(model, gm, *inputs, atol=0.0):
@@ -251,7 +268,8 @@ def outputs_match(model, gm, *inputs, atol=0.0):
         return False
     return bool(torch.equal(a, b)) if atol == 0 else bool(torch.allclose(a, b, rtol=0, atol=atol))
 '''),
-    Mutant('outputs_match', 'first input only', hint="missing 1 required positional argument: 'y'", source='''import torch
+    Mutant('outputs_match', 'first input only', hint="missing 1 required positional argument: 'y'",
+           source='''import torch
 
 
 def outputs_match(model, gm, *inputs, atol=0.0):
@@ -261,7 +279,8 @@ def outputs_match(model, gm, *inputs, atol=0.0):
         return False
     return bool(torch.equal(a, b)) if atol == 0 else bool(torch.allclose(a, b, rtol=0, atol=atol))
 '''),
-    Mutant('outputs_match', 'ignores atol', hint='is a tolerance: compare with torch.allclose', source='''import torch
+    Mutant('outputs_match', 'ignores atol', hint='is a tolerance: compare with torch.allclose',
+           source='''import torch
 
 
 def outputs_match(model, gm, *inputs, atol=0.0):

@@ -374,17 +374,20 @@ def consumers(gm, node_name):
 # ------------------- wrong answers written from the task text alone, by someone who had not read the checks
 
 MUTANTS += [
-    Mutant('op_histogram', 'zero keys', hint='list only the opcodes that occur in the graph', source='''def op_histogram(gm):
+    Mutant('op_histogram', 'zero keys', hint='list only the opcodes that occur in the graph',
+           source='''def op_histogram(gm):
     hist = {op: 0 for op in ("placeholder", "get_attr", "call_function", "call_module", "call_method", "output")}
     for n in gm.graph.nodes:
         hist[n.op] += 1
     return hist
 '''),
-    Mutant('op_histogram', 'skips io', hint='placeholder and output nodes count too', source='''def op_histogram(gm):
+    Mutant('op_histogram', 'skips io', hint='placeholder and output nodes count too',
+           source='''def op_histogram(gm):
     from collections import Counter
     return dict(Counter(n.op for n in gm.graph.nodes if n.op not in ("placeholder", "output")))
 '''),
-    Mutant('op_histogram', 'modules not calls', hint='a module called twice is two nodes', source='''def op_histogram(gm):
+    Mutant('op_histogram', 'modules not calls', hint='a module called twice is two nodes',
+           source='''def op_histogram(gm):
     hist = {}
     seen = set()
     for n in gm.graph.nodes:
@@ -395,60 +398,73 @@ MUTANTS += [
         hist[n.op] = hist.get(n.op, 0) + 1
     return hist
 '''),
-    Mutant('op_histogram', 'dce mutates', hint="removed sigmoid, neg, exp from gm's graph (eliminate_dead_code?)", not_hints=('placeholder and output',), source='''def op_histogram(gm):
+    Mutant('op_histogram', 'dce mutates', hint="removed sigmoid, neg, exp from gm's graph (eliminate_dead_code?)", not_hints=('placeholder and output',),
+           source='''def op_histogram(gm):
     from collections import Counter
     gm.graph.eliminate_dead_code()
     return dict(Counter(n.op for n in gm.graph.nodes))
 '''),
-    Mutant('op_histogram', 'most common list', hint='expected a dict mapping opcode to count', source='''def op_histogram(gm):
+    Mutant('op_histogram', 'most common list', hint='expected a dict mapping opcode to count',
+           source='''def op_histogram(gm):
     from collections import Counter
     return Counter(n.op for n in gm.graph.nodes).most_common()
 '''),
-    Mutant('op_histogram', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def op_histogram(gm):
+    Mutant('op_histogram', 'calls eval', hint="do not switch the caller's model with .eval()",
+           source='''def op_histogram(gm):
     gm.eval()
     out = {}
     for n in gm.graph.nodes:
         out[n.op] = out.get(n.op, 0) + 1
     return out
 '''),
-    Mutant('called_modules', 'node names', hint='the qualified name is node.target', source='''def called_modules(gm):
+    Mutant('called_modules', 'node names', hint='the qualified name is node.target',
+           source='''def called_modules(gm):
     return [n.name for n in gm.graph.nodes if n.op == "call_module"]
 '''),
-    Mutant('called_modules', 'dedup', hint='a module called twice appears twice: keep repeats', source='''def called_modules(gm):
+    Mutant('called_modules', 'dedup', hint='a module called twice appears twice: keep repeats',
+           source='''def called_modules(gm):
     return list(dict.fromkeys(n.target for n in gm.graph.nodes if n.op == "call_module"))
 '''),
-    Mutant('called_modules', 'named modules', hint="list the graph's call_module nodes, not the submodules of gm", source='''def called_modules(gm):
+    Mutant('called_modules', 'named modules', hint="list the graph's call_module nodes, not the submodules of gm",
+           source='''def called_modules(gm):
     return [name for name, m in gm.named_modules() if name and not list(m.children())]
 '''),
-    Mutant('called_modules', 'last component', hint='not its last part', source='''def called_modules(gm):
+    Mutant('called_modules', 'last component', hint='not its last part',
+           source='''def called_modules(gm):
     return [str(n.target).split(".")[-1] for n in gm.graph.nodes if n.op == "call_module"]
 '''),
-    Mutant('called_modules', 'sorted', hint='keep graph order', source='''def called_modules(gm):
+    Mutant('called_modules', 'sorted', hint='keep graph order',
+           source='''def called_modules(gm):
     return sorted(n.target for n in gm.graph.nodes if n.op == "call_module")
 '''),
-    Mutant('called_modules', 'includes methods', hint='only call_module nodes: functions and methods are not module calls', source='''def called_modules(gm):
+    Mutant('called_modules', 'includes methods', hint='only call_module nodes: functions and methods are not module calls',
+           source='''def called_modules(gm):
     return [n.target for n in gm.graph.nodes if n.op in ("call_module", "call_method")]
 '''),
-    Mutant('consumers', 'users order', hint='return them in graph order', source='''def consumers(gm, node_name):
+    Mutant('consumers', 'users order', hint='return them in graph order',
+           source='''def consumers(gm, node_name):
     for n in gm.graph.nodes:
         if n.name == node_name:
             return [u.name for u in n.users]
     raise KeyError(f"no node named {node_name!r}")
 '''),
-    Mutant('consumers', 'missing returns empty', hint='raise KeyError(node_name)', source='''def consumers(gm, node_name):
+    Mutant('consumers', 'missing returns empty', hint='raise KeyError(node_name)',
+           source='''def consumers(gm, node_name):
     out = []
     for n in gm.graph.nodes:
         if any(a.name == node_name for a in n.all_input_nodes):
             out.append(n.name)
     return out
 '''),
-    Mutant('consumers', 'positional only', hint='uses inside lists (torch.cat([h, x])) and keyword arguments (other=h) count too', source='''def consumers(gm, node_name):
+    Mutant('consumers', 'positional only', hint='uses inside lists (torch.cat([h, x])) and keyword arguments (other=h) count too',
+           source='''def consumers(gm, node_name):
     target = next((n for n in gm.graph.nodes if n.name == node_name), None)
     if target is None:
         raise KeyError(f"no node named {node_name!r}")
     return [n.name for n in gm.graph.nodes if target in n.args]
 '''),
-    Mutant('consumers', 'duplicates', hint='list each consumer once', source='''def consumers(gm, node_name):
+    Mutant('consumers', 'duplicates', hint='list each consumer once',
+           source='''def consumers(gm, node_name):
     import torch.fx as fx
     target = next((n for n in gm.graph.nodes if n.name == node_name), None)
     if target is None:
@@ -460,27 +476,31 @@ MUTANTS += [
         out += [n.name for a in flat if a is target]
     return out
 '''),
-    Mutant('consumers', 'by target', hint='look nodes up by node.name', source='''def consumers(gm, node_name):
+    Mutant('consumers', 'by target', hint='look nodes up by node.name',
+           source='''def consumers(gm, node_name):
     for n in gm.graph.nodes:
         if str(n.target) == node_name:
             order = {m: i for i, m in enumerate(gm.graph.nodes)}
             return [u.name for u in sorted(n.users, key=order.get)]
     raise KeyError(f"no node named {node_name!r}")
 '''),
-    Mutant('consumers', 'excludes output', hint='the output node is a user too', source='''def consumers(gm, node_name):
+    Mutant('consumers', 'excludes output', hint='the output node is a user too',
+           source='''def consumers(gm, node_name):
     node = next((n for n in gm.graph.nodes if n.name == node_name), None)
     if node is None:
         raise KeyError(f"no node named {node_name!r}")
     return [n.name for n in gm.graph.nodes if n in node.users and n.op != "output"]
 '''),
-    Mutant('consumers', 'keyerror without name', hint='the KeyError does not name the node', source='''def consumers(gm, node_name):
+    Mutant('consumers', 'keyerror without name', hint='the KeyError does not name the node',
+           source='''def consumers(gm, node_name):
     nodes = {n.name: n for n in gm.graph.nodes}
     if node_name not in nodes:
         raise KeyError("no such node")
     node = nodes[node_name]
     return [n.name for n in gm.graph.nodes if n in node.users]
 '''),
-    Mutant('graph_depth', 'bfs shortest', hint='take the longest path, not the shortest', source='''def graph_depth(gm):
+    Mutant('graph_depth', 'bfs shortest', hint='take the longest path, not the shortest',
+           source='''def graph_depth(gm):
     from collections import deque
     dist = {}
     queue = deque()
@@ -498,28 +518,32 @@ MUTANTS += [
                 queue.append(u)
     return 0
 '''),
-    Mutant('graph_depth', 'starts at sources', hint='paths start at placeholders only', source='''def graph_depth(gm):
+    Mutant('graph_depth', 'starts at sources', hint='paths start at placeholders only',
+           source='''def graph_depth(gm):
     depth = {}
     for n in gm.graph.nodes:
         ins = n.all_input_nodes
         depth[n] = 0 if not ins else 1 + max(depth[i] for i in ins)
     return depth[next(n for n in gm.graph.nodes if n.op == "output")]
 '''),
-    Mutant('graph_depth', 'counts nodes', hint='count edges, not nodes', source='''def graph_depth(gm):
+    Mutant('graph_depth', 'counts nodes', hint='count edges, not nodes',
+           source='''def graph_depth(gm):
     depth = {}
     for n in gm.graph.nodes:
         ins = [depth[i] for i in n.all_input_nodes if depth.get(i) is not None]
         depth[n] = 1 if n.op == "placeholder" else (1 + max(ins) if ins else None)
     return depth[next(n for n in gm.graph.nodes if n.op == "output")]
 '''),
-    Mutant('graph_depth', 'includes dead', hint='the path must end at the output node', source='''def graph_depth(gm):
+    Mutant('graph_depth', 'includes dead', hint='the path must end at the output node',
+           source='''def graph_depth(gm):
     depth = {}
     for n in gm.graph.nodes:
         ins = [depth[i] for i in n.all_input_nodes if depth.get(i) is not None]
         depth[n] = 0 if n.op == "placeholder" else (1 + max(ins) if ins else None)
     return max(d for d in depth.values() if d is not None)
 '''),
-    Mutant('graph_depth', 'first placeholder', hint='every placeholder is a start, not only the first one', source='''def graph_depth(gm):
+    Mutant('graph_depth', 'first placeholder', hint='every placeholder is a start, not only the first one',
+           source='''def graph_depth(gm):
     nodes = list(gm.graph.nodes)
     depth = {nodes[0]: 0}
     for n in nodes[1:]:
@@ -528,7 +552,8 @@ MUTANTS += [
             depth[n] = 1 + max(ins)
     return depth[nodes[-1]]
 '''),
-    Mutant('graph_depth', 'len minus one', hint='the number of nodes is not the depth', source='''def graph_depth(gm):
+    Mutant('graph_depth', 'len minus one', hint='the number of nodes is not the depth',
+           source='''def graph_depth(gm):
     return len(gm.graph.nodes) - 1
 '''),
 ]

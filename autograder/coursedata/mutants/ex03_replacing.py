@@ -453,7 +453,8 @@ def linear_to_matmul(gm):
 # ------------------- wrong answers written from the task text alone, by someone who had not read the checks
 
 MUTANTS += [
-    Mutant('swap_function', 'by name', hint='compare targets by identity (node.target is old)', source='''def swap_function(gm, old, new):
+    Mutant('swap_function', 'by name', hint='compare targets by identity (node.target is old)',
+           source='''def swap_function(gm, old, new):
     for n in gm.graph.nodes:
         if n.op == "call_function" and getattr(n.target, "__name__", None) == old.__name__:
             n.target = new
@@ -461,14 +462,16 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('swap_function', 'no recompile', hint='call gm.recompile() after changing the graph', source='''def swap_function(gm, old, new):
+    Mutant('swap_function', 'no recompile', hint='call gm.recompile() after changing the graph',
+           source='''def swap_function(gm, old, new):
     for n in gm.graph.nodes:
         if n.op == "call_function" and n.target is old:
             n.target = new
     gm.graph.lint()
     return gm
 '''),
-    Mutant('swap_function', 'also methods', hint='only call_function nodes change: a call_method node named like `old`', not_hints=('compare targets by identity',), source='''def swap_function(gm, old, new):
+    Mutant('swap_function', 'also methods', hint='only call_function nodes change: a call_method node named like `old`', not_hints=('compare targets by identity',),
+           source='''def swap_function(gm, old, new):
     for n in list(gm.graph.nodes):
         if (n.op == "call_function" and n.target is old) or (n.op == "call_method" and n.target == old.__name__):
             with gm.graph.inserting_before(n):
@@ -479,7 +482,8 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('swap_function', 'drops kwargs', hint='has other args or kwargs than before', source='''def swap_function(gm, old, new):
+    Mutant('swap_function', 'drops kwargs', hint='has other args or kwargs than before',
+           source='''def swap_function(gm, old, new):
     for n in list(gm.graph.nodes):
         if n.op == "call_function" and n.target is old:
             with gm.graph.inserting_after(n):
@@ -490,14 +494,16 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('swap_function', 'returns none', hint='end the pass with `return gm`', source='''def swap_function(gm, old, new):
+    Mutant('swap_function', 'returns none', hint='end the pass with `return gm`',
+           source='''def swap_function(gm, old, new):
     for n in gm.graph.nodes:
         if n.op == "call_function" and n.target is old:
             n.target = new
     gm.graph.lint()
     gm.recompile()
 '''),
-    Mutant('swap_function', 'first only', hint='replace every node that targets `old`, not only the first one', source='''def swap_function(gm, old, new):
+    Mutant('swap_function', 'first only', hint='replace every node that targets `old`, not only the first one',
+           source='''def swap_function(gm, old, new):
     for n in gm.graph.nodes:
         if n.op == "call_function" and n.target is old:
             n.target = new
@@ -506,7 +512,8 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_clamp', 'lambda', hint='a lambda hides what the node computes', source='''import torch
+    Mutant('relu_to_clamp', 'lambda', hint='a lambda hides what the node computes',
+           source='''import torch
 
 
 def relu_to_clamp(gm, max_value):
@@ -517,7 +524,8 @@ def relu_to_clamp(gm, max_value):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_clamp', 'args only', hint="when node.args is empty, read node.kwargs['input']", source='''import torch
+    Mutant('relu_to_clamp', 'args only', hint="when node.args is empty, read node.kwargs['input']",
+           source='''import torch
 
 
 def relu_to_clamp(gm, max_value):
@@ -531,7 +539,8 @@ def relu_to_clamp(gm, max_value):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_clamp', 'also F relu', hint='only torch.relu changes: test node.target is torch.relu', source='''import torch
+    Mutant('relu_to_clamp', 'also F relu', hint='only torch.relu changes: test node.target is torch.relu',
+           source='''import torch
 
 
 def relu_to_clamp(gm, max_value):
@@ -547,7 +556,8 @@ def relu_to_clamp(gm, max_value):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_clamp', 'no min', hint='torch.clamp needs min=0 as well as max=max_value', source='''import torch
+    Mutant('relu_to_clamp', 'no min', hint='torch.clamp needs min=0 as well as max=max_value',
+           source='''import torch
 
 
 def relu_to_clamp(gm, max_value):
@@ -562,7 +572,8 @@ def relu_to_clamp(gm, max_value):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_clamp', 'call method', hint='use torch.clamp itself, not clamp, as the target of a call_function node', source='''import torch
+    Mutant('relu_to_clamp', 'call method', hint='use torch.clamp itself, not clamp, as the target of a call_function node',
+           source='''import torch
 
 
 def relu_to_clamp(gm, max_value):
@@ -577,7 +588,8 @@ def relu_to_clamp(gm, max_value):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_clamp', 'no recompile', hint='call gm.recompile() after changing the graph', source='''import torch
+    Mutant('relu_to_clamp', 'no recompile', hint='call gm.recompile() after changing the graph',
+           source='''import torch
 
 
 def relu_to_clamp(gm, max_value):
@@ -591,7 +603,8 @@ def relu_to_clamp(gm, max_value):
     gm.graph.lint()
     return gm
 '''),
-    Mutant('relu_to_clamp', 'hardtanh', hint='use torch.clamp itself, not torch.nn.functional.hardtanh', source='''import torch
+    Mutant('relu_to_clamp', 'hardtanh', hint='use torch.clamp itself, not torch.nn.functional.hardtanh',
+           source='''import torch
 
 
 def relu_to_clamp(gm, max_value):
@@ -606,7 +619,8 @@ def relu_to_clamp(gm, max_value):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_gelu', 'functions only', hint='nn.ReLU is a call_module node', source='''import torch
+    Mutant('relu_to_gelu', 'functions only', hint='nn.ReLU is a call_module node',
+           source='''import torch
 
 
 def relu_to_gelu(gm):
@@ -622,7 +636,8 @@ def relu_to_gelu(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_gelu', 'tanh approx', hint="exact GELU means approximate='none'", source='''import torch
+    Mutant('relu_to_gelu', 'tanh approx', hint="exact GELU means approximate='none'",
+           source='''import torch
 
 
 def relu_to_gelu(gm):
@@ -643,7 +658,8 @@ def relu_to_gelu(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_gelu', 'keeps inplace kwarg', hint='F.gelu takes no `inplace` argument', not_hints=('nn.GELU() submodule',), source='''import torch
+    Mutant('relu_to_gelu', 'keeps inplace kwarg', hint='F.gelu takes no `inplace` argument', not_hints=('nn.GELU() submodule',),
+           source='''import torch
 
 
 def relu_to_gelu(gm):
@@ -663,7 +679,8 @@ def relu_to_gelu(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_gelu', 'substring match', hint='was replaced, but it computes no ReLU', source='''import torch
+    Mutant('relu_to_gelu', 'substring match', hint='was replaced, but it computes no ReLU',
+           source='''import torch
 
 
 def relu_to_gelu(gm):
@@ -685,7 +702,8 @@ def relu_to_gelu(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_gelu', 'misses inplace forms', hint='torch.relu_ (the in-place relu, also F.relu_) is a function of its own', source='''import torch
+    Mutant('relu_to_gelu', 'misses inplace forms', hint='torch.relu_ (the in-place relu, also F.relu_) is a function of its own',
+           source='''import torch
 
 
 def relu_to_gelu(gm):
@@ -705,7 +723,8 @@ def relu_to_gelu(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('relu_to_gelu', 'deletes module per site', hint='replace every node that calls it before you delete it', not_hints=('register a new submodule',), source='''import torch
+    Mutant('relu_to_gelu', 'deletes module per site', hint='replace every node that calls it before you delete it', not_hints=('register a new submodule',),
+           source='''import torch
 
 
 def relu_to_gelu(gm):
@@ -733,7 +752,8 @@ def relu_to_gelu(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('linear_to_matmul', 'F linear', hint='F.linear and torch.addmm are what this exercise takes apart', source='''import torch
+    Mutant('linear_to_matmul', 'F linear', hint='F.linear and torch.addmm are what this exercise takes apart',
+           source='''import torch
 
 
 def linear_to_matmul(gm):
@@ -752,7 +772,8 @@ def linear_to_matmul(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('linear_to_matmul', 'copies params', hint='parameters must stay shared with the original model', source='''import torch
+    Mutant('linear_to_matmul', 'copies params', hint='parameters must stay shared with the original model',
+           source='''import torch
 
 
 def linear_to_matmul(gm):
@@ -775,7 +796,8 @@ def linear_to_matmul(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('linear_to_matmul', 'always bias', hint='a layer built with bias=False has no bias', not_hints=('register a new submodule',), source='''import torch
+    Mutant('linear_to_matmul', 'always bias', hint='a layer built with bias=False has no bias', not_hints=('register a new submodule',),
+           source='''import torch
 
 
 def linear_to_matmul(gm):
@@ -794,7 +816,8 @@ def linear_to_matmul(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('linear_to_matmul', 'mm 2d', hint='torch.mm only multiplies 2-d matrices', source='''import torch
+    Mutant('linear_to_matmul', 'mm 2d', hint='torch.mm only multiplies 2-d matrices',
+           source='''import torch
 
 
 def linear_to_matmul(gm):
@@ -813,7 +836,8 @@ def linear_to_matmul(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('linear_to_matmul', 'first site only', hint='a Linear can be called from more than one node', source='''import torch
+    Mutant('linear_to_matmul', 'first site only', hint='a Linear can be called from more than one node',
+           source='''import torch
 
 
 def linear_to_matmul(gm):
@@ -834,7 +858,8 @@ def linear_to_matmul(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('linear_to_matmul', 'pretransposes model', hint='the original model changed', source='''import torch
+    Mutant('linear_to_matmul', 'pretransposes model', hint='the original model changed',
+           source='''import torch
 
 
 def linear_to_matmul(gm):
@@ -856,7 +881,8 @@ def linear_to_matmul(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('linear_to_matmul', 'no transpose', hint='nn.Linear computes x @ W.T + b', source='''import torch
+    Mutant('linear_to_matmul', 'no transpose', hint='nn.Linear computes x @ W.T + b',
+           source='''import torch
 
 
 def linear_to_matmul(gm):

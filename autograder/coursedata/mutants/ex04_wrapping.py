@@ -367,12 +367,14 @@ def trace_specialized(model, **flags):
 # ------------------- wrong answers written from the task text alone, by someone who had not read the checks
 
 MUTANTS += [
-    Mutant('trace_gated', 'wrap inside function', hint='call torch.fx.wrap("name") at the top level of the cell', source='''def trace_gated(model):
+    Mutant('trace_gated', 'wrap inside function', hint='call torch.fx.wrap("name") at the top level of the cell',
+           source='''def trace_gated(model):
     import torch.fx as fx
     fx.wrap("gate")
     return fx.symbolic_trace(model)
 '''),
-    Mutant('trace_gated', 'redefines gate', hint='make gate a leaf function, recorded as one call_function node', source='''import torch
+    Mutant('trace_gated', 'redefines gate', hint='make gate a leaf function, recorded as one call_function node',
+           source='''import torch
 import torch.fx as fx
 
 
@@ -383,18 +385,21 @@ def gate(x):
 def trace_gated(model):
     return fx.symbolic_trace(model)
 '''),
-    Mutant('trace_gated', 'returns graph', hint='pair it with its module: fx.GraphModule(model, graph)', source='''def trace_gated(model):
+    Mutant('trace_gated', 'returns graph', hint='pair it with its module: fx.GraphModule(model, graph)',
+           source='''def trace_gated(model):
     import torch.fx as fx
     tracer = fx.Tracer(autowrap_functions=(gate,))
     return tracer.trace(model)
 '''),
-    Mutant('trace_gated', 'empty root', hint="the GraphModule's root must be the traced model", source='''def trace_gated(model):
+    Mutant('trace_gated', 'empty root', hint="the GraphModule's root must be the traced model",
+           source='''def trace_gated(model):
     import torch.fx as fx
     import torch.nn as nn
     graph = fx.Tracer(autowrap_functions=(gate,)).trace(model)
     return fx.GraphModule(nn.Module(), graph)
 '''),
-    Mutant('trace_gated', 'patches branch', hint='so one branch got frozen or rewritten', source='''def trace_gated(model):
+    Mutant('trace_gated', 'patches branch', hint='so one branch got frozen or rewritten',
+           source='''def trace_gated(model):
     import torch
     import torch.fx as fx
     g = globals()
@@ -406,13 +411,15 @@ def trace_gated(model):
         g["gate"] = saved
     return fx.GraphModule(model, graph)
 '''),
-    Mutant('trace_gated', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def trace_gated(model):
+    Mutant('trace_gated', 'calls eval', hint="do not switch the caller's model with .eval()",
+           source='''def trace_gated(model):
     import torch.fx as fx
     model.eval()
     tracer = fx.Tracer(autowrap_functions=(gate,))
     return fx.GraphModule(model, tracer.trace(model))
 '''),
-    Mutant('trace_with_leaves', 'exact type', hint='which counts subclasses too', source='''def trace_with_leaves(model, leaf_types):
+    Mutant('trace_with_leaves', 'exact type', hint='which counts subclasses too',
+           source='''def trace_with_leaves(model, leaf_types):
     import torch.fx as fx
     kinds = tuple(leaf_types)
 
@@ -422,7 +429,8 @@ def trace_gated(model):
 
     return fx.GraphModule(model, LeafTracer().trace(model))
 '''),
-    Mutant('trace_with_leaves', 'only given', hint='keep the default rule for the other modules', source='''def trace_with_leaves(model, leaf_types):
+    Mutant('trace_with_leaves', 'only given', hint='keep the default rule for the other modules',
+           source='''def trace_with_leaves(model, leaf_types):
     import torch.fx as fx
     kinds = tuple(leaf_types)
 
@@ -432,7 +440,8 @@ def trace_gated(model):
 
     return fx.GraphModule(model, LeafTracer().trace(model))
 '''),
-    Mutant('trace_with_leaves', 'list isinstance', hint='isinstance(m, tuple(leaf_types))', source='''def trace_with_leaves(model, leaf_types):
+    Mutant('trace_with_leaves', 'list isinstance', hint='isinstance(m, tuple(leaf_types))',
+           source='''def trace_with_leaves(model, leaf_types):
     import torch.fx as fx
 
     class LeafTracer(fx.Tracer):
@@ -441,7 +450,8 @@ def trace_gated(model):
 
     return fx.GraphModule(model, LeafTracer().trace(model))
 '''),
-    Mutant('trace_with_leaves', 'top level only', hint='is_leaf_module is asked about every module, nested ones too', source='''def trace_with_leaves(model, leaf_types):
+    Mutant('trace_with_leaves', 'top level only', hint='is_leaf_module is asked about every module, nested ones too',
+           source='''def trace_with_leaves(model, leaf_types):
     import torch.fx as fx
     leaves = {name for name, m in model.named_children() if isinstance(m, tuple(leaf_types))}
 
@@ -451,7 +461,8 @@ def trace_gated(model):
 
     return fx.GraphModule(model, LeafTracer().trace(model))
 '''),
-    Mutant('trace_with_leaves', 'sequential leaf', hint='only instances of leaf_types, plus what torch.nn makes a leaf anyway', source='''def trace_with_leaves(model, leaf_types):
+    Mutant('trace_with_leaves', 'sequential leaf', hint='only instances of leaf_types, plus what torch.nn makes a leaf anyway',
+           source='''def trace_with_leaves(model, leaf_types):
     import torch.fx as fx
     kinds = tuple(leaf_types)
 
@@ -461,7 +472,8 @@ def trace_gated(model):
 
     return fx.GraphModule(model, LeafTracer().trace(model))
 '''),
-    Mutant('trace_with_leaves', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def trace_with_leaves(model, leaf_types):
+    Mutant('trace_with_leaves', 'calls eval', hint="do not switch the caller's model with .eval()",
+           source='''def trace_with_leaves(model, leaf_types):
     import torch.fx as fx
     kinds = tuple(leaf_types)
     model.eval()
@@ -472,17 +484,20 @@ def trace_gated(model):
 
     return fx.GraphModule(model, LeafTracer().trace(model))
 '''),
-    Mutant('trace_specialized', 'plain concrete args', hint='concrete_args leaves a guard for each flag', source='''def trace_specialized(model, **flags):
+    Mutant('trace_specialized', 'plain concrete args', hint='concrete_args leaves a guard for each flag',
+           source='''def trace_specialized(model, **flags):
     import torch.fx as fx
     return fx.symbolic_trace(model, concrete_args=flags)
 '''),
-    Mutant('trace_specialized', 'setattr', hint='fix the value with concrete_args', source='''def trace_specialized(model, **flags):
+    Mutant('trace_specialized', 'setattr', hint='fix the value with concrete_args',
+           source='''def trace_specialized(model, **flags):
     import torch.fx as fx
     for k, v in flags.items():
         setattr(model, k, v)
     return fx.symbolic_trace(model)
 '''),
-    Mutant('trace_specialized', 'positional zip', hint='pass them to concrete_args by name, not by position', source='''def trace_specialized(model, **flags):
+    Mutant('trace_specialized', 'positional zip', hint='pass them to concrete_args by name, not by position',
+           source='''def trace_specialized(model, **flags):
     import inspect
     import torch.fx as fx
     params = list(inspect.signature(model.forward).parameters)[1:]
@@ -497,7 +512,8 @@ def trace_gated(model):
     gm.recompile()
     return gm
 '''),
-    Mutant('trace_specialized', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def trace_specialized(model, **flags):
+    Mutant('trace_specialized', 'calls eval', hint="do not switch the caller's model with .eval()",
+           source='''def trace_specialized(model, **flags):
     import torch.fx as fx
     gm = fx.symbolic_trace(model.eval(), concrete_args=flags)
     import inspect
@@ -509,7 +525,8 @@ def trace_gated(model):
     gm.recompile()
     return gm
 '''),
-    Mutant('trace_specialized', 'fills defaults', hint='concrete_args may hold only the flags you were given', source='''def trace_specialized(model, **flags):
+    Mutant('trace_specialized', 'fills defaults', hint='concrete_args may hold only the flags you were given',
+           source='''def trace_specialized(model, **flags):
     import inspect
     import torch.fx as fx
     params = list(inspect.signature(model.forward).parameters.values())[1:]
@@ -524,12 +541,14 @@ def trace_gated(model):
     gm.recompile()
     return gm
 '''),
-    Mutant('trace_specialized', 'partial', hint='not a functools.partial', source='''def trace_specialized(model, **flags):
+    Mutant('trace_specialized', 'partial', hint='not a functools.partial',
+           source='''def trace_specialized(model, **flags):
     import functools
     import torch.fx as fx
     return fx.symbolic_trace(functools.partial(model.forward, **flags))
 '''),
-    Mutant('trace_specialized', 'drops unused inputs', hint='keep every tensor input as a placeholder', source='''def trace_specialized(model, **flags):
+    Mutant('trace_specialized', 'drops unused inputs', hint='keep every tensor input as a placeholder',
+           source='''def trace_specialized(model, **flags):
     import torch.fx as fx
     gm = fx.symbolic_trace(model, concrete_args=flags)
     import inspect

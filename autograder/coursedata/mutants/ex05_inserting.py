@@ -497,7 +497,8 @@ MUTANTS += [
 # ------------------- wrong answers written from the task text alone, by someone who had not read the checks
 
 MUTANTS += [
-    Mutant('insert_after', 'self use', hint='a node reads itself: node.replace_all_uses_with(new) also rewired the new node', source='''def insert_after(gm, node_name, fn):
+    Mutant('insert_after', 'self use', hint='a node reads itself: node.replace_all_uses_with(new) also rewired the new node',
+           source='''def insert_after(gm, node_name, fn):
     node = next((n for n in gm.graph.nodes if n.name == node_name), None)
     if node is None:
         raise KeyError(node_name)
@@ -508,7 +509,8 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('insert_after', 'args only', hint='uses inside lists and tuples and keyword arguments count too', source='''def insert_after(gm, node_name, fn):
+    Mutant('insert_after', 'args only', hint='uses inside lists and tuples and keyword arguments count too',
+           source='''def insert_after(gm, node_name, fn):
     node = next((n for n in gm.graph.nodes if n.name == node_name), None)
     if node is None:
         raise KeyError(node_name)
@@ -521,7 +523,8 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('insert_after', 'missing returns gm', hint='raise KeyError(node_name) when no node has that name', source='''def insert_after(gm, node_name, fn):
+    Mutant('insert_after', 'missing returns gm', hint='raise KeyError(node_name) when no node has that name',
+           source='''def insert_after(gm, node_name, fn):
     for node in gm.graph.nodes:
         if node.name == node_name:
             with gm.graph.inserting_after(node):
@@ -532,7 +535,8 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('insert_after', 'by target', hint='look it up by node.name', source='''def insert_after(gm, node_name, fn):
+    Mutant('insert_after', 'by target', hint='look it up by node.name',
+           source='''def insert_after(gm, node_name, fn):
     node = next((n for n in gm.graph.nodes if str(n.target) == node_name), None)
     if node is None:
         raise KeyError(node_name)
@@ -543,7 +547,8 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('insert_after', 'no recompile', hint='call gm.recompile() after changing the graph', source='''def insert_after(gm, node_name, fn):
+    Mutant('insert_after', 'no recompile', hint='call gm.recompile() after changing the graph',
+           source='''def insert_after(gm, node_name, fn):
     node = next((n for n in gm.graph.nodes if n.name == node_name), None)
     if node is None:
         raise KeyError(node_name)
@@ -553,7 +558,8 @@ MUTANTS += [
     gm.graph.lint()
     return gm
 '''),
-    Mutant('insert_after', 'at end', hint='create a new node inside `with gm.graph.inserting_after(node):`', source='''def insert_after(gm, node_name, fn):
+    Mutant('insert_after', 'at end', hint='create a new node inside `with gm.graph.inserting_after(node):`',
+           source='''def insert_after(gm, node_name, fn):
     node = next((n for n in gm.graph.nodes if n.name == node_name), None)
     if node is None:
         raise KeyError(node_name)
@@ -565,7 +571,8 @@ MUTANTS += [
     gm.recompile()
     return gm
 '''),
-    Mutant('remove_dropout', 'modules only', hint='functional dropout counts too', source='''import torch
+    Mutant('remove_dropout', 'modules only', hint='functional dropout counts too',
+           source='''import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -586,7 +593,8 @@ def remove_dropout(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('remove_dropout', 'exact type', hint='subclasses count too: isinstance(module, DROPOUT_MODULES)', source='''import torch
+    Mutant('remove_dropout', 'exact type', hint='subclasses count too: isinstance(module, DROPOUT_MODULES)',
+           source='''import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -610,7 +618,8 @@ def remove_dropout(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('remove_dropout', 'identity', hint="make its users read the dropout's input (replace_all_uses_with), then graph.erase_node(node)", source='''import torch
+    Mutant('remove_dropout', 'identity', hint="make its users read the dropout's input (replace_all_uses_with), then graph.erase_node(node)",
+           source='''import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -631,7 +640,8 @@ def remove_dropout(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('remove_dropout', 'keeps submodules', hint='after erasing the nodes, call gm.delete_all_unused_submodules()', source='''import torch
+    Mutant('remove_dropout', 'keeps submodules', hint='after erasing the nodes, call gm.delete_all_unused_submodules()',
+           source='''import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -651,7 +661,8 @@ def remove_dropout(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('remove_dropout', 'args only', hint="when node.args is empty, read node.kwargs['input']", source='''import torch
+    Mutant('remove_dropout', 'args only', hint="when node.args is empty, read node.kwargs['input']",
+           source='''import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -672,7 +683,8 @@ def remove_dropout(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('remove_dropout', 'skips eval calls', hint='a dropout call goes even with training=False', not_hints=('functional dropout counts too',), source='''import torch
+    Mutant('remove_dropout', 'skips eval calls', hint='a dropout call goes even with training=False', not_hints=('functional dropout counts too',),
+           source='''import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -694,7 +706,8 @@ def remove_dropout(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('remove_dropout', 'deletes shared early', hint='replace every node that calls it before you delete it', not_hints=('register a new submodule',), source='''import torch
+    Mutant('remove_dropout', 'deletes shared early', hint='replace every node that calls it before you delete it', not_hints=('register a new submodule',),
+           source='''import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -721,7 +734,8 @@ def remove_dropout(gm):
     gm.recompile()
     return gm
 '''),
-    Mutant('record_shapes', 'includes output', hint="skip the node whose op is 'output'", source='''def record_shapes(gm, *inputs):
+    Mutant('record_shapes', 'includes output', hint="skip the node whose op is 'output'",
+           source='''def record_shapes(gm, *inputs):
     import torch
     from torch.fx.passes.shape_prop import ShapeProp
     ShapeProp(gm).propagate(*inputs)
@@ -732,7 +746,8 @@ def remove_dropout(gm):
             out[n.name] = tuple(meta.shape)
     return out
 '''),
-    Mutant('record_shapes', 'calls only', hint='placeholders are tensor-valued nodes too', source='''def record_shapes(gm, *inputs):
+    Mutant('record_shapes', 'calls only', hint='placeholders are tensor-valued nodes too',
+           source='''def record_shapes(gm, *inputs):
     import torch
     import torch.fx as fx
 
@@ -747,7 +762,8 @@ def remove_dropout(gm):
     Rec(gm).run(*inputs)
     return shapes
 '''),
-    Mutant('record_shapes', 'includes sizes', hint='record only nodes whose value is a torch.Tensor', source='''def record_shapes(gm, *inputs):
+    Mutant('record_shapes', 'includes sizes', hint='record only nodes whose value is a torch.Tensor',
+           source='''def record_shapes(gm, *inputs):
     import torch
     import torch.fx as fx
 
@@ -767,13 +783,15 @@ def remove_dropout(gm):
     Rec(gm).run(*inputs)
     return shapes
 '''),
-    Mutant('record_shapes', 'tuple meta crash', hint="a node whose value is a tuple of tensors has a tuple as node.meta['tensor_meta']", source='''def record_shapes(gm, *inputs):
+    Mutant('record_shapes', 'tuple meta crash', hint="a node whose value is a tuple of tensors has a tuple as node.meta['tensor_meta']",
+           source='''def record_shapes(gm, *inputs):
     from torch.fx.passes.shape_prop import ShapeProp
     ShapeProp(gm).propagate(*inputs)
     return {n.name: tuple(n.meta["tensor_meta"].shape)
             for n in gm.graph.nodes if n.op != "output" and "tensor_meta" in n.meta}
 '''),
-    Mutant('record_shapes', 'calls eval', hint="do not switch the caller's model with .eval()", source='''def record_shapes(gm, *inputs):
+    Mutant('record_shapes', 'calls eval', hint="do not switch the caller's model with .eval()",
+           source='''def record_shapes(gm, *inputs):
     import torch
     import torch.fx as fx
     gm.eval()
@@ -789,7 +807,8 @@ def remove_dropout(gm):
     Rec(gm).run(*inputs)
     return shapes
 '''),
-    Mutant('record_shapes', 'lists', hint='convert with tuple(tensor.shape)', source='''def record_shapes(gm, *inputs):
+    Mutant('record_shapes', 'lists', hint='convert with tuple(tensor.shape)',
+           source='''def record_shapes(gm, *inputs):
     import torch
     import torch.fx as fx
     shapes = {}
@@ -804,7 +823,8 @@ def remove_dropout(gm):
     Rec(gm).run(*inputs)
     return shapes
 '''),
-    Mutant('linear_flops', 'batch dim only', hint='rows is the product of ALL leading dimensions', source='''def linear_flops(gm, *inputs):
+    Mutant('linear_flops', 'batch dim only', hint='rows is the product of ALL leading dimensions',
+           source='''def linear_flops(gm, *inputs):
     import torch
     import torch.fx as fx
     import torch.nn as nn
@@ -823,7 +843,8 @@ def remove_dropout(gm):
     Count(gm).run(*inputs)
     return total
 '''),
-    Mutant('linear_flops', 'modules once', hint='a Linear called twice counts twice', source='''def linear_flops(gm, *inputs):
+    Mutant('linear_flops', 'modules once', hint='a Linear called twice counts twice',
+           source='''def linear_flops(gm, *inputs):
     import math
     from torch.fx.passes.shape_prop import ShapeProp
     import torch.nn as nn
@@ -837,7 +858,8 @@ def remove_dropout(gm):
             total += 2 * math.prod(shape[:-1]) * m.in_features * m.out_features
     return total
 '''),
-    Mutant('linear_flops', 'counts F linear', hint='an F.linear call does not', source='''def linear_flops(gm, *inputs):
+    Mutant('linear_flops', 'counts F linear', hint='an F.linear call does not',
+           source='''def linear_flops(gm, *inputs):
     import math
     import torch.nn as nn
     import torch.nn.functional as F
@@ -855,7 +877,8 @@ def remove_dropout(gm):
             total += 2 * math.prod(shape[:-1]) * w[0] * w[1]
     return total
 '''),
-    Mutant('linear_flops', 'no factor two', hint='each multiply-add counts as 2 FLOPs', source='''def linear_flops(gm, *inputs):
+    Mutant('linear_flops', 'no factor two', hint='each multiply-add counts as 2 FLOPs',
+           source='''def linear_flops(gm, *inputs):
     import math
     import torch.nn as nn
     from torch.fx.passes.shape_prop import ShapeProp
@@ -867,7 +890,8 @@ def remove_dropout(gm):
             total += math.prod(n.args[0].meta["tensor_meta"].shape[:-1]) * m.in_features * m.out_features
     return total
 '''),
-    Mutant('linear_flops', 'returns float', hint='FLOPs are a whole number', source='''def linear_flops(gm, *inputs):
+    Mutant('linear_flops', 'returns float', hint='FLOPs are a whole number',
+           source='''def linear_flops(gm, *inputs):
     import torch.nn as nn
     from torch.fx.passes.shape_prop import ShapeProp
     ShapeProp(gm).propagate(*inputs)
@@ -880,7 +904,8 @@ def remove_dropout(gm):
             total += 2 * rows * m.in_features * m.out_features
     return total
 '''),
-    Mutant('linear_flops', 'leaves hooks', hint='remove every hook you register', source='''def linear_flops(gm, *inputs):
+    Mutant('linear_flops', 'leaves hooks', hint='remove every hook you register',
+           source='''def linear_flops(gm, *inputs):
     import math
     import torch.nn as nn
     total = [0]

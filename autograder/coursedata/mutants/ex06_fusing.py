@@ -89,9 +89,9 @@ _CHAIN_MUTANTS = [
          ""),)),
 ]
 
-_CHAIN_MUTANTS += [
-    Mutant("fuse_consecutive_linears", "fuses one pair per round, but fuses a Linear called with its input by keyword",
-           hint="called with its input by keyword", source='''
+# a Linear called with its input by keyword is left alone: this answer fuses one (a mutant below); with the
+# test of node.args and node.kwargs added it is right (an alternative)
+_ONE_PAIR_PER_ROUND = '''
 def fuse_consecutive_linears(gm):
     calls = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
 
@@ -121,7 +121,11 @@ def fuse_consecutive_linears(gm):
     gm.graph.lint()
     gm.recompile()
     return gm
-'''),
+'''
+
+_CHAIN_MUTANTS += [
+    Mutant("fuse_consecutive_linears", "fuses one pair per round, but fuses a Linear called with its input by keyword",
+           hint="called with its input by keyword", source=_ONE_PAIR_PER_ROUND),
 ]
 
 # ----------------------------------------------------------------------------------- fold_bn_into_conv
@@ -311,37 +315,10 @@ def fuse_linear_pair(first, second):
     fused.bias = None if b is None else nn.Parameter(b)
     return fused
 '''),
-    Alternative("fuse_consecutive_linears", "fuses one pair per round until nothing changes, fresh names", '''
-def fuse_consecutive_linears(gm):
-    calls = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def is_lin(n):   # a Linear called from one site only: shared modules are left alone
-        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear) and calls[n.target] <= 1
-    counter = 0
-    changed = True
-    while changed:
-        changed = False
-        for node in gm.graph.nodes:
-            if not is_lin(node) or len(node.users) != 1 or len(node.args) != 1 or node.kwargs:
-                continue
-            user = next(iter(node.users))
-            if not is_lin(user) or user.args != (node,):
-                continue
-            counter += 1
-            name = f"linear_fused_{counter}"
-            gm.add_submodule(name, fuse_linear_pair(gm.get_submodule(node.target), gm.get_submodule(user.target)))
-            with gm.graph.inserting_before(user):
-                new = gm.graph.call_module(name, node.args)
-            user.replace_all_uses_with(new)
-            gm.graph.erase_node(user)
-            gm.graph.erase_node(node)
-            changed = True
-            break
-    gm.graph.eliminate_dead_code()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
+    Alternative("fuse_consecutive_linears", "fuses one pair per round until nothing changes, fresh names",
+                _ONE_PAIR_PER_ROUND.replace(
+                    "            if not is_lin(node) or len(node.users) != 1:\n",
+                    "            if not is_lin(node) or len(node.users) != 1 or len(node.args) != 1 or node.kwargs:\n")),
     Alternative("fold_bn_into_conv", "torch.nn.utils.fusion.fuse_conv_bn_eval", '''
 def fold_bn_into_conv(conv, bn):
     from torch.nn.utils.fusion import fuse_conv_bn_eval
@@ -457,8 +434,112 @@ def fuse_consecutive_linears(gm):
 
 # ------------------- wrong answers written from the task text alone, by someone who had not read the checks
 
+_OUTSIDE_PAIR = '''def _pair(first, second):
+    import torch
+    import torch.nn as nn
+    w = second.weight @ first.weight
+    b = torch.zeros(second.out_features, dtype=w.dtype)
+    if first.bias is not None:
+        b = b + second.weight @ first.bias
+    if second.bias is not None:
+        b = b + second.bias
+    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
+    with torch.no_grad():
+        fused.weight.copy_(w)
+        fused.bias.copy_(b)
+    return fused
+
+
+'''
+
+_OUTSIDE_FOLD = '''def _fold(conv, bn):
+    import copy
+    import torch
+    import torch.nn as nn
+    if bn.running_mean is None:
+        raise ValueError("BatchNorm without running statistics")
+    fused = copy.deepcopy(conv)
+    scale = torch.rsqrt(bn.running_var + bn.eps)
+    if bn.weight is not None:
+        scale = scale * bn.weight
+    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
+    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
+    with torch.no_grad():
+        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
+        fused.bias = nn.Parameter(b * scale + shift)
+    return fused
+
+
+'''
+
+_OUTSIDE_CHAIN_BODY = '''def fuse_consecutive_linears(gm):
+    import torch.nn as nn
+    from collections import Counter
+    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+
+    def ok(n):
+        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
+                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
+
+    k = 0
+    for n in list(gm.graph.nodes):
+        if n.graph is None or not ok(n):
+            continue
+        prev = n.args[0]
+        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
+            continue
+        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
+        name = f"fused_linear_{k}"
+        while hasattr(gm, name):
+            k += 1
+            name = f"fused_linear_{k}"
+        gm.add_submodule(name, fused)
+        sites[name] = 1
+        with gm.graph.inserting_before(n):
+            new = gm.graph.call_module(name, prev.args)
+        n.replace_all_uses_with(new)
+        gm.graph.erase_node(n)
+        gm.graph.erase_node(prev)
+    gm.delete_all_unused_submodules()
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''
+
+_OUTSIDE_CONVBN = '''def fuse_conv_bn(gm):
+    import torch.nn as nn
+    from collections import Counter
+    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
+    if gm.training:
+        raise ValueError("gm is in training mode")
+    for n in bns:
+        if gm.get_submodule(n.target).training:
+            raise ValueError(f"BatchNorm2d {n.target!r} is in training mode")
+    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+    for bn_node in bns:
+        conv_node = bn_node.args[0] if bn_node.args else None
+        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
+            continue
+        conv = gm.get_submodule(conv_node.target)
+        bn = gm.get_submodule(bn_node.target)
+        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
+            continue
+        if bn.running_mean is None:
+            continue
+        name = conv_node.target.replace(".", "_") + "_folded"
+        gm.add_submodule(name, _fold(conv, bn))
+        conv_node.target = name
+        bn_node.replace_all_uses_with(conv_node)
+        gm.graph.erase_node(bn_node)
+    gm.delete_all_unused_submodules()
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''
+
 MUTANTS += [
-    Mutant('fuse_linear_pair', 'swapped product', hint='a weight has the wrong orientation', source='''def fuse_linear_pair(first, second):
+    Mutant('fuse_linear_pair', 'swapped product', hint='a weight has the wrong orientation',
+           source='''def fuse_linear_pair(first, second):
     import torch
     import torch.nn as nn
     if first.out_features != second.in_features:
@@ -472,7 +553,8 @@ MUTANTS += [
         fused.bias.copy_(second.weight @ b1 + b2)
     return fused
 '''),
-    Mutant('fuse_linear_pair', 'bias sum', hint='the first bias passes through the second layer', source='''def fuse_linear_pair(first, second):
+    Mutant('fuse_linear_pair', 'bias sum', hint='the first bias passes through the second layer',
+           source='''def fuse_linear_pair(first, second):
     import torch
     import torch.nn as nn
     if first.out_features != second.in_features:
@@ -488,7 +570,8 @@ MUTANTS += [
         fused.bias.copy_(b)
     return fused
 '''),
-    Mutant('fuse_linear_pair', 'needs biases', hint='treat a missing bias as 0', source='''def fuse_linear_pair(first, second):
+    Mutant('fuse_linear_pair', 'needs biases', hint='treat a missing bias as 0',
+           source='''def fuse_linear_pair(first, second):
     import torch
     import torch.nn as nn
     if first.out_features != second.in_features:
@@ -499,7 +582,8 @@ MUTANTS += [
         fused.bias.copy_(second.weight @ first.bias + second.bias)
     return fused
 '''),
-    Mutant('fuse_linear_pair', 'float32', hint='keep the dtype: nn.Linear(..., dtype=first.weight.dtype)', source='''def fuse_linear_pair(first, second):
+    Mutant('fuse_linear_pair', 'float32', hint='keep the dtype: nn.Linear(..., dtype=first.weight.dtype)',
+           source='''def fuse_linear_pair(first, second):
     import torch
     import torch.nn as nn
     if first.out_features != second.in_features:
@@ -515,7 +599,8 @@ MUTANTS += [
         fused.bias.copy_(b)
     return fused
 '''),
-    Mutant('fuse_linear_pair', 'mutates first', hint='do not change the input modules in place', source='''def fuse_linear_pair(first, second):
+    Mutant('fuse_linear_pair', 'mutates first', hint='do not change the input modules in place',
+           source='''def fuse_linear_pair(first, second):
     import torch
     import torch.nn as nn
     if first.out_features != second.in_features:
@@ -531,815 +616,182 @@ MUTANTS += [
     first.out_features = second.out_features
     return first
 '''),
-    Mutant('fuse_linear_pair', 'no valueerror', hint='check first.out_features == second.in_features and raise ValueError', source='''def fuse_linear_pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
-'''),
-    Mutant('fuse_consecutive_linears', 'pairs only', hint='chains of any length become ONE layer', source='''def _pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
+    Mutant('fuse_linear_pair', 'no valueerror', hint='check first.out_features == second.in_features and raise ValueError',
+           source=_OUTSIDE_PAIR.replace('''def _pair(first, second):
+''', '''def fuse_linear_pair(first, second):
+''').replace('''    return fused
 
 
-def fuse_consecutive_linears(gm):
-    import torch.nn as nn
-    from collections import Counter
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def ok(n):
-        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
-
-    k = 0
-    fused_done = set()
+''', '''    return fused
+''')),
+    Mutant('fuse_consecutive_linears', 'pairs only', hint='chains of any length become ONE layer',
+           source=(_OUTSIDE_PAIR + _OUTSIDE_CHAIN_BODY).replace('''    for n in list(gm.graph.nodes):
+        if n.graph is None or not ok(n):
+            continue
+        prev = n.args[0]
+        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
+''', '''    fused_done = set()
     for n in list(gm.graph.nodes):
         if n in fused_done or n.graph is None or not ok(n):
             continue
         prev = n.args[0]
         if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1) or str(prev.target).startswith("fused_") or str(n.target).startswith("fused_"):
-            continue
-        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
-        name = f"fused_linear_{k}"
+''')),
+    Mutant('fuse_consecutive_linears', 'ignores users', hint='fuse a Linear into the next one only when len(node.users) == 1', not_hints=('replace_all_uses_with(new) first',),
+           source=(_OUTSIDE_PAIR + _OUTSIDE_CHAIN_BODY).replace('''        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
+''', '''        if not (hasattr(prev, "op") and ok(prev) ):
+''')),
+    Mutant('fuse_consecutive_linears', 'by name', hint='find Linear calls by module type',
+           source=(_OUTSIDE_PAIR + _OUTSIDE_CHAIN_BODY).replace('''        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
+''', '''        return (n.op == "call_module" and ("fc" in str(n.target) or str(n.target).startswith("fused_linear"))
+''')),
+    Mutant('fuse_consecutive_linears', 'shared module', hint='count the call sites of each Linear first',
+           source=(_OUTSIDE_PAIR + _OUTSIDE_CHAIN_BODY).replace('''                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
+''', '''                and len(n.args) == 1 and not n.kwargs)
+''')),
+    Mutant('fuse_consecutive_linears', 'reuses name', hint='register each fused layer as a new submodule under a fresh name',
+           source=(_OUTSIDE_PAIR + _OUTSIDE_CHAIN_BODY).replace('''        name = f"fused_linear_{k}"
         while hasattr(gm, name):
             k += 1
             name = f"fused_linear_{k}"
-        gm.add_submodule(name, fused)
-        sites[name] = 1
-        with gm.graph.inserting_before(n):
-            new = gm.graph.call_module(name, prev.args)
-        n.replace_all_uses_with(new)
-        gm.graph.erase_node(n)
-        gm.graph.erase_node(prev)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_consecutive_linears', 'ignores users', hint='fuse a Linear into the next one only when len(node.users) == 1', not_hints=('replace_all_uses_with(new) first',), source='''def _pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
-
-
-def fuse_consecutive_linears(gm):
-    import torch.nn as nn
-    from collections import Counter
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def ok(n):
-        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
-
-    k = 0
-    for n in list(gm.graph.nodes):
-        if n.graph is None or not ok(n):
-            continue
-        prev = n.args[0]
-        if not (hasattr(prev, "op") and ok(prev) ):
-            continue
-        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
-        name = f"fused_linear_{k}"
-        while hasattr(gm, name):
-            k += 1
-            name = f"fused_linear_{k}"
-        gm.add_submodule(name, fused)
-        sites[name] = 1
-        with gm.graph.inserting_before(n):
-            new = gm.graph.call_module(name, prev.args)
-        n.replace_all_uses_with(new)
-        gm.graph.erase_node(n)
-        gm.graph.erase_node(prev)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_consecutive_linears', 'by name', hint='find Linear calls by module type', source='''def _pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
-
-
-def fuse_consecutive_linears(gm):
-    import torch.nn as nn
-    from collections import Counter
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def ok(n):
-        return (n.op == "call_module" and ("fc" in str(n.target) or str(n.target).startswith("fused_linear"))
-                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
-
-    k = 0
-    for n in list(gm.graph.nodes):
-        if n.graph is None or not ok(n):
-            continue
-        prev = n.args[0]
-        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
-            continue
-        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
-        name = f"fused_linear_{k}"
-        while hasattr(gm, name):
-            k += 1
-            name = f"fused_linear_{k}"
-        gm.add_submodule(name, fused)
-        sites[name] = 1
-        with gm.graph.inserting_before(n):
-            new = gm.graph.call_module(name, prev.args)
-        n.replace_all_uses_with(new)
-        gm.graph.erase_node(n)
-        gm.graph.erase_node(prev)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_consecutive_linears', 'shared module', hint='count the call sites of each Linear first', source='''def _pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
-
-
-def fuse_consecutive_linears(gm):
-    import torch.nn as nn
-    from collections import Counter
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def ok(n):
-        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-                and len(n.args) == 1 and not n.kwargs)
-
-    k = 0
-    for n in list(gm.graph.nodes):
-        if n.graph is None or not ok(n):
-            continue
-        prev = n.args[0]
-        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
-            continue
-        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
-        name = f"fused_linear_{k}"
-        while hasattr(gm, name):
-            k += 1
-            name = f"fused_linear_{k}"
-        gm.add_submodule(name, fused)
-        sites[name] = 1
-        with gm.graph.inserting_before(n):
-            new = gm.graph.call_module(name, prev.args)
-        n.replace_all_uses_with(new)
-        gm.graph.erase_node(n)
-        gm.graph.erase_node(prev)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_consecutive_linears', 'reuses name', hint='register each fused layer as a new submodule under a fresh name', source='''def _pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
-
-
-def fuse_consecutive_linears(gm):
-    import torch.nn as nn
-    from collections import Counter
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def ok(n):
-        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
-
-    k = 0
-    for n in list(gm.graph.nodes):
-        if n.graph is None or not ok(n):
-            continue
-        prev = n.args[0]
-        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
-            continue
-        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
-        name = prev.target
-        gm.add_submodule(name, fused)
-        sites[name] = 1
-        with gm.graph.inserting_before(n):
-            new = gm.graph.call_module(name, prev.args)
-        n.replace_all_uses_with(new)
-        gm.graph.erase_node(n)
-        gm.graph.erase_node(prev)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_consecutive_linears', 'keyword input', hint='a Linear called with its input by keyword (a(input=...)) is left alone', not_hints=("read node.kwargs['input']",), source='''def _pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
-
-
-def fuse_consecutive_linears(gm):
-    import torch.nn as nn
-    from collections import Counter
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def ok(n):
-        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-                and sites[n.target] == 1 )
-
-    k = 0
-    for n in list(gm.graph.nodes):
-        if n.graph is None or not ok(n):
-            continue
-        prev = n.args[0]
-        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
-            continue
-        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
-        name = f"fused_linear_{k}"
-        while hasattr(gm, name):
-            k += 1
-            name = f"fused_linear_{k}"
-        gm.add_submodule(name, fused)
-        sites[name] = 1
-        with gm.graph.inserting_before(n):
-            new = gm.graph.call_module(name, prev.args or (prev.kwargs['input'],))
-        n.replace_all_uses_with(new)
-        gm.graph.erase_node(n)
-        gm.graph.erase_node(prev)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_consecutive_linears', 'float32', hint='tensors of two dtypes met (float32 and float64)', source='''def _pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
-
-
-def fuse_consecutive_linears(gm):
-    import torch.nn as nn
-    from collections import Counter
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def ok(n):
-        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
-
-    k = 0
-    for n in list(gm.graph.nodes):
-        if n.graph is None or not ok(n):
-            continue
-        prev = n.args[0]
-        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
-            continue
-        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
-        name = f"fused_linear_{k}"
-        while hasattr(gm, name):
-            k += 1
-            name = f"fused_linear_{k}"
-        gm.add_submodule(name, fused)
-        sites[name] = 1
-        with gm.graph.inserting_before(n):
-            new = gm.graph.call_module(name, prev.args)
-        n.replace_all_uses_with(new)
-        gm.graph.erase_node(n)
-        gm.graph.erase_node(prev)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fold_bn_into_conv', 'input channel scale', hint='the scale belongs to the OUTPUT channels', source='''def fold_bn_into_conv(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
+''', '''        name = prev.target
+''')),
+    Mutant('fuse_consecutive_linears', 'keyword input', hint='a Linear called with its input by keyword (a(input=...)) is left alone', not_hints=("read node.kwargs['input']",),
+           source=(_OUTSIDE_PAIR + _OUTSIDE_CHAIN_BODY).replace('''                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
+''', '''                and sites[n.target] == 1 )
+''').replace('''            new = gm.graph.call_module(name, prev.args)
+''', '''            new = gm.graph.call_module(name, prev.args or (prev.kwargs['input'],))
+''')),
+    Mutant('fuse_consecutive_linears', 'float32', hint='tensors of two dtypes met (float32 and float64)',
+           source=(_OUTSIDE_PAIR + _OUTSIDE_CHAIN_BODY).replace('''    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
+''', '''    fused = nn.Linear(first.in_features, second.out_features)
+''')),
+    Mutant('fold_bn_into_conv', 'input channel scale', hint='the scale belongs to the OUTPUT channels',
+           source=_OUTSIDE_FOLD.replace('''def _fold(conv, bn):
+''', '''def fold_bn_into_conv(conv, bn):
+''').replace('''        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
+''', '''        fused.weight = nn.Parameter(conv.weight * scale.reshape(1, -1, 1, 1))
+''')),
+    Mutant('fold_bn_into_conv', 'ignores mean', hint="b' = (b - running_mean) * scale + bias",
+           source=_OUTSIDE_FOLD.replace('''def _fold(conv, bn):
+''', '''def fold_bn_into_conv(conv, bn):
+''').replace('''    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
+''', '''    shift = (bn.bias if bn.bias is not None else 0)
+''')),
+    Mutant('fold_bn_into_conv', 'needs affine', hint='BatchNorm2d(affine=False) has .weight and .bias None',
+           source=_OUTSIDE_FOLD.replace('''def _fold(conv, bn):
+''', '''def fold_bn_into_conv(conv, bn):
+''').replace('''    if bn.weight is not None:
         scale = scale * bn.weight
     shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(1, -1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-'''),
-    Mutant('fold_bn_into_conv', 'ignores mean', hint="b' = (b - running_mean) * scale + bias", source='''def fold_bn_into_conv(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-'''),
-    Mutant('fold_bn_into_conv', 'needs affine', hint='BatchNorm2d(affine=False) has .weight and .bias None', source='''def fold_bn_into_conv(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    scale = scale * bn.weight
+''', '''    scale = scale * bn.weight
     shift = -bn.running_mean * scale + bn.bias
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-'''),
-    Mutant('fold_bn_into_conv', 'needs conv bias', hint='a layer built with bias=False has .bias None', source='''def fold_bn_into_conv(conv, bn):
+''')),
+    Mutant('fold_bn_into_conv', 'needs conv bias', hint='a layer built with bias=False has .bias None',
+           source=_OUTSIDE_FOLD.replace('''def _fold(conv, bn):
+''', '''def fold_bn_into_conv(conv, bn):
+''').replace('''    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
+''', '''    b = conv.bias
+''')),
+    Mutant('fold_bn_into_conv', 'drops settings', hint='build the folded conv with every setting of conv',
+           source=_OUTSIDE_FOLD.replace('''def _fold(conv, bn):
     import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias
-    with torch.no_grad():
+''', '''def fold_bn_into_conv(conv, bn):
+''').replace('''    fused = copy.deepcopy(conv)
+''', '''''').replace('''    with torch.no_grad():
         fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
         fused.bias = nn.Parameter(b * scale + shift)
     return fused
 
 
-'''),
-    Mutant('fold_bn_into_conv', 'drops settings', hint='build the folded conv with every setting of conv', source='''def fold_bn_into_conv(conv, bn):
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    fused = nn.Conv2d(conv.in_channels, conv.out_channels, conv.kernel_size, stride=conv.stride,
+''', '''    fused = nn.Conv2d(conv.in_channels, conv.out_channels, conv.kernel_size, stride=conv.stride,
                       padding=conv.padding, dtype=conv.weight.dtype)
     with torch.no_grad():
         fused.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))
         fused.bias.copy_(b * scale + shift)
     return fused
-'''),
-    Mutant('fold_bn_into_conv', 'in place', hint='do not change the inputs in place: fold into a copy', source='''def fold_bn_into_conv(conv, bn):
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        conv.weight.mul_(scale.reshape(-1, 1, 1, 1))
+''')),
+    Mutant('fold_bn_into_conv', 'in place', hint='do not change the inputs in place: fold into a copy',
+           source=_OUTSIDE_FOLD.replace('''def _fold(conv, bn):
+    import copy
+''', '''def fold_bn_into_conv(conv, bn):
+''').replace('''    fused = copy.deepcopy(conv)
+''', '''''').replace('''        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
+        fused.bias = nn.Parameter(b * scale + shift)
+    return fused
+
+
+''', '''        conv.weight.mul_(scale.reshape(-1, 1, 1, 1))
         conv.bias = nn.Parameter(b * scale + shift)
     return conv
-'''),
-    Mutant('fold_bn_into_conv', 'no stats check', hint='check bn.running_mean is None (track_running_stats=False) first', source='''def fold_bn_into_conv(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-'''),
-    Mutant('fuse_conv_bn', 'no train check', hint='raise ValueError when gm.training is True', source='''def _fold(conv, bn):
+''')),
+    Mutant('fold_bn_into_conv', 'no stats check', hint='check bn.running_mean is None (track_running_stats=False) first',
+           source=_OUTSIDE_FOLD.replace('''def _fold(conv, bn):
     import copy
     import torch
     import torch.nn as nn
     if bn.running_mean is None:
         raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-def fuse_conv_bn(gm):
-    import torch.nn as nn
-    from collections import Counter
-    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for bn_node in bns:
-        conv_node = bn_node.args[0] if bn_node.args else None
-        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
-            continue
-        conv = gm.get_submodule(conv_node.target)
-        bn = gm.get_submodule(bn_node.target)
-        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
-            continue
-        if bn.running_mean is None:
-            continue
-        name = conv_node.target.replace(".", "_") + "_folded"
-        gm.add_submodule(name, _fold(conv, bn))
-        conv_node.target = name
-        bn_node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(bn_node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_conv_bn', 'checks every submodule', hint='is not a BatchNorm2d that the graph calls', source='''def _fold(conv, bn):
+''', '''def fold_bn_into_conv(conv, bn):
     import copy
     import torch
     import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-def fuse_conv_bn(gm):
-    import torch.nn as nn
-    from collections import Counter
-    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
-    if gm.training:
-        raise ValueError("gm is in training mode")
-    for name, m in gm.named_modules():
-        if m.training:
-            raise ValueError(f"BatchNorm2d {name!r} is in training mode")
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for bn_node in bns:
-        conv_node = bn_node.args[0] if bn_node.args else None
-        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
-            continue
-        conv = gm.get_submodule(conv_node.target)
-        bn = gm.get_submodule(bn_node.target)
-        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
-            continue
-        if bn.running_mean is None:
-            continue
-        name = conv_node.target.replace(".", "_") + "_folded"
-        gm.add_submodule(name, _fold(conv, bn))
-        conv_node.target = name
-        bn_node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(bn_node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_conv_bn', 'raises midway', hint='raise before you change the graph', source='''def _fold(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-def fuse_conv_bn(gm):
-    import torch.nn as nn
-    from collections import Counter
-    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
-    if gm.training:
-        raise ValueError("gm is in training mode")
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for bn_node in bns:
-        conv_node = bn_node.args[0] if bn_node.args else None
-        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
-            continue
-        conv = gm.get_submodule(conv_node.target)
-        bn = gm.get_submodule(bn_node.target)
-        if bn.training:
-            raise ValueError(f"BatchNorm2d {bn_node.target!r} is in training mode")
-        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
-            continue
-        if bn.running_mean is None:
-            continue
-        name = conv_node.target.replace(".", "_") + "_folded"
-        gm.add_submodule(name, _fold(conv, bn))
-        conv_node.target = name
-        bn_node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(bn_node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_conv_bn', 'shared conv', hint='a conv module called from more than one site is left alone', source='''def _fold(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-def fuse_conv_bn(gm):
-    import torch.nn as nn
-    from collections import Counter
-    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
-    if gm.training:
+''')),
+    Mutant('fuse_conv_bn', 'no train check', hint='raise ValueError when gm.training is True',
+           source=(_OUTSIDE_FOLD + _OUTSIDE_CONVBN).replace('''    if gm.training:
         raise ValueError("gm is in training mode")
     for n in bns:
         if gm.get_submodule(n.target).training:
             raise ValueError(f"BatchNorm2d {n.target!r} is in training mode")
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for bn_node in bns:
-        conv_node = bn_node.args[0] if bn_node.args else None
-        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
+''', '''''')),
+    Mutant('fuse_conv_bn', 'checks every submodule', hint='is not a BatchNorm2d that the graph calls',
+           source=(_OUTSIDE_FOLD + _OUTSIDE_CONVBN).replace('''    for n in bns:
+        if gm.get_submodule(n.target).training:
+            raise ValueError(f"BatchNorm2d {n.target!r} is in training mode")
+''', '''    for name, m in gm.named_modules():
+        if m.training:
+            raise ValueError(f"BatchNorm2d {name!r} is in training mode")
+''')),
+    Mutant('fuse_conv_bn', 'raises midway', hint='raise before you change the graph',
+           source=(_OUTSIDE_FOLD + _OUTSIDE_CONVBN).replace('''    for n in bns:
+        if gm.get_submodule(n.target).training:
+            raise ValueError(f"BatchNorm2d {n.target!r} is in training mode")
+''', '''''').replace('''        bn = gm.get_submodule(bn_node.target)
+''', '''        bn = gm.get_submodule(bn_node.target)
+        if bn.training:
+            raise ValueError(f"BatchNorm2d {bn_node.target!r} is in training mode")
+''')),
+    Mutant('fuse_conv_bn', 'shared conv', hint='a conv module called from more than one site is left alone',
+           source=(_OUTSIDE_FOLD + _OUTSIDE_CONVBN).replace('''        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
             continue
-        conv = gm.get_submodule(conv_node.target)
-        bn = gm.get_submodule(bn_node.target)
-        if not isinstance(conv, nn.Conv2d) or len(conv_node.users) != 1:
+        if bn.running_mean is None:
+            continue
+        name = conv_node.target.replace(".", "_") + "_folded"
+''', '''        if not isinstance(conv, nn.Conv2d) or len(conv_node.users) != 1:
             continue
         if bn.running_mean is None:
             continue
         name = conv_node.name + "_folded"
-        gm.add_submodule(name, _fold(conv, bn))
-        conv_node.target = name
-        bn_node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(bn_node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_conv_bn', 'ignores users', hint='fold only when the conv output has exactly one user', source='''def _fold(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-def fuse_conv_bn(gm):
-    import torch.nn as nn
-    from collections import Counter
-    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
-    if gm.training:
-        raise ValueError("gm is in training mode")
-    for n in bns:
-        if gm.get_submodule(n.target).training:
-            raise ValueError(f"BatchNorm2d {n.target!r} is in training mode")
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for bn_node in bns:
-        conv_node = bn_node.args[0] if bn_node.args else None
-        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
-            continue
-        conv = gm.get_submodule(conv_node.target)
-        bn = gm.get_submodule(bn_node.target)
-        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1:
-            continue
-        if bn.running_mean is None:
-            continue
-        name = conv_node.target.replace(".", "_") + "_folded"
-        gm.add_submodule(name, _fold(conv, bn))
-        conv_node.target = name
-        bn_node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(bn_node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_conv_bn', 'conv1d too', hint='only the Conv2d and BatchNorm2d calls of a fusable pattern change', source='''def _fold(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, *([1] * (conv.weight.dim() - 1))))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-def fuse_conv_bn(gm):
-    import torch.nn as nn
-    from collections import Counter
-    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.modules.batchnorm._BatchNorm)]
-    if gm.training:
-        raise ValueError("gm is in training mode")
-    for n in bns:
-        if gm.get_submodule(n.target).training:
-            raise ValueError(f"BatchNorm2d {n.target!r} is in training mode")
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for bn_node in bns:
-        conv_node = bn_node.args[0] if bn_node.args else None
-        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
-            continue
-        conv = gm.get_submodule(conv_node.target)
-        bn = gm.get_submodule(bn_node.target)
-        if not isinstance(conv, nn.modules.conv._ConvNd) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
-            continue
-        if bn.running_mean is None:
-            continue
-        name = conv_node.target.replace(".", "_") + "_folded"
-        gm.add_submodule(name, _fold(conv, bn))
-        conv_node.target = name
-        bn_node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(bn_node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Mutant('fuse_conv_bn', 'folds no stats', hint='skip a BatchNorm2d whose running_mean is None', source='''def _fold(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        bn.running_mean = torch.zeros(bn.num_features)
+''')),
+    Mutant('fuse_conv_bn', 'ignores users', hint='fold only when the conv output has exactly one user',
+           source=(_OUTSIDE_FOLD + _OUTSIDE_CONVBN).replace('''        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
+''', '''        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1:
+''')),
+    Mutant('fuse_conv_bn', 'conv1d too', hint='only the Conv2d and BatchNorm2d calls of a fusable pattern change',
+           source=(_OUTSIDE_FOLD + _OUTSIDE_CONVBN).replace('''        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
+''', '''        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, *([1] * (conv.weight.dim() - 1))))
+''').replace('''    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
+''', '''    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.modules.batchnorm._BatchNorm)]
+''').replace('''        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
+''', '''        if not isinstance(conv, nn.modules.conv._ConvNd) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
+''')),
+    Mutant('fuse_conv_bn', 'folds no stats', hint='skip a BatchNorm2d whose running_mean is None',
+           source=(_OUTSIDE_FOLD + _OUTSIDE_CONVBN).replace('''        raise ValueError("BatchNorm without running statistics")
+''', '''        bn.running_mean = torch.zeros(bn.num_features)
         bn.running_var = torch.ones(bn.num_features)
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-def fuse_conv_bn(gm):
-    import torch.nn as nn
-    from collections import Counter
-    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
-    if gm.training:
-        raise ValueError("gm is in training mode")
-    for n in bns:
-        if gm.get_submodule(n.target).training:
-            raise ValueError(f"BatchNorm2d {n.target!r} is in training mode")
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for bn_node in bns:
-        conv_node = bn_node.args[0] if bn_node.args else None
-        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
+''').replace('''        if bn.running_mean is None:
             continue
-        conv = gm.get_submodule(conv_node.target)
-        bn = gm.get_submodule(bn_node.target)
-        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
-            continue
-        name = conv_node.target.replace(".", "_") + "_folded"
-        gm.add_submodule(name, _fold(conv, bn))
-        conv_node.target = name
-        bn_node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(bn_node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
+''', '''''')),
 ]
 
 ALTERNATIVES += [
@@ -1359,120 +811,9 @@ ALTERNATIVES += [
     out.bias = nn.Parameter(bias)
     return out
 '''),
-    Alternative('fuse_consecutive_linears', 'written from the task text alone: fuse consecutive linears right', '''def _pair(first, second):
-    import torch
-    import torch.nn as nn
-    w = second.weight @ first.weight
-    b = torch.zeros(second.out_features, dtype=w.dtype)
-    if first.bias is not None:
-        b = b + second.weight @ first.bias
-    if second.bias is not None:
-        b = b + second.bias
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w)
-        fused.bias.copy_(b)
-    return fused
-
-
-def fuse_consecutive_linears(gm):
-    import torch.nn as nn
-    from collections import Counter
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def ok(n):
-        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)
-                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs)
-
-    k = 0
-    for n in list(gm.graph.nodes):
-        if n.graph is None or not ok(n):
-            continue
-        prev = n.args[0]
-        if not (hasattr(prev, "op") and ok(prev) and len(prev.users) == 1):
-            continue
-        fused = _pair(gm.get_submodule(prev.target), gm.get_submodule(n.target))
-        name = f"fused_linear_{k}"
-        while hasattr(gm, name):
-            k += 1
-            name = f"fused_linear_{k}"
-        gm.add_submodule(name, fused)
-        sites[name] = 1
-        with gm.graph.inserting_before(n):
-            new = gm.graph.call_module(name, prev.args)
-        n.replace_all_uses_with(new)
-        gm.graph.erase_node(n)
-        gm.graph.erase_node(prev)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
-    Alternative('fold_bn_into_conv', 'written from the task text alone: fold bn into conv right', '''def fold_bn_into_conv(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-'''),
-    Alternative('fuse_conv_bn', 'written from the task text alone: fuse conv bn right', '''def _fold(conv, bn):
-    import copy
-    import torch
-    import torch.nn as nn
-    if bn.running_mean is None:
-        raise ValueError("BatchNorm without running statistics")
-    fused = copy.deepcopy(conv)
-    scale = torch.rsqrt(bn.running_var + bn.eps)
-    if bn.weight is not None:
-        scale = scale * bn.weight
-    shift = -bn.running_mean * scale + (bn.bias if bn.bias is not None else 0)
-    b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-    with torch.no_grad():
-        fused.weight = nn.Parameter(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(b * scale + shift)
-    return fused
-
-
-def fuse_conv_bn(gm):
-    import torch.nn as nn
-    from collections import Counter
-    bns = [n for n in gm.graph.nodes if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]
-    if gm.training:
-        raise ValueError("gm is in training mode")
-    for n in bns:
-        if gm.get_submodule(n.target).training:
-            raise ValueError(f"BatchNorm2d {n.target!r} is in training mode")
-    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-    for bn_node in bns:
-        conv_node = bn_node.args[0] if bn_node.args else None
-        if not (hasattr(conv_node, "op") and conv_node.op == "call_module"):
-            continue
-        conv = gm.get_submodule(conv_node.target)
-        bn = gm.get_submodule(bn_node.target)
-        if not isinstance(conv, nn.Conv2d) or sites[conv_node.target] != 1 or len(conv_node.users) != 1:
-            continue
-        if bn.running_mean is None:
-            continue
-        name = conv_node.target.replace(".", "_") + "_folded"
-        gm.add_submodule(name, _fold(conv, bn))
-        conv_node.target = name
-        bn_node.replace_all_uses_with(conv_node)
-        gm.graph.erase_node(bn_node)
-    gm.delete_all_unused_submodules()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
+    Alternative('fuse_consecutive_linears', 'written from the task text alone: fuse consecutive linears right', _OUTSIDE_PAIR + _OUTSIDE_CHAIN_BODY),
+    Alternative('fold_bn_into_conv', 'written from the task text alone: fold bn into conv right', _OUTSIDE_FOLD.replace('''def _fold(conv, bn):
+''', '''def fold_bn_into_conv(conv, bn):
+''')),
+    Alternative('fuse_conv_bn', 'written from the task text alone: fuse conv bn right', _OUTSIDE_FOLD + _OUTSIDE_CONVBN),
 ]

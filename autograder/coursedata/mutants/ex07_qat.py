@@ -479,8 +479,31 @@ def state_dict_bytes(model):
 
 # ------------------- wrong answers written from the task text alone, by someone who had not read the checks
 
+_OUTSIDE_IMPORTS = '''import copy
+import io
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
+
+'''
+
+_OUTSIDE_FT = '''def qat_finetune(prepared, batches, steps, lr):
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        opt.zero_grad()
+        loss = F.cross_entropy(prepared(x), y)
+        loss.backward()
+        opt.step()
+    return prepared
+'''
+
 MUTANTS += [
-    Mutant('prepare_for_qat', 'ignores backend', hint='prepare for the backend you are given: get_default_qat_', source='''import copy
+    Mutant('prepare_for_qat', 'ignores backend', hint='prepare for the backend you are given: get_default_qat_',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -491,7 +514,8 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
 def prepare_for_qat(model, example_inputs, backend="x86"):
     return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping("x86"), example_inputs)
 '''),
-    Mutant('prepare_for_qat', 'no train', hint='call model.train() before prepare_qat_fx: QAT prepares ', source='''import copy
+    Mutant('prepare_for_qat', 'no train', hint='call model.train() before prepare_qat_fx: QAT prepares ',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -502,7 +526,8 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
 def prepare_for_qat(model, example_inputs, backend="x86"):
     return prepare_qat_fx(model, get_default_qat_qconfig_mapping(backend), example_inputs)
 '''),
-    Mutant('prepare_for_qat', 'ptq mapping', hint='use get_default_qat_qconfig_mapping(backend), the QAT m', source='''import copy
+    Mutant('prepare_for_qat', 'ptq mapping', hint='use get_default_qat_qconfig_mapping(backend), the QAT m',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -514,7 +539,8 @@ def prepare_for_qat(model, example_inputs, backend="x86"):
     from torch.ao.quantization import get_default_qconfig_mapping
     return prepare_qat_fx(model.train(), get_default_qconfig_mapping(backend), example_inputs)
 '''),
-    Mutant('prepare_for_qat', 'prepare fx', hint='use prepare_qat_fx, not prepare_fx: only prepare_qat_fx', source='''import copy
+    Mutant('prepare_for_qat', 'prepare fx', hint='use prepare_qat_fx, not prepare_fx: only prepare_qat_fx',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -526,7 +552,8 @@ def prepare_for_qat(model, example_inputs, backend="x86"):
     from torch.ao.quantization.quantize_fx import prepare_fx
     return prepare_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
 '''),
-    Mutant('prepare_for_qat', 'returns eval', hint='leave the prepared model in train mode, as QAT trains i', source='''import copy
+    Mutant('prepare_for_qat', 'returns eval', hint='leave the prepared model in train mode, as QAT trains i',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -537,7 +564,8 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
 def prepare_for_qat(model, example_inputs, backend="x86"):
     return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs).eval()
 '''),
-    Mutant('prepare_for_qat', 'runs data', hint='return the model as prepare_qat_fx returns it: running ', source='''import copy
+    Mutant('prepare_for_qat', 'runs data', hint='return the model as prepare_qat_fx returns it: running ',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -550,7 +578,8 @@ def prepare_for_qat(model, example_inputs, backend="x86"):
     prepared(*example_inputs)   # sanity check that it runs
     return prepared
 '''),
-    Mutant('fake_quant_count', 'modules', hint='count call_module nodes, not modules: the weight_fake_q', source='''import copy
+    Mutant('fake_quant_count', 'modules', hint='count call_module nodes, not modules: the weight_fake_q',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -561,7 +590,8 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
 def fake_quant_count(prepared):
     return sum(isinstance(m, FakeQuantizeBase) for m in prepared.modules())
 '''),
-    Mutant('fake_quant_count', 'class name', hint='a class name says nothing: a FakeQuantizeBase subclass ', source='''import copy
+    Mutant('fake_quant_count', 'class name', hint='a class name says nothing: a FakeQuantizeBase subclass ',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -576,7 +606,8 @@ def fake_quant_count(prepared):
             n += 1
     return n
 '''),
-    Mutant('fake_quant_count', 'node name', hint='select nodes by module type, not by name: prepare_fx na', source='''import copy
+    Mutant('fake_quant_count', 'node name', hint='select nodes by module type, not by name: prepare_fx na',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -587,7 +618,8 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
 def fake_quant_count(prepared):
     return sum(1 for n in prepared.graph.nodes if n.op == "call_module" and "activation_post_process" in n.name)
 '''),
-    Mutant('fake_quant_count', 'includes observers', hint='observers are not fake-quantize modules: test isinstanc', source='''import copy
+    Mutant('fake_quant_count', 'includes observers', hint='observers are not fake-quantize modules: test isinstanc',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -600,7 +632,8 @@ def fake_quant_count(prepared):
     return sum(1 for n in prepared.graph.nodes if n.op == "call_module"
                and isinstance(prepared.get_submodule(n.target), (FakeQuantizeBase, ObserverBase)))
 '''),
-    Mutant('fake_quant_count', 'dedup targets', hint='every call_module node counts, also when two nodes call', source='''import copy
+    Mutant('fake_quant_count', 'dedup targets', hint='every call_module node counts, also when two nodes call',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -612,7 +645,8 @@ def fake_quant_count(prepared):
     return len({n.target for n in prepared.graph.nodes if n.op == "call_module"
                 and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)})
 '''),
-    Mutant('fake_quant_count', 'calls eval', hint="do not switch the caller's model with .eval()", source='''import copy
+    Mutant('fake_quant_count', 'calls eval', hint="do not switch the caller's model with .eval()",
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -625,141 +659,45 @@ def fake_quant_count(prepared):
     return sum(1 for n in prepared.graph.nodes if n.op == "call_module"
                and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase))
 '''),
-    Mutant('qat_finetune', 'extra forward', hint='run exactly one forward pass per step: every forward pa', source='''import copy
-import io
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
-
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = F.cross_entropy(prepared(x), y)
-        loss.backward()
-        opt.step()
+    Mutant('qat_finetune', 'extra forward', hint='run exactly one forward pass per step: every forward pa',
+           source=(_OUTSIDE_IMPORTS + _OUTSIDE_FT).replace('''        opt.step()
+''', '''        opt.step()
         with torch.no_grad():
             print_loss = F.cross_entropy(prepared(x), y).item()
-    return prepared
-'''),
-    Mutant('qat_finetune', 'momentum', hint='use plain SGD without momentum: torch.optim.SGD(prepare', source='''import copy
-import io
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
-
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr, momentum=0.9)
-    for i in range(steps):
+''')),
+    Mutant('qat_finetune', 'momentum', hint='use plain SGD without momentum: torch.optim.SGD(prepare',
+           source=(_OUTSIDE_IMPORTS + _OUTSIDE_FT).replace('''    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+''', '''    opt = torch.optim.SGD(prepared.parameters(), lr=lr, momentum=0.9)
+''')),
+    Mutant('qat_finetune', 'no cycle', hint='do exactly `steps` optimizer steps, cycling through bat',
+           source=(_OUTSIDE_IMPORTS + _OUTSIDE_FT).replace('''    for i in range(steps):
         x, y = batches[i % len(batches)]
         opt.zero_grad()
         loss = F.cross_entropy(prepared(x), y)
         loss.backward()
-        opt.step()
-    return prepared
-'''),
-    Mutant('qat_finetune', 'no cycle', hint='do exactly `steps` optimizer steps, cycling through bat', source='''import copy
-import io
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
-
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for x, y in batches[:steps]:
+''', '''    for x, y in batches[:steps]:
         opt.zero_grad()
         F.cross_entropy(prepared(x), y).backward()
-        opt.step()
-    return prepared
-'''),
-    Mutant('qat_finetune', 'no zero grad', hint='zero the gradients every step (optimizer.zero_grad()), ', source='''import copy
-import io
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
-
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        loss = F.cross_entropy(prepared(x), y)
-        loss.backward()
-        opt.step()
-    return prepared
-'''),
-    Mutant('qat_finetune', 'ends in eval', hint='leave the model in train mode: it was handed over in tr', source='''import copy
-import io
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
-
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = F.cross_entropy(prepared(x), y)
-        loss.backward()
-        opt.step()
+''')),
+    Mutant('qat_finetune', 'no zero grad', hint='zero the gradients every step (optimizer.zero_grad()), ',
+           source=(_OUTSIDE_IMPORTS + _OUTSIDE_FT).replace('''        opt.zero_grad()
+''', '''''')),
+    Mutant('qat_finetune', 'ends in eval', hint='leave the model in train mode: it was handed over in tr',
+           source=(_OUTSIDE_IMPORTS + _OUTSIDE_FT).replace('''        opt.step()
+''', '''        opt.step()
     prepared.eval()
-    return prepared
-'''),
-    Mutant('qat_finetune', 'copy', hint='train prepared in place and return prepared itself (not', source='''import copy
-import io
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
-
-def qat_finetune(prepared, batches, steps, lr):
+''')),
+    Mutant('qat_finetune', 'copy', hint='train prepared in place and return prepared itself (not',
+           source=(_OUTSIDE_IMPORTS + _OUTSIDE_FT).replace('''def qat_finetune(prepared, batches, steps, lr):
+''', '''def qat_finetune(prepared, batches, steps, lr):
     prepared = copy.deepcopy(prepared)
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = F.cross_entropy(prepared(x), y)
-        loss.backward()
-        opt.step()
-    return prepared
-'''),
-    Mutant('qat_finetune', 'sum loss', hint='use the mean cross-entropy over the batch: F.cross_entr', source='''import copy
-import io
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-from torch.ao.quantization import FakeQuantizeBase, QConfigMapping, get_default_qat_qconfig_mapping
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
-
-def qat_finetune(prepared, batches, steps, lr):
-    prepared.train()
-    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
-    for i in range(steps):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        loss = F.cross_entropy(prepared(x), y, reduction='sum')
-        loss.backward()
-        opt.step()
-    return prepared
-'''),
-    Mutant('to_int8', 'no copy', hint='its graph was changed', source='''import copy
+''')),
+    Mutant('qat_finetune', 'sum loss', hint='use the mean cross-entropy over the batch: F.cross_entr',
+           source=(_OUTSIDE_IMPORTS + _OUTSIDE_FT).replace('''        loss = F.cross_entropy(prepared(x), y)
+''', '''        loss = F.cross_entropy(prepared(x), y, reduction='sum')
+''')),
+    Mutant('to_int8', 'no copy', hint='its graph was changed',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -770,7 +708,8 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
 def to_int8(prepared):
     return convert_fx(prepared.eval())
 '''),
-    Mutant('to_int8', 'train mode', hint='put the model in eval mode: convert_fx(prepared.eval())', source='''import copy
+    Mutant('to_int8', 'train mode', hint='put the model in eval mode: convert_fx(prepared.eval())',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -781,7 +720,8 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
 def to_int8(prepared):
     return convert_fx(copy.deepcopy(prepared))
 '''),
-    Mutant('to_int8', 'reference', hint='use convert_fx, not convert_to_reference_fx: the refere', source='''import copy
+    Mutant('to_int8', 'reference', hint='use convert_fx, not convert_to_reference_fx: the refere',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -793,7 +733,8 @@ def to_int8(prepared):
     from torch.ao.quantization.quantize_fx import convert_to_reference_fx
     return convert_to_reference_fx(copy.deepcopy(prepared)).eval()
 '''),
-    Mutant('to_int8', 'shallow copy', hint='its graph was changed', not_hints=("do not switch the caller's model",), source='''import copy
+    Mutant('to_int8', 'shallow copy', hint='its graph was changed', not_hints=("do not switch the caller's model",),
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -804,7 +745,8 @@ from torch.ao.quantization.quantize_fx import convert_fx, prepare_qat_fx
 def to_int8(prepared):
     return convert_fx(copy.copy(prepared)).eval()
 '''),
-    Mutant('to_int8', 'evals prepared', hint="do not switch the caller's model with .eval()", not_hints=('its graph was changed',), source='''import copy
+    Mutant('to_int8', 'evals prepared', hint="do not switch the caller's model with .eval()", not_hints=('its graph was changed',),
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -816,7 +758,8 @@ def to_int8(prepared):
     prepared.eval()
     return convert_fx(copy.deepcopy(prepared)).eval()
 '''),
-    Mutant('to_int8', 'disables observers in place', hint='observer_enabled was changed', source='''import copy
+    Mutant('to_int8', 'disables observers in place', hint='observer_enabled was changed',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -829,7 +772,8 @@ def to_int8(prepared):
     prepared.apply(disable_observer)
     return convert_fx(copy.deepcopy(prepared)).eval()
 '''),
-    Mutant('state_dict_bytes', 'whole model', hint='save model.state_dict(), not the whole model: torch.sav', source='''import copy
+    Mutant('state_dict_bytes', 'whole model', hint='save model.state_dict(), not the whole model: torch.sav',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -842,7 +786,8 @@ def state_dict_bytes(model):
     torch.save(model, buf)
     return buf.tell()
 '''),
-    Mutant('state_dict_bytes', 'raw tensor bytes', hint='count what torch.save writes (buffers, the zip archive ', source='''import copy
+    Mutant('state_dict_bytes', 'raw tensor bytes', hint='count what torch.save writes (buffers, the zip archive ',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -857,7 +802,8 @@ def state_dict_bytes(model):
             total += v.numel() * v.element_size()
     return total
 '''),
-    Mutant('state_dict_bytes', 'file', hint='save into an io.BytesIO, not a file: inside its zip arc', source='''import copy
+    Mutant('state_dict_bytes', 'file', hint='save into an io.BytesIO, not a file: inside its zip arc',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -873,7 +819,8 @@ def state_dict_bytes(model):
         torch.save(model.state_dict(), path)
         return os.path.getsize(path)
 '''),
-    Mutant('state_dict_bytes', 'kib', hint='return the number of bytes as an int: buf.tell() or len', source='''import copy
+    Mutant('state_dict_bytes', 'kib', hint='return the number of bytes as an int: buf.tell() or len',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -886,7 +833,8 @@ def state_dict_bytes(model):
     torch.save(model.state_dict(), buf)
     return len(buf.getvalue()) / 1024
 '''),
-    Mutant('state_dict_bytes', 'switches eval', hint="do not switch the caller's model with .eval()", source='''import copy
+    Mutant('state_dict_bytes', 'switches eval', hint="do not switch the caller's model with .eval()",
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
@@ -899,7 +847,8 @@ def state_dict_bytes(model):
     torch.save(model.eval().state_dict(), buf)
     return len(buf.getvalue())
 '''),
-    Mutant('state_dict_bytes', 'pickle', hint='serialize with torch.save(model.state_dict(), buf) into', source='''import copy
+    Mutant('state_dict_bytes', 'pickle', hint='serialize with torch.save(model.state_dict(), buf) into',
+           source='''import copy
 import io
 import torch
 import torch.nn as nn
