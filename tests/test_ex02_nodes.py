@@ -54,7 +54,9 @@ def test_evidence_is_plain_data(solution):
     check = get_check(A, "op_histogram")
     case = check.cases(False)[0]
     ev = collect_evidence(check, lambda gm: collections.Counter(n.op for n in gm.graph.nodes), case)["__value__"]
-    assert type(ev) is dict and all(type(k) is str and type(v) is int for k, v in ev.items())
+    counts, left = ev["counts"], ev["left"]
+    assert type(counts) is dict and all(type(k) is str and type(v) is int for k, v in counts.items())
+    assert type(left) is list and all(type(name) is str for name in left)
     for function in FUNCTIONS:
         check = get_check(A, function)
         for hidden in (False, True):

@@ -27,6 +27,8 @@ ERROR_HINTS: list[tuple] = [
     (None, r"is not an nn\.Module|does not reference an nn\.Module",
      "a call_module node's target must name a submodule (an nn.Module registered on gm), not a parameter, a "
      "tensor or another attribute: read those with a get_attr node"),
+    (None, r"target [\w.]+\.bias references nonexistent attribute bias\b",
+     "a layer built with bias=False has no bias (.bias is None): for such a layer read no bias and add none"),
     (None, r"Node referenced nonexistent target|references nonexistent attribute",
      "a node names an attribute or submodule that gm does not have (the error names it): register a new "
      "submodule with gm.add_submodule(name, module), and keep every one a node still uses"),
@@ -56,6 +58,29 @@ ERROR_HINTS: list[tuple] = [
     ("KeyError", r"activation_post_process_\d+",
      "prepare registers some fake-quant modules under two names and dict(gm.named_modules()) lists each once: "
      "use gm.get_submodule(node.target) or named_modules(remove_duplicate=False)"),
+    ("IndexError", r"tuple index out of range",
+     "a node's input may come by keyword (torch.relu(input=h)): when node.args is empty, read node.kwargs['input']",
+     r"\.args\[\d\]"),
+    ("AttributeError", r"^'Module' object has no attribute",
+     "the GraphModule's root must be the traced model, which owns the submodules and parameters the graph names: "
+     "fx.GraphModule(model, graph)", r"GraphModule\("),
+    ("TypeError", r"isinstance\(\) arg 2 must be a type, a tuple of types",
+     "isinstance takes a type or a tuple of types, and a list of types is neither: isinstance(m, tuple(leaf_types))"),
+    (None, r"Expected FunctionType, got <class 'functools\.partial'>",
+     "symbolic_trace takes a module or a plain function, not a functools.partial: trace the module itself and fix "
+     "the flags with concrete_args={name: value}"),
+    ("NotImplementedError", r"argument of type: <class 'type'>",
+     "concrete_args may hold only the flags you were given: a parameter with no default (inspect.Parameter.empty) "
+     "or a tensor input must stay out of it and remain a real input", r"concrete_args"),
+    (None, r"Argument '([\w.]+)' of Node '\1' was used before it has been defined",
+     "a node reads itself: node.replace_all_uses_with(new) also rewired the new node, whose input is node; pass "
+     "delete_user_cb=lambda user: user is not new (or set the new node's args after replacing)"),
+    (None, r"Argument '[\w.]+' of Node '[\w.]+' was used before it has been defined",
+     "a node sits after a node that reads it: create a new node inside `with gm.graph.inserting_after(node):` "
+     "(or inserting_before its first user), so it comes before its users"),
+    ("AttributeError", r"'tuple' object has no attribute 'shape'",
+     "a node whose value is a tuple of tensors has a tuple as node.meta['tensor_meta'], not one TensorMetadata: "
+     "check the value's type before reading .shape", r"tensor_meta"),
     ("UnboundLocalError", r"",
      "inside a pass, make sure every variable is assigned on every path before it is used"),
     ("RuntimeError", r"(erase|Tried to erase) Node .* but it still had \d+ users",

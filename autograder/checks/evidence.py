@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import sys
 import warnings
 import zipfile
@@ -331,6 +332,36 @@ def sole_hint(got: Any, expected: Any, mistakes: Sequence[tuple[Any, str]]) -> s
     """
     hints = {h for value, h in mistakes if value is not None and value != expected and got == value}
     return hints.pop() if len(hints) == 1 else None
+
+
+def names_left(args: Sequence) -> list[str]:
+    """The names of the nodes left in the graph of the GraphModule passed first, after the call (evidence of an
+    answer that removed nodes from its caller's graph)."""
+    graph = getattr(args[0], "graph", None) if args else None
+    return [str(n.name) for n in graph.nodes][:500] if isinstance(graph, fx.Graph) else []
+
+
+def removed_nodes_hint(gm: fx.GraphModule, left: Sequence[str]) -> str | None:
+    """The hint for an answer that removed nodes from the caller's graph (eliminate_dead_code), given the names
+    `names_left` found after the call, or None when every node of `gm` (a fresh copy of the input) is still there."""
+    removed = [n.name for n in gm.graph.nodes if n.name not in left]
+    if not left or not removed:
+        return None
+    return (f"your answer removed {', '.join(removed[:3])} from gm's graph (eliminate_dead_code?): only read gm; "
+            "a node nobody uses is a node too, and the caller's graph must stay as it was")
+
+
+def deleted_while_called_hint(gm: fx.GraphModule, message: str) -> str | None:
+    """The hint for a submodule deleted while another node still calls it, when the error `message` (a lint error
+    naming the target) names a module that `gm` (a fresh copy of the input) calls from more than one node."""
+    found = re.search(r"target ([\w.]+) references nonexistent attribute", message)
+    if not found:
+        return None
+    sites = [n for n in gm.graph.nodes if n.op == "call_module" and n.target == found.group(1)]
+    if len(sites) < 2:
+        return None
+    return (f"the module '{found.group(1)}' is called from {len(sites)} nodes: replace every node that calls it "
+            "before you delete it (or delete unused submodules once, after the loop)")
 
 
 def nodes_where(graph: list[dict], pred: Callable[[dict], bool]) -> list[dict]:

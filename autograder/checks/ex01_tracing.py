@@ -11,7 +11,7 @@ import torch.nn as nn
 from fxplayground import Net, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import expect, expect_equal, expect_type, sole_hint
+from autograder.checks.evidence import expect, expect_equal, expect_type, names_left, removed_nodes_hint, sole_hint
 from autograder.checks.randmodels import random_mlp, seeded_randn
 
 
@@ -46,6 +46,30 @@ class GradModeNet(nn.Module):
         return x * (2.0 if torch.is_grad_enabled() else 1.0)
 
 
+class OpcodeNames(nn.Module):
+    """Its nodes are named like opcodes: a placeholder named call_module, a call_module node named placeholder
+    (the submodule's name), so only node.op, never node.name, tells a node's opcode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.placeholder = nn.Linear(3, 3)
+
+    def forward(self, call_module: torch.Tensor) -> torch.Tensor:
+        return self.placeholder(call_module)
+
+
+class TwiceAndSpare(nn.Module):
+    """fc is called twice and spare never: two call_module nodes for fc, none for spare."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.spare = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.relu(self.fc(x)))
+
+
 def _traced(make):
     return lambda: (fx.symbolic_trace(make()),)
 
@@ -55,7 +79,8 @@ def _graph_cases(hidden: bool) -> list[Case]:
         return [Case("TinyNet", _traced(TinyNet)), Case("Net", _traced(Net))]
     return [Case("ThreeReluNet (unseen)", _traced(ThreeReluNet)),
             Case("ScaledSkip with get_attr and two inputs (unseen)", _traced(ScaledSkip)),
-            Case("DeadBranch: a node nobody uses (unseen)", _traced(DeadBranch))] + [
+            Case("DeadBranch: a node nobody uses (unseen)", _traced(DeadBranch)),
+            Case("OpcodeNames: nodes named like opcodes (unseen)", _traced(OpcodeNames))] + [
         Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (11, 12)]
 
 
@@ -69,7 +94,7 @@ def _summary_evidence(result, args):
             raise CheckFailed(f"item {i} is {row!r}, expected a tuple of two strings (op, name)",
                               "node.op and node.name are strings; build (node.op, node.name) for each node")
         rows.append((str(row[0]), str(row[1])))
-    return {"rows": rows, "tuples": all(type(r) is tuple for r in result)}
+    return {"rows": rows, "tuples": all(type(r) is tuple for r in result), "left": names_left(args)}
 
 
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
@@ -80,16 +105,25 @@ def _summary_judge(case, ev):
     expected = [(n.op, n.name) for n in gm.graph.nodes]
     got = [tuple(r) for r in ev["rows"]]
     swapped = [(name, op) for op, name in got]
-    if got and set(swapped) <= set(expected) and all(second in OPS for _, second in got):
+    if got != expected and got and set(swapped) <= set(expected) and all(second in OPS for _, second in got):
         raise CheckFailed("the pairs are (name, op), expected (op, name)", "put node.op first, then node.name")
     if sorted(got) == sorted(expected) and got != expected:
         raise CheckFailed("the right nodes in the wrong order", "walk gm.graph.nodes: it is already in graph order")
     missing = [row for row in expected if row not in got]
     hint = None
+    unused = {n.name for n in gm.graph.nodes if not n.users and n.op != "output"}
+    targets = [(n.op, str(n.target)) for n in gm.graph.nodes]
     if missing and [row for row in expected if row in got] == got:   # a part of the nodes, nothing else
         ops = list(dict.fromkeys(op for op, _ in missing))
-        hint = ("placeholder and output nodes count too" if set(ops) <= {"placeholder", "output"} else
-                f"every node counts, {' and '.join(ops)} nodes too")
+        hint = removed_nodes_hint(gm, ev.get("left", []))
+        if hint is None and {name for _, name in missing} <= unused:
+            hint = (f"a node nobody uses is a node too: list {', '.join(name for _, name in missing[:3])} "
+                    "(dead nodes are nodes of gm.graph like any other)")
+        elif hint is None:
+            hint = ("placeholder and output nodes count too" if set(ops) <= {"placeholder", "output"} else
+                    f"every node counts, {' and '.join(ops)} nodes too")
+    elif got == targets:
+        hint = "the second item is node.name, not node.target (a target is a module path or a function)"
     where = f" (missing {', '.join(name for _, name in missing[:4])})" if missing and len(got) < len(expected) else ""
     expect_equal(got, expected, "(op, name) pairs" + where, hint)
     expect(ev["tuples"], "items must be tuples, not lists", "return (node.op, node.name) with parentheses")
@@ -161,6 +195,8 @@ def _plain_count_cases(hidden: bool) -> list[Case]:
     if hidden:
         out.append(Case("TinyNet, op passed by keyword", _traced(TinyNet), kwargs=lambda: {"op": "call_module"},
                         data={"op": "call_module"}))
+        out.append(Case("a module called twice and one never called, op='call_module' (unseen)",
+                        lambda: (fx.symbolic_trace(TwiceAndSpare()), "call_module"), data={"op": "call_module"}))
         for op in ("", "call_modle"):   # ops no node has: an empty string is not None, a typo matches nothing
             out.append(Case(f"TinyNet, op={op!r} (no node has it)", lambda op=op: (fx.symbolic_trace(TinyNet()), op),
                             data={"op": op}))
@@ -173,7 +209,7 @@ def _count_evidence(result, args):
                           "return len(...) or a sum, an int")
     op = next((a for a in args[1:] if isinstance(a, _Op)), None)
     return {"count": result, "asked": list(args[0].__dict__.get("_fxcourse_asked", [])),
-            "op_used": list(op.__dict__.get("log", [])) if op is not None else None}
+            "op_used": list(op.__dict__.get("log", [])) if op is not None else None, "left": names_left(args)}
 
 
 def _count_judge(case, ev):
@@ -193,6 +229,14 @@ def _count_judge(case, ev):
                                   "is an op no node has)")]
     elif "==" not in (ev.get("op_used") or ()) and ev.get("op_used") is not None:   # it never compared op
         mistakes += [(len(nodes), "when op is given, count only nodes whose node.op equals it")]
+    if op and any(n.name == op and n.op != op for n in nodes):
+        mistakes += [(sum(1 for n in nodes if n.op == op or n.name == op),
+                      f"a node's name is not its opcode: the node named {op!r} is a "
+                      f"{next(n.op for n in nodes if n.name == op)} node; count only nodes whose node.op equals op")]
+    left = ev.get("left") or []
+    removed = removed_nodes_hint(gm, left)
+    if removed is not None:
+        mistakes += [(sum(1 for n in nodes if n.name in left and (op is None or n.op == op)), removed)]
     which = "every node" if op is None else f"nodes with op={op!r}"
     if got != expected and ev["asked"]:   # it listed gm's modules: what it counted is not the nodes
         raise CheckFailed(f"counted {got} nodes, expected {expected} ({which})",

@@ -180,6 +180,9 @@ def args_state(args: tuple) -> list:
                      "training": [[name, bool(m.training)] for name, m in a.named_modules()]}
             if isinstance(a, torch.fx.GraphModule):
                 entry["graph"] = str(a.graph)
+            entry["hooks"] = [[name, n] for name, m in a.named_modules()
+                              for n in [len(m._forward_hooks) + len(m._forward_pre_hooks) + len(m._backward_hooks)]
+                              if n]
             out.append(entry)
         elif isinstance(a, torch.Tensor):
             out.append({"tensor": a.detach().clone()})
@@ -202,6 +205,10 @@ def _state_change(before: list, after: list, modes: bool = True) -> str | None:
         what = f"{what} (the {b['type']} passed in)"
         if b.get("graph") != a.get("graph"):
             return f"{what}: its graph was changed"
+        if b.get("hooks", []) != a.get("hooks", []):
+            gained = [n for n, k in a.get("hooks", []) if k > dict(b.get("hooks", [])).get(n, 0)]
+            where = f" on {gained[0] or 'the model itself'}" if gained else ""
+            return f"{what}: hooks were left{where}" if gained else f"{what}: its hooks were removed"
         if modes and b["training"] != a["training"]:
             changed = [n for (n, t), (_, u) in zip(b["training"], a["training"]) if t != u] \
                 if len(b["training"]) == len(a["training"]) else []
@@ -286,6 +293,17 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
                                   f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}, args, before
 
 
+def _signature_hint(name: str, raised: dict) -> str | None:
+    """The hint for a graded function whose own signature refused a call the task text allows (a renamed or
+    keyword-only parameter): Python's TypeError then names the function itself."""
+    if raised["__raised__"] == "TypeError" and re.match(
+            rf"{re.escape(name)}\(\) (takes \d+ positional|got an unexpected keyword argument|missing \d+ required)",
+            raised["message"]):
+        return (f"keep the signature the task text gives {name}: the same parameter names and defaults, each "
+                "one accepted by position and by keyword")
+    return None
+
+
 def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
     """Judge one case's evidence; never runs learner code."""
     name, label = check.function, case.label
@@ -319,9 +337,11 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
                               "the graph or any module")
         return CaseResult(label, False, f"{name} on {label}: {name} must leave its inputs as they were, but "
                                         f"{change}",
-                          "leave the model in the mode it is in: call neither .eval() nor .train() on the caller's "
-                          "model (what runs on it, or is exported from it, in another mode computes otherwise)"
-                          if "the mode of" in change else
+                          "do not switch the caller's model with .eval() or .train(): leave its mode as it was "
+                          "(what runs on it, or is exported from it, in another mode computes otherwise; deepcopy it "
+                          "first if you need another mode)" if "the mode of" in change else
+                          "remove every hook you register (handle.remove(), in a finally: block), or record with an "
+                          "fx.Interpreter or ShapeProp instead of hooks" if "hooks were left" in change else
                           "work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them")
     if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
         kind = next(iter(evidence))
@@ -340,8 +360,8 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
                     hint = check.explain_raise(case, evidence)
                 except Exception:
                     hint = None
-            return CaseResult(label, False, msg, hint or hint_for_error(evidence["__raised__"], evidence["message"],
-                                                                        evidence.get("where") or None))
+            return CaseResult(label, False, msg, hint or _signature_hint(name, evidence) or hint_for_error(
+                evidence["__raised__"], evidence["message"], evidence.get("where") or None))
         if kind == "__failed__":
             return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}", evidence.get("hint"))
         if kind == "__crashed__":

@@ -113,6 +113,7 @@ def _hist_cases(hidden: bool) -> list[Case]:
         Case("a block list used twice (unseen)", _traced(Outer)),
         Case("a model with two inputs (unseen)", _traced(SecondInputDeeper)),
         Case("a model without submodules (unseen)", _traced(NoModules)),
+        Case("an unused chain: dead nodes count too (unseen)", _traced(DeadBranch)),
     ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (21, 22)]
 
 

@@ -5,7 +5,7 @@ import torch.fx as fx
 import torch.nn as nn
 
 from autograder.checks.framework import CheckFailed
-from autograder.checks.evidence import printed
+from autograder.checks.evidence import names_left, printed
 
 
 def _hist_evidence(result, args):
@@ -22,7 +22,7 @@ def _hist_evidence(result, args):
             raise CheckFailed(f"the count of {key!r} is {value!r} ({type(value).__name__}), expected an int",
                               "count with += 1 or collections.Counter")
         out[key] = int(value)
-    return out
+    return {"counts": out, "left": names_left(args)}
 
 
 def _called_evidence(result, args):

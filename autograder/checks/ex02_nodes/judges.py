@@ -6,17 +6,21 @@ import collections
 import torch.fx as fx
 
 from autograder.checks.framework import CheckFailed
-from autograder.checks.evidence import expect, qualified, sole_hint
+from autograder.checks.evidence import expect, qualified, removed_nodes_hint, sole_hint
 
 
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
 
-def _hist_judge(case, got):
+def _hist_judge(case, ev):
     gm, = case.make()
+    got = ev["counts"]
     expected = dict(collections.Counter(n.op for n in gm.graph.nodes))
     if got == expected:
         return
+    removed = removed_nodes_hint(gm, ev["left"])
+    if removed and got == dict(collections.Counter(n.op for n in gm.graph.nodes if n.name in ev["left"])):
+        raise CheckFailed(f"counted {got}, expected {expected}: the count lacks nodes the answer removed", removed)
     strangers = sorted(k for k in got if k not in OPS)
     if strangers:
         names = {n.name for n in gm.graph.nodes}

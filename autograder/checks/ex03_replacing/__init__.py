@@ -21,7 +21,7 @@ from autograder.checks.ex03_replacing.evidence import (
     _clamp_evidence, _gelu_evidence, _matmul_evidence, _swap_evidence,
 )
 from autograder.checks.ex03_replacing.judges import (
-    _clamp_judge, _eager, _gelu_judge, _matmul_judge, _swap_judge, RELU_TO_GELU,
+    _clamp_judge, _eager, _gelu_judge, _gelu_raise, _matmul_judge, _swap_judge, RELU_TO_GELU,
 )
 
 __all__ = ["CHECKS", "RELU_TO_GELU", "STASH", "_eager", "_EagerSwap"]
@@ -30,6 +30,6 @@ __all__ = ["CHECKS", "RELU_TO_GELU", "STASH", "_eager", "_EagerSwap"]
 CHECKS = {
     "swap_function": Check("swap_function", _swap_cases, _swap_evidence, _swap_judge),
     "relu_to_clamp": Check("relu_to_clamp", _clamp_cases, _clamp_evidence, _clamp_judge),
-    "relu_to_gelu": Check("relu_to_gelu", _gelu_cases, _gelu_evidence, _gelu_judge),
+    "relu_to_gelu": Check("relu_to_gelu", _gelu_cases, _gelu_evidence, _gelu_judge, explain_raise=_gelu_raise),
     "linear_to_matmul": Check("linear_to_matmul", _matmul_cases, _matmul_evidence, _matmul_judge),
 }

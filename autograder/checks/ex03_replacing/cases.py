@@ -13,7 +13,7 @@ from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp
 from autograder.checks.ex03_replacing.models import (
     ClampFunctionNet, InplaceReluNet, KeywordReluNet, NestedAndTopLinear, ReluLikeNet, ReluOutputNet,
-    SharedLinearNet, SharedReluNet, SwapNet,
+    KwargsNet, SharedLinearNet, SharedReluNet, SwapNet,
 )
 
 
@@ -58,6 +58,8 @@ def _swap_cases(hidden: bool) -> list[Case]:
              torch.sigmoid, torch.tanh, [(torch.sigmoid, torch.tanh)], keywords=True),
         case("SwapNet, operator.add -> operator.sub", swap, operator.add, operator.sub,
              [(torch.Tensor.add, torch.Tensor.sub)]),
+        case("torch.sum(h, dim=1, keepdim=True) -> torch.mean: the keyword arguments stay",
+             lambda: _prepare(KwargsNet, (3, 4), seed=2), torch.sum, torch.mean, [(torch.sum, torch.mean)]),
         case("TinyNet, torch.tanh -> torch.sigmoid (no node targets old)", tiny, torch.tanh, torch.sigmoid, []),
         case("random model seed 31, torch.relu -> torch.sigmoid",
              lambda: _prepare(lambda: random_mlp(31, width=6, steps=("residual", "relu_fn", "linear", "residual")),

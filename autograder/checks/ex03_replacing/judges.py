@@ -9,7 +9,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import describe_graph, expect_close, expect_lint, flat_outputs, qualified
+from autograder.checks.evidence import (
+    deleted_while_called_hint, describe_graph, expect_close, expect_lint, flat_outputs, qualified,
+)
 from autograder.checks.ex03_replacing.models import _EagerSwap
 from autograder.checks.ex03_replacing.cases import STASH
 from autograder.checks.ex03_replacing.evidence import (
@@ -158,7 +160,9 @@ def _swap_judge(case: Case, ev: dict) -> None:
             name, was = graph[i]["name"], before[i]["target"]
             same_name = g[1] == new and was.rsplit(".", 1)[-1] == old.rsplit(".", 1)[-1]
             hint = ("compare targets by identity (node.target is old): different functions can share a "
-                    "__name__, such as torch.relu and F.relu") if same_name else (
+                    "__name__, such as torch.relu and F.relu") if same_name and e[0] == "call_function" else (
+                f"only call_function nodes change: a {e[0]} node named like `old` ({_short(was)!r}) does not call "
+                "the function `old`") if same_name else (
                 "only call_function nodes whose target is `old` change; leave every other node as it is")
             now = f"now {g[0]} {g[1]}" if g[0] != e[0] else f"now calls {g[1]}"
             raise CheckFailed(f"{e[0]} node '{name}' ({was}) should have stayed as it was, since {was} is not "
@@ -262,14 +266,29 @@ def _gelu_judge(case: Case, ev: dict) -> None:
     if approx:
         raise CheckFailed(f"node '{approx[0]['name']}' computes GELU with approximate={approx[0]['gelu']!r}",
                           "exact GELU means approximate='none', the default of F.gelu and nn.GELU")
+    for n in graph:   # in graph order: the first node that cannot run as GELU
+        extra = sorted(set(n["kwargs"]) - {"input", "approximate"}) if n["gelu"] is not None else []
+        if n["op"] == "call_function" and extra:
+            raise CheckFailed(f"node '{n['name']}' calls F.gelu with {extra[0]}={n['kwargs'][extra[0]]!r}, which "
+                              "F.gelu does not take", "F.gelu takes no `inplace` argument: give the new node only the "
+                              "ReLU's input, not the old node's kwargs")
+        if n["op"] == "call_method" and n["target"] == "gelu":
+            raise CheckFailed(f"call_method node '{n['name']}' calls .gelu(), a method tensors do not have",
+                              "tensors have no .gelu() method: make the node a call_function of F.gelu")
     want = _count(before, lambda n: n["relu"]) + _count(before, lambda n: n["gelu"] is not None)
     got = _count(graph, lambda n: n["gelu"] is not None)
     if got < want:
         raise CheckFailed(f"expected {want} GELU node(s), one in place of each ReLU, found {got}",
                           "replace each ReLU node by a node computing exact GELU: F.gelu or an nn.GELU() submodule")
     _judge_ran(ev)
+    names = {n["name"] for n in graph}
+    gone = [n for n in before if n["op"] in ("call_function", "call_method", "call_module") and not n["relu"]
+            and n["gelu"] is None and n["name"] not in names]
     _judge_outputs(ev["outputs"], _eager(model, inputs, RELU_TO_GELU),
                    "output (compared with the eager model computing exact GELU where it computed ReLU)",
+                   f"node '{gone[0]['name']}' ({gone[0]['target']}) was replaced, but it computes no ReLU: only "
+                   "ReLU changes; match ReLU exactly (its functions by identity, isinstance(module, nn.ReLU)), not "
+                   "every name that contains 'relu'" if gone else
                    "each ReLU must become exact GELU of the same input; every other node stays as it is")
     _judge_original(ev, model, inputs)
 
@@ -339,3 +358,8 @@ def _matmul_judge(case: Case, ev: dict) -> None:
     _sgd_step(model)
     _judge_outputs(ev["stepped_outputs"], _eager(model, inputs),
                    "output after one SGD step on the original model's parameters", SHARED_HINT)
+
+
+
+def _gelu_raise(case: Case, raised: dict) -> str | None:
+    return deleted_while_called_hint(case.make()[0], raised["message"])

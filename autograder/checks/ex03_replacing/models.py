@@ -109,6 +109,18 @@ class SwapNet(nn.Module):
         return self.head(torch.sigmoid(g) + h.sigmoid() + h)
 
 
+class KwargsNet(nn.Module):
+    """torch.sum called with keyword arguments (dim=1, keepdim=True) that the swapped node must keep."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return h + torch.sum(h, dim=1, keepdim=True)
+
+
 class SharedLinearNet(nn.Module):
     """One Linear called twice, on 3-d inputs (batch, tokens, features), then a bias-free head."""
 

@@ -17,7 +17,8 @@ from autograder.checks.ex05_inserting.evidence import (
     _drop_evidence, _flops_evidence, _insert_evidence, _shape_evidence,
 )
 from autograder.checks.ex05_inserting.judges import (
-    _drop_judge, _flops_judge, _insert_judge, _shape_judge, EXPECTED_ERRORS, reference_remove_dropout,
+    _drop_judge, _drop_raise, _flops_judge, _insert_judge, _insert_raise, _shape_judge, EXPECTED_ERRORS,
+    reference_remove_dropout,
 )
 
 __all__ = [
@@ -34,8 +35,10 @@ __all__ = [
 
 
 CHECKS = {
-    "insert_after": Check("insert_after", _insert_cases, _insert_evidence, _insert_judge),
-    "remove_dropout": Check("remove_dropout", _drop_cases, _drop_evidence, _drop_judge),
+    "insert_after": Check("insert_after", _insert_cases, _insert_evidence, _insert_judge,
+                          explain_raise=_insert_raise),
+    "remove_dropout": Check("remove_dropout", _drop_cases, _drop_evidence, _drop_judge,
+                            explain_raise=_drop_raise),
     "record_shapes": Check("record_shapes", _shape_cases, _shape_evidence, _shape_judge, unchanged="always"),
     "linear_flops": Check("linear_flops", _flops_cases, _flops_evidence, _flops_judge, unchanged="always"),
 }

@@ -9,7 +9,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import describe_graph, expect, expect_close, expect_fresh, expect_lint, qualified
+from autograder.checks.evidence import (
+    deleted_while_called_hint, describe_graph, expect, expect_close, expect_fresh, expect_lint, qualified,
+)
 from autograder.checks.ex05_inserting.cases import (
     _reference_outputs, reference_insert_after, reference_linear_flops, reference_shapes,
 )
@@ -307,6 +309,11 @@ def _drop_judge(case: Case, ev) -> None:
     if kept_fn:
         n = kept_fn[0]
         removed = {dropout_functions[k] for k in dropout_functions if k not in present}
+        if all(k["kwargs"].get("training") is False or (len(k["args"]) > 2 and k["args"][2] is False)
+               for k in kept_fn):
+            raise CheckFailed(f"node '{n['name']}' still calls {n['target']} (with training=False)",
+                              "a dropout call goes even with training=False: remove every dropout node, whatever "
+                              "its arguments")
         if not removed:
             raise CheckFailed(f"node '{n['name']}' still calls {n['target']} (no dropout function was removed)",
                               "functional dropout counts too: " + FUNCTIONAL_DEFINITION)
@@ -447,3 +454,18 @@ def _flops_judge(case: Case, got) -> None:
         raise CheckFailed(f"counted {got} FLOPs, expected {expected}", matches[0])
     raise CheckFailed(f"counted {got} FLOPs, expected {expected}: the sum of 2 * rows * in_features * "
                       "out_features over the nn.Linear calls, rows from the input each call receives")
+
+
+def _insert_raise(case: Case, raised: dict) -> str | None:
+    """A KeyError for a node name the graph has: the answer looked the node up by something else."""
+    if raised["__raised__"] != "KeyError":
+        return None
+    gm, name, _ = case.make()
+    if isinstance(name, str) and repr(name) in raised["message"] and any(n.name == name for n in gm.graph.nodes):
+        return (f"a node named {name!r} exists: look it up by node.name (the names gm.graph shows), not by its "
+                "target or anything else")
+    return None
+
+
+def _drop_raise(case: Case, raised: dict) -> str | None:
+    return deleted_while_called_hint(case.make()[0], raised["message"])

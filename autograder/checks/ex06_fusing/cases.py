@@ -12,8 +12,8 @@ from fxplayground import ConvBNNet, LinearChain, Net, SharedConvNet
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import example_input, random_convnet, random_mlp, randomize_batchnorm
 from autograder.checks.ex06_fusing.models import (
-    BigEps, Conv1dBN, ForkedChain, FunctionalBreak, MixedChain, ModuleFedBN, NameClash, NoStatsBN, SelfChain,
-    SharedFirst, SharedSecond, TwoBlocks, TwoChains, TwoUserConv,
+    BigEps, Conv1dBN, ForkedChain, FunctionalBreak, KeywordChain, MixedChain, ModuleFedBN, NameClash, NoStatsBN,
+    SelfChain, SharedFirst, SharedSecond, TwoBlocks, TwoChains, TwoUserConv,
 )
 
 
@@ -125,6 +125,8 @@ def _chains_cases(hidden: bool) -> list[Case]:
         _model_case("SelfChain: a(a(x)) + a(flip(x)) (unseen)", SelfChain, 7, (4, 6)),
         _model_case("FunctionalBreak: F.linear between two Linears (unseen)", FunctionalBreak, 8, (4, 4)),
         _model_case("NameClash: submodules are already called fused_a and fused_a_ (unseen)", NameClash, 12, (4, 5)),
+        _model_case("KeywordChain: a(input=x) -> b -> c -> d(input=h), keyword calls are left alone (unseen)",
+                    KeywordChain, 14, (3, 5)),
         _model_case("LinearChain 4->32->8->4 in float64 (unseen)", lambda: LinearChain((4, 32, 8, 4)), 9, (3, 4),
                     dtype=torch.float64),
     ] + [_random_case(f"random model seed {s} (unseen)", random_mlp, s) for s in (39, 10, 16, 0)]

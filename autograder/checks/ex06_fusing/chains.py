@@ -2,6 +2,7 @@
 what a wrongly fused or skipped chain does to the numbers."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import torch
@@ -19,12 +20,13 @@ def _links(gm: fx.GraphModule) -> list[tuple[fx.Node, fx.Node]]:
     """(a, b) for every Linear call a whose only user is a Linear call b reading a, both modules called once.
 
     A module called from two call sites is left alone (the rule of fuse_conv_bn too): fusing it would give
-    one call site a layer the other does not have.
+    one call site a layer the other does not have. So is a Linear called with its input by keyword.
     """
     sites = _sites(gm)
     out = []
     for n in gm.graph.nodes:
-        if isinstance(_module_of(gm, n), nn.Linear) and len(n.users) == 1 and sites[n.target] == 1:
+        if (isinstance(_module_of(gm, n), nn.Linear) and len(n.users) == 1 and sites[n.target] == 1
+                and len(n.args) == 1 and not n.kwargs):
             u = next(iter(n.users))
             if (isinstance(_module_of(gm, u), nn.Linear) and len(u.args) == 1 and u.args[0] is n and not u.kwargs
                     and sites[u.target] == 1):
@@ -44,7 +46,8 @@ def _expected_linears(gm: fx.GraphModule) -> Counter:
         last = n
         while last in nxt:
             last = nxt[last]
-        out[(mod.in_features, _module_of(gm, last).out_features, _input_kind(gm, n.args[0]))] += 1
+        out[(mod.in_features, _module_of(gm, last).out_features,
+             _input_kind(gm, n.args[0] if n.args else n.kwargs.get("input")))] += 1
     return out
 
 
@@ -76,6 +79,7 @@ def _chains_judge(case: Case, ev: dict) -> None:
     result_sites = Counter(c["target"] for c in calls)
     for c in calls:
         if (len(c["users"]) == 1 and c["users"][0] in by_name and by_name[c["users"][0]]["input_name"] == c["name"]
+                and not c.get("by_keyword") and not by_name[c["users"][0]].get("by_keyword")
                 and result_sites[c["target"]] == 1 and result_sites[by_name[c["users"][0]]["target"]] == 1):
             _unfused(gm, c, by_name[c["users"][0]], result_sites)
     _shared_changed(gm, ev, nn.Linear, "Linear")
@@ -85,6 +89,16 @@ def _chains_judge(case: Case, ev: dict) -> None:
                           f"out_features={odd['out']}, but its weight has shape {tuple(odd['shape'])}",
                           "in_features and out_features must match the weight's (out, in) shape: build a fresh "
                           "nn.Linear(in, out, ...), or set both when a copied layer gets a new weight")
+    for c in calls:   # a fused layer registered under the name of one of the original Linears
+        was = gm.get_submodule(c["target"]) if c["target"] in original_targets else None
+        now = ev["weights"].get(c["target"])
+        if was is not None and now is not None and not (
+                [c["out"], c["in"]] == list(was.weight.shape) and torch.equal(now["weight"], was.weight.detach())):
+            raise CheckFailed(f"node '{c['name']}' calls '{c['target']}', the name of an original Linear, but that "
+                              "name now holds another layer",
+                              "register each fused layer as a new submodule under a fresh name "
+                              "(gm.add_submodule(name, fused) with a name no submodule has): an original layer's "
+                              "name must keep naming that layer")
     expected = _expected_linears(gm)
     got = Counter((c["in"], c["out"], c["input"]) for c in calls)
     if got != expected:
@@ -96,6 +110,12 @@ def _chains_judge(case: Case, ev: dict) -> None:
                               f"whose output has {len(fork.users)} users",
                               "a chain ends at a Linear whose output has more than one user: fuse a Linear into "
                               "the next one only when len(node.users) == 1")
+        keyword = sorted({n.target for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear)
+                          and (n.kwargs or len(n.args) != 1)} - {c["target"] for c in calls})
+        if keyword:
+            raise CheckFailed(f"{message}; '{keyword[0]}', called with its input by keyword, is no longer called",
+                              f"a Linear called with its input by keyword ({keyword[0]}(input=...)) is left alone: "
+                              "fuse only Linear calls with one positional argument and no kwargs")
         raise CheckFailed(message, None if n_links else "there was nothing to fuse here: leave the graph as it is")
     x = _probe(gm)
     with torch.no_grad():
@@ -206,4 +226,19 @@ def _fused_through_fork(gm: fx.GraphModule, calls: list[dict], original_targets:
                     and c["in"] == mod.in_features
                     and got[(c["in"], c["out"], c["input"])] > expected[(c["in"], c["out"], c["input"])]):
                 return n
+    return None
+
+
+def _chains_raise(case: Case, raised: dict) -> str | None:
+    """An IndexError reading node.args[0] of a Linear called with its input by keyword."""
+    gm, = case.make()
+    erased = re.match(r"Tried to erase Node (\w+) but it still had \d+ users", raised["message"])
+    forks = [n for n in gm.graph.nodes if erased and n.name == erased.group(1) and len(n.users) > 1]
+    if forks and isinstance(_module_of(gm, forks[0]), nn.Linear):
+        return (f"'{forks[0].name}' has {len(forks[0].users)} users: a chain ends at a Linear whose output has more "
+                "than one user, so fuse a Linear into the next one only when len(node.users) == 1")
+    keyword = [n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear) and not n.args]
+    if raised["__raised__"] == "IndexError" and keyword and ".args[" in (raised.get("where") or ".args["):
+        return (f"a Linear called with its input by keyword ({keyword[0].target}(input=...)) is left alone: fuse "
+                "only Linear calls with one positional argument and no kwargs")
     return None

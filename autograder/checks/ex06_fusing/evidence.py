@@ -93,9 +93,9 @@ def _pass_evidence(result, args, function: str, kinds: tuple[type, ...]) -> dict
         if not isinstance(mod, kinds):
             continue
         entry = {"name": n.name, "target": n.target, "type": type(mod).__name__,
-                 "input": _input_kind(result, n.args[0] if n.args else None),
+                 "input": _input_kind(result, n.args[0] if n.args else n.kwargs.get("input")),
                  "input_name": n.args[0].name if n.args and isinstance(n.args[0], fx.Node) else "",
-                 "users": [u.name for u in n.users]}
+                 "users": [u.name for u in n.users], "by_keyword": bool(n.kwargs) or len(n.args) != 1}
         if isinstance(mod, nn.Linear):
             entry["in"], entry["out"] = int(mod.in_features), int(mod.out_features)
             entry["shape"] = list(mod.weight.shape)

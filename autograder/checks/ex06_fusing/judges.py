@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from collections import Counter
 
 import torch
@@ -378,3 +379,32 @@ def _pair_kind(gm: fx.GraphModule, bn_node: fx.Node) -> tuple:
     conv, bn = _module_of(gm, conv_node), _module_of(gm, bn_node)
     return (tuple(getattr(conv, k) for k in _HYPER), conv.bias is not None, bn.affine, bn.eps,
             _input_kind(gm, conv_node.args[0]))
+
+
+def _fold_raise(case: Case, raised: dict) -> str | None:
+    """A size mismatch folding a grouped conv: the answer built a conv without conv's groups."""
+    conv, _ = case.make()
+    if conv.groups > 1 and re.search(r"size of tensor|shape|size mismatch", raised["message"]):
+        return (f"conv has groups={conv.groups}, so its weight has {conv.weight.shape[1]} input channels per group: "
+                "build the folded conv with every setting of conv (groups, dilation, padding_mode too), e.g. "
+                "copy.deepcopy(conv), then set its weight and bias")
+    return None
+
+
+def _fuse_raise(case: Case, raised: dict) -> str | None:
+    """A ValueError about a submodule that is not a BatchNorm2d the graph calls (a traced container, say)."""
+    if raised["__raised__"] != "ValueError":
+        return None
+    gm, = case.make()
+    called_bn = {n.target for n in gm.graph.nodes if n.op == "call_module"
+                 and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)}
+    for name in re.findall(r"'([\w.]+)'", raised["message"]):
+        try:
+            module = gm.get_submodule(name)
+        except AttributeError:
+            continue
+        if name not in called_bn and module is not gm:
+            return (f"'{name}' is not a BatchNorm2d that the graph calls ({type(module).__name__}): only gm.training "
+                    "and the BatchNorm2d modules the graph calls decide; tracing re-creates containers such as "
+                    f"'{name}' as plain modules in training mode")
+    return None

@@ -72,6 +72,18 @@ class SelfChain(nn.Module):
         return self.a(self.a(x)) + self.a(x.flip(-1))
 
 
+class KeywordChain(nn.Module):
+    """a(input=x) -> b -> c -> d(input=h): a Linear called with its input by keyword is left alone, so only
+    b -> c is a chain."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.c, self.d = nn.Linear(5, 6), nn.Linear(6, 7), nn.Linear(7, 8), nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.d(input=self.c(self.b(self.a(input=x))))
+
+
 class MixedChain(nn.Module):
     """Five Linears back to back, biases on and off, widths changing, then a function ends it."""
 

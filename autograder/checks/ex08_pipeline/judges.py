@@ -107,7 +107,7 @@ def _lint_hint(case: Case, message: str, wanted: str) -> str:
 
 
 _NONE_HINT = ("check what each pass returns before using it: when it is not a GraphModule (a pass that forgot "
-              "`return gm` returns None), raise TypeError (or RuntimeError) naming the pass")
+              "`return gm` returns None), raise TypeError naming the pass")
 
 
 def _raise_judge(case: Case, ev) -> None:
@@ -126,9 +126,13 @@ def _raise_judge(case: Case, ev) -> None:
         raise CheckFailed(f"returned normally, expected a {error}: {what}", hint)
     message, raised = ev["message"], ev["__raised__"]
     bases = ev.get("bases") or [raised]
-    allowed = ("TypeError", "RuntimeError") if error == "TypeError" else (error,)
+    allowed = (error,)
     if not any(e in bases for e in allowed):
-        if "__name__" in message:
+        if error == "TypeError" and "NoneType" in message:
+            hint = ("check what the pass returned right after calling it: when it is not a GraphModule "
+                    "(isinstance(result, fx.GraphModule)), raise TypeError naming the pass; your "
+                    f"{raised} came later, from using the None it returned")
+        elif "__name__" in message:
             hint = ("name a pass by getattr(p, '__name__', type(p).__name__): callable objects have no __name__")
         elif wanted in message:
             hint = f"raise a {' or a '.join(allowed)} (a subclass is fine), not a {raised}"
@@ -413,6 +417,9 @@ def _opt_judge(case: Case, ev) -> None:
         """Whether, in the graph the pipeline received, the pair was not yet adjacent: a dropout between them or a
         dead user of the first hid it until another pass removed that."""
         a, b = traced.get(first["name"]), traced.get(second["name"])
+        if a is not None and b is None:   # the second is a new node (a fused one): what did `first` feed then?
+            users = [traced[u] for u in a["users"] if u in traced]
+            return len(users) != 1 or not _is_linear(users[0])
         return a is not None and b is not None and (_input_node(b, traced) is not a or a["users"] != [b["name"]])
 
     order = (" In the traced graph a dropout or a dead user hid this pair: it appears once those are gone.")
@@ -429,6 +436,18 @@ def _opt_judge(case: Case, ev) -> None:
                                   order_hint if late else
                                   "fold_bn_into_conv(conv, bn) gives the folded conv; install it in place of the "
                                   "conv, point the BatchNorm's users at the conv node and erase the BatchNorm node")
+    traced_sites = Counter(n["target"] for n in traced.values() if n["op"] == "call_module")
+    stay = [(n, conv) for n in traced.values() if _mod_kind(n) == "BatchNorm2d"
+            for conv in [_input_node(n, traced)] if conv is not None and _mod_kind(conv) == "Conv2d"
+            and traced_sites[conv["target"]] > 1]
+    left = sum(1 for n in graph if _mod_kind(n) == "BatchNorm2d")
+    if len(stay) > left:
+        bn, conv = stay[0]
+        raise CheckFailed(f"{_node_text(bn)} follows {_node_text(conv)}, a conv called from "
+                          f"{traced_sites[conv['target']]} sites, so it stays; the result calls {left} BatchNorm2d, "
+                          f"expected at least {len(stay)}",
+                          "a conv module called from more than one site keeps its BatchNorms: count the call sites "
+                          "of each conv (call_module nodes per target) and fold only into a conv called once")
     linears = sum(1 for n in traced.values() if _is_linear(n))
     for n in graph:
         if _is_linear(n):

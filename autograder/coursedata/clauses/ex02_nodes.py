@@ -10,6 +10,8 @@ CLAUSES = [
            mutant="a hand-written list of opcodes that forgets get_attr"),
     Clause("op_histogram", "nodes, not submodules: a module called twice counts twice",
            ("a block list used twice",), mutant="counts submodules for call_module"),
+    Clause("op_histogram", "only read the graph: dead nodes count, the graph is not cleaned",
+           ("an unused chain: dead nodes count too",), mutant="dce mutates", hint="eliminate_dead_code"),
     Clause("op_histogram", "returns a dict", ("TinyNet",), mutant="returns the sorted items, a list"),
     Clause("op_histogram", "gm is left as it was", ("TinyNet",),
            patch=("    counts: dict[str, int] = {}", "    gm.graph.eliminate_dead_code()\n    gm.recompile()\n"

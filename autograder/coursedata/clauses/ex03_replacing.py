@@ -2,6 +2,9 @@
 from autograder.coursedata.clauses import Clause
 
 CLAUSES = [
+    Clause("swap_function", "each swapped node keeps its args and kwargs",
+           ("torch.sum(h, dim=1, keepdim=True) -> torch.mean",), mutant="drops kwargs",
+           hint="has other args or kwargs than before"),
     Clause("swap_function", "targets compared by identity: another function of the same name stays",
            ("SwapNet, torch.relu -> torch.tanh",), mutant="matches by __name__, so F.relu is swapped along with torch.relu"),
     Clause("swap_function", "every matching node, not the first", ("SwapNet, torch.relu -> torch.tanh",),

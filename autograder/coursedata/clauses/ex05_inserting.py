@@ -2,6 +2,8 @@
 from autograder.coursedata.clauses import Clause
 
 CLAUSES = [
+    Clause("linear_flops", "gm is only run: it is left as it was, with no hook left on any module",
+           ("TinyNet on a (5, 4) input",), mutant="leaves hooks", hint="remove every hook you register"),
     Clause("insert_after", "the new node does not read itself", ("TinyNet, tanh after 'relu'",),
            mutant="the self-use trap: replace_all_uses_with without delete_user_cb"),
     Clause("insert_after", "every former user reads the new node", ("ThreeReluNet, tanh after the input 'x'",),

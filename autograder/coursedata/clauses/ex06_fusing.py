@@ -2,6 +2,10 @@
 from autograder.coursedata.clauses import Clause
 
 CLAUSES = [
+    Clause("fuse_consecutive_linears", "a Linear called with its input by keyword (fc(input=h)) is left alone",
+           ("KeywordChain",), mutant="keyword input", hint="called with its input by keyword"),
+    Clause("fuse_consecutive_linears", "each fused layer is a new submodule under a fresh name",
+           ("TwoChains",), mutant="reuses name", hint="under a fresh name"),
     Clause("fuse_linear_pair", "W = W2 @ W1", ("Linear(6->6) then Linear(6->6)",),
            mutant="multiplies the weights in the wrong order (W1 @ W2)"),
     Clause("fuse_linear_pair", "b = W2 @ b1 + b2", ("LinearChain 8->16->4",),

@@ -2,6 +2,12 @@
 from autograder.coursedata.clauses import Clause
 
 CLAUSES = [
+    Clause("optimize_for_inference", "a BatchNorm2d is folded only into a conv called from one site: a shared conv "
+           "keeps its BatchNorms", ("random conv net seed 5 (a shared conv", "SharedConvNet"), mutant="shared conv",
+           hint="keeps its BatchNorms"),
+    Clause("run_pipeline", "a pass that returns something else than a GraphModule: TypeError naming it",
+           ("Knots with [cancel_double_neg, forgets_return]",), mutant="no typeerror",
+           hint="raise TypeError naming the pass"),
     Clause("run_pipeline", "rounds until gm.code is unchanged (a fixed point)", ("Knots with [relu_to_f_relu]",),
            mutant="fixed point = same number of nodes"),
     Clause("run_pipeline", "iterate to the fixed point, not once", ("max_rounds=4, a pass that changes the graph on its first 3",),

@@ -8,11 +8,13 @@ against the solution notebook; CI requires 100%.
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import KW_ONLY, dataclass
+from pathlib import Path
 
 from autograder.checks.framework import get_check
 
-__all__ = ["Mutant", "MutantError", "apply_edits", "Alternative", "load", "run_answer"]
+__all__ = ["Mutant", "MutantError", "apply_edits", "Alternative", "load", "run_answer", "from_task_text"]
 
 
 class MutantError(ValueError):
@@ -94,6 +96,18 @@ class Alternative:
         if self.source:
             return self.source
         return apply_edits(solution, self.edits, f"alternative {self.function!r} ({self.why})")
+
+
+def from_task_text(assignment: str) -> tuple[list[Mutant], list[Alternative]]:
+    """The wrong and right answers of one exercise written from its task text alone, by someone who had not read
+    the checks: data in task_text/<assignment>.json, a list of {"kind": "wrong" or "right", "function", "why",
+    "source", and for a wrong one "hint" and "not_hints"}."""
+    path = Path(__file__).parent / "task_text" / f"{assignment}.json"
+    items = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    wrong = [Mutant(i["function"], i["why"], hint=i["hint"], not_hints=tuple(i.get("not_hints", ())),
+                    source=i["source"]) for i in items if i["kind"] == "wrong"]
+    right = [Alternative(i["function"], i["why"], i["source"]) for i in items if i["kind"] == "right"]
+    return wrong, right
 
 
 def load(assignment: str) -> tuple[list[Mutant], list[Alternative]]:

@@ -1,5 +1,5 @@
 """Mutants and alternatives of ex01_tracing."""
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 # the solution's comparison, which the one-line wrong answers below replace
 _COMPARE = ("        expected = model(*inputs)\n"
@@ -148,3 +148,9 @@ def outputs_match(model, gm, *inputs, atol=0.0):
     return bool((expected - got).abs().max() <= atol) if atol else torch.equal(expected, got)
 '''),
 ]
+
+# --------------------- wrong and right answers written from the task text alone, by someone who had not read the checks
+
+_WRONG, _RIGHT = from_task_text("ex01_tracing")
+MUTANTS += _WRONG
+ALTERNATIVES += _RIGHT

@@ -1,5 +1,5 @@
 """Mutants and alternatives of ex02_nodes."""
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 # Lines of the solution's answer cells that several mutants below replace (each occurs there once).
 _CONSUMERS_LINES = ("    nodes = list(gm.graph.nodes)\n"
@@ -370,3 +370,9 @@ def consumers(gm, node_name):
     return [n.name for n in readers]
 '''),
 ]
+
+# --------------------- wrong and right answers written from the task text alone, by someone who had not read the checks
+
+_WRONG, _RIGHT = from_task_text("ex02_nodes")
+MUTANTS += _WRONG
+ALTERNATIVES += _RIGHT

@@ -2,7 +2,7 @@
 
 The notebook's setup cell imports operator, torch, fx, nn, F, subgraph_rewriter and the fxplayground models.
 """
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 # Lines of the solution's answer cells that several mutants below replace (each occurs there once).
 _RELU_TO_CLAMP_LINES = ('            x = node.args[0] if node.args else node.kwargs["input"]\n'
@@ -449,3 +449,9 @@ def linear_to_matmul(gm):
     return Decompose(gm).transform()
 '''),
 ]
+
+# --------------------- wrong and right answers written from the task text alone, by someone who had not read the checks
+
+_WRONG, _RIGHT = from_task_text("ex03_replacing")
+MUTANTS += _WRONG
+ALTERNATIVES += _RIGHT

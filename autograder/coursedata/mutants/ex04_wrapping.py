@@ -4,7 +4,7 @@ Never write a mutant that calls fx.wrap with a name its namespace does not defin
 registration for the life of the process and looks each name up at every later trace, so one such mutant
 would make every symbolic_trace in the pytest process raise KeyError.
 """
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 # Lines of the solution's answer cells that several mutants below replace (each occurs there once).
 _TRACE_WITH_LEAVES_LINES = ("    class LeafTracer(fx.Tracer):\n"
@@ -363,3 +363,9 @@ def trace_specialized(model, **flags):
     return fx.symbolic_trace(fixed)
 '''),
 ]
+
+# --------------------- wrong and right answers written from the task text alone, by someone who had not read the checks
+
+_WRONG, _RIGHT = from_task_text("ex04_wrapping")
+MUTANTS += _WRONG
+ALTERNATIVES += _RIGHT

@@ -1,5 +1,5 @@
 """Mutants and alternatives of ex05_inserting."""
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 # Lines of the solution's answer cells that several mutants below replace (each occurs there once).
 _RECORD_SHAPES_LINES = ("    shapes = {}\n"
@@ -493,3 +493,9 @@ MUTANTS += [
         ("            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.out_features",
          "            total += 2 * math.prod(shape[:-1]) * linear.in_features * linear.in_features"),)),
 ]
+
+# --------------------- wrong and right answers written from the task text alone, by someone who had not read the checks
+
+_WRONG, _RIGHT = from_task_text("ex05_inserting")
+MUTANTS += _WRONG
+ALTERNATIVES += _RIGHT

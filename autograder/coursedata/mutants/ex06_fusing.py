@@ -3,7 +3,7 @@
 Answer cells of the other functions stay the solution's, so a mutant of a pass may call the solution's
 fuse_linear_pair / fold_bn_into_conv, and a mutant of the algebra shows up only in its own function.
 """
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 # ------------------------------------------------------------------------------------ fuse_linear_pair
 
@@ -62,7 +62,7 @@ _CHAIN_MUTANTS = [
          "            if not node.users:\n"
          "                gm.graph.erase_node(node)"),)),
     Mutant("fuse_consecutive_linears", "overwrites the chain's first module in place (like optimization.fuse)",
-           hint="called from", edits=(
+           hint="under a fresh name", edits=(
         ('        name = "fused_" + chain[0].target.replace(".", "_")\n'
          "        while hasattr(gm, name):\n"
          '            name += "_"\n'
@@ -87,6 +87,45 @@ _CHAIN_MUTANTS = [
     Mutant("fuse_consecutive_linears", "forgets gm.recompile()", hint="recompile", edits=(
         ("    gm.recompile()\n",
          ""),)),
+]
+
+# a Linear called with its input by keyword is left alone: this answer fuses one (a mutant below); with the
+# test of node.args and node.kwargs added it is right (an alternative)
+_ONE_PAIR_PER_ROUND = '''
+def fuse_consecutive_linears(gm):
+    calls = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
+
+    def is_lin(n):   # a Linear called from one site only: shared modules are left alone
+        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear) and calls[n.target] <= 1
+    counter = 0
+    changed = True
+    while changed:
+        changed = False
+        for node in gm.graph.nodes:
+            if not is_lin(node) or len(node.users) != 1:
+                continue
+            user = next(iter(node.users))
+            if not is_lin(user) or user.args != (node,):
+                continue
+            counter += 1
+            name = f"linear_fused_{counter}"
+            gm.add_submodule(name, fuse_linear_pair(gm.get_submodule(node.target), gm.get_submodule(user.target)))
+            with gm.graph.inserting_before(user):
+                new = gm.graph.call_module(name, node.args)
+            user.replace_all_uses_with(new)
+            gm.graph.erase_node(user)
+            gm.graph.erase_node(node)
+            changed = True
+            break
+    gm.graph.eliminate_dead_code()
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+'''
+
+_CHAIN_MUTANTS += [
+    Mutant("fuse_consecutive_linears", "fuses one pair per round, but fuses a Linear called with its input by keyword",
+           hint="called with its input by keyword", source=_ONE_PAIR_PER_ROUND),
 ]
 
 # ----------------------------------------------------------------------------------- fold_bn_into_conv
@@ -276,37 +315,10 @@ def fuse_linear_pair(first, second):
     fused.bias = None if b is None else nn.Parameter(b)
     return fused
 '''),
-    Alternative("fuse_consecutive_linears", "fuses one pair per round until nothing changes, fresh names", '''
-def fuse_consecutive_linears(gm):
-    calls = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
-
-    def is_lin(n):   # a Linear called from one site only: shared modules are left alone
-        return n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear) and calls[n.target] <= 1
-    counter = 0
-    changed = True
-    while changed:
-        changed = False
-        for node in gm.graph.nodes:
-            if not is_lin(node) or len(node.users) != 1:
-                continue
-            user = next(iter(node.users))
-            if not is_lin(user) or user.args != (node,):
-                continue
-            counter += 1
-            name = f"linear_fused_{counter}"
-            gm.add_submodule(name, fuse_linear_pair(gm.get_submodule(node.target), gm.get_submodule(user.target)))
-            with gm.graph.inserting_before(user):
-                new = gm.graph.call_module(name, node.args)
-            user.replace_all_uses_with(new)
-            gm.graph.erase_node(user)
-            gm.graph.erase_node(node)
-            changed = True
-            break
-    gm.graph.eliminate_dead_code()
-    gm.graph.lint()
-    gm.recompile()
-    return gm
-'''),
+    Alternative("fuse_consecutive_linears", "fuses one pair per round until nothing changes, fresh names",
+                _ONE_PAIR_PER_ROUND.replace(
+                    "            if not is_lin(node) or len(node.users) != 1:\n",
+                    "            if not is_lin(node) or len(node.users) != 1 or len(node.args) != 1 or node.kwargs:\n")),
     Alternative("fold_bn_into_conv", "torch.nn.utils.fusion.fuse_conv_bn_eval", '''
 def fold_bn_into_conv(conv, bn):
     from torch.nn.utils.fusion import fuse_conv_bn_eval
@@ -419,3 +431,9 @@ def fuse_consecutive_linears(gm):
     return out
 '''),
 ]
+
+# --------------------- wrong and right answers written from the task text alone, by someone who had not read the checks
+
+_WRONG, _RIGHT = from_task_text("ex06_fusing")
+MUTANTS += _WRONG
+ALTERNATIVES += _RIGHT

@@ -4,7 +4,7 @@ The setup cell of the exercise imports copy, io, warnings, torch, fx, nn, F, Fak
 get_default_qat_qconfig_mapping, convert_fx, prepare_qat_fx, QATNet and node_table; sources below import
 anything else they use, as a learner would.
 """
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 # Lines of prepare_for_qat that several mutants replace: its return, and its def line, before which some of
 # them import what they use instead.
@@ -476,3 +476,9 @@ def state_dict_bytes(model):
     return sink.written
 '''),
 ]
+
+# --------------------- wrong and right answers written from the task text alone, by someone who had not read the checks
+
+_WRONG, _RIGHT = from_task_text("ex07_qat")
+MUTANTS += _WRONG
+ALTERNATIVES += _RIGHT

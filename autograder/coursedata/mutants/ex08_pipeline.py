@@ -4,7 +4,7 @@ Each mutant is a few edits of the solution's answer cell. The optimize_for_infer
 passes too, so its mutants may edit a pass (a wrong pass is the pipeline's mistake) or the self-check that
 compares the result with the eval-mode model (a learner who makes the mistake has no such check).
 """
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 # Lines of the solution's answer cells that several mutants below replace (each occurs there once).
 _RUN_PIPELINE_LINES = ("            if not isinstance(result, fx.GraphModule):\n"
@@ -124,6 +124,31 @@ _RUN_MUTANTS = [
          "def run_pipeline(gm: fx.GraphModule, passes: list, max_rounds: int=5) -> fx.GraphModule:"),)),
 ]
 
+# a pass returning None must raise TypeError naming it: without the isinstance test this answer raises only a
+# RuntimeError from its lint (a mutant below); with it, it is right (an alternative)
+_ONE_CHECKED_PASS = '''
+def _checked(gm, p):
+    name = getattr(p, "__name__", None) or type(p).__name__
+    out = p(gm)
+    try:
+        out.graph.lint()
+    except Exception as exc:
+        raise RuntimeError(f"{name}: {exc}") from None
+    out.recompile()
+    return out
+
+def run_pipeline(gm, passes, max_rounds=10):
+    for _ in range(max_rounds):
+        code = gm.code
+        for p in passes:
+            gm = _checked(gm, p)
+        if gm.code == code:
+            break
+    else:
+        raise RuntimeError(f"no fixed point within max_rounds={max_rounds}")
+    return gm
+'''
+
 _RUN_ALTERNATIVES = [
     Alternative("run_pipeline", "while loop, str(gm.graph) as the fingerprint, a round counter", '''
 def run_pipeline(gm, passes, max_rounds=10):
@@ -146,28 +171,16 @@ def run_pipeline(gm, passes, max_rounds=10):
         if str(gm.graph) == snapshot:
             return gm
 '''),
-    Alternative("run_pipeline", "a helper that runs one checked pass, for/else", '''
-def _checked(gm, p):
-    name = getattr(p, "__name__", None) or type(p).__name__
-    out = p(gm)
-    try:
-        out.graph.lint()
-    except Exception as exc:
-        raise RuntimeError(f"{name}: {exc}") from None
-    out.recompile()
-    return out
+    Alternative("run_pipeline", "a helper that runs one checked pass, for/else", _ONE_CHECKED_PASS.replace(
+        "    out = p(gm)\n",
+        "    out = p(gm)\n"
+        "    if not isinstance(out, fx.GraphModule):\n"
+        '        raise TypeError(f"{name} returned {type(out).__name__}, not a GraphModule")\n')),
+]
 
-def run_pipeline(gm, passes, max_rounds=10):
-    for _ in range(max_rounds):
-        code = gm.code
-        for p in passes:
-            gm = _checked(gm, p)
-        if gm.code == code:
-            break
-    else:
-        raise RuntimeError(f"no fixed point within max_rounds={max_rounds}")
-    return gm
-'''),
+_RUN_MUTANTS += [
+    Mutant("run_pipeline", "a helper that runs one checked pass, but a pass returning None only fails in its lint, "
+           "a RuntimeError", hint="raise TypeError naming the pass", source=_ONE_CHECKED_PASS),
 ]
 
 # -------------------------------------------------------------------------------- optimize_for_inference
@@ -458,3 +471,9 @@ ALTERNATIVES += [
          "    out.recompile()\n"
          "    return out"),)),
 ]
+
+# --------------------- wrong and right answers written from the task text alone, by someone who had not read the checks
+
+_WRONG, _RIGHT = from_task_text("ex08_pipeline")
+MUTANTS += _WRONG
+ALTERNATIVES += _RIGHT

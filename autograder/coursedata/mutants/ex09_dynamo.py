@@ -3,10 +3,7 @@
 The answer cells of the other functions stay the solution's, so a mutant of graph_break_count may call the
 solution's capture_graphs.
 """
-from autograder.coursedata.mutants import Alternative, Mutant
-from autograder.coursedata.mutants.blind.ex09_dynamo import (
-    ALTERNATIVES as _BLIND_ALTERNATIVES, MUTANTS as _BLIND_MUTANTS,
-)
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 _CAPTURE_MUTANTS = [
     Mutant("capture_graphs", "compiles but never calls the compiled function (torch.compile is lazy)",
@@ -154,7 +151,10 @@ _SETTINGS_MUTANTS = [
                    "    torch._dynamo.config.recompile_limit = 64\n    report = torch._dynamo.explain(fn)(*inputs)\n"),)),
 ]
 
-MUTANTS = _SETTINGS_MUTANTS + _CAPTURE_MUTANTS + _BREAKS_MUTANTS + _PASS_MUTANTS + _BLIND_MUTANTS
+# Written from the task text alone, by someone who had not read the checks (mutants/task_text/).
+_TASK_TEXT_MUTANTS, _TASK_TEXT_ALTERNATIVES = from_task_text("ex09_dynamo")
+
+MUTANTS = _SETTINGS_MUTANTS + _CAPTURE_MUTANTS + _BREAKS_MUTANTS + _PASS_MUTANTS + _TASK_TEXT_MUTANTS
 
 ALTERNATIVES = [
     Alternative("capture_graphs", "torch._dynamo.explain keeps the graphs it captured", '''
@@ -215,4 +215,4 @@ def compile_with_pass(model, pass_fn):
 
     return torch.compile(model, backend=backend)
 '''),
-] + _BLIND_ALTERNATIVES
+] + _TASK_TEXT_ALTERNATIVES

@@ -1,8 +1,5 @@
 """Mutants and alternatives of ex10_export."""
-from autograder.coursedata.mutants import Alternative, Mutant
-from autograder.coursedata.mutants.blind.ex10_export import (
-    ALTERNATIVES as _BLIND_ALTERNATIVES, MUTANTS as _BLIND_MUTANTS,
-)
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 _RETURN = "    return export(model, (example_input,), dynamic_shapes=({0: batch},))"
 
@@ -160,8 +157,11 @@ _SWAP_MUTANTS = [
 ]
 
 
+# Written from the task text alone, by someone who had not read the checks (mutants/task_text/).
+_TASK_TEXT_MUTANTS, _TASK_TEXT_ALTERNATIVES = from_task_text("ex10_export")
+
 MUTANTS = (_EXPORT_MUTANTS + _HIST_MUTANTS + _PARAMS_MUTANTS + _SHAPES_MUTANTS + _SWAP_MUTANTS
-           + _BLIND_MUTANTS)
+           + _TASK_TEXT_MUTANTS)
 
 ALTERNATIVES = [
     Alternative("export_dynamic_batch", "a dict keyed by forward's own argument name, with Dim.DYNAMIC", '''
@@ -229,4 +229,4 @@ def swap_aten_op(ep, old, new):
     ep.graph.lint()
     return ep
 '''),
-] + _BLIND_ALTERNATIVES
+] + _TASK_TEXT_ALTERNATIVES

@@ -5,10 +5,7 @@ from torchao.quantization.pt2e, FakeQuantizeBase, move_exported_model_to_eval, m
 convert_pt2e, prepare_qat_pt2e, X86InductorQuantizer and get_default_x86_inductor_quantization_config; sources
 below import anything else they use, as a learner would.
 """
-from autograder.coursedata.mutants import Alternative, Mutant
-from autograder.coursedata.mutants.blind.ex11_pt2e import (
-    ALTERNATIVES as _BLIND_ALTERNATIVES, MUTANTS as _BLIND_MUTANTS,
-)
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 CONFIG = "get_default_x86_inductor_quantization_config(is_qat=True)"
 RETURN_PREPARED = "    return prepare_qat_pt2e(exported, quantizer)"
@@ -23,6 +20,9 @@ STEP_BODY = """        x, y = batches[step % len(batches)]
         optimizer.step()"""
 TARGETS = 'targets = [str(node.target) for node in converted.graph.nodes if node.op == "call_function"]'
 
+
+# Written from the task text alone, by someone who had not read the checks (mutants/task_text/).
+_TASK_TEXT_MUTANTS, _TASK_TEXT_ALTERNATIVES = from_task_text("ex11_pt2e")
 
 MUTANTS = [
     # ----------------------------------------------------------------------------- prepare_pt2e_qat
@@ -265,7 +265,7 @@ MUTANTS = [
                             'if node.op == "call_function"})'),)),
     Mutant("qdq_counts", "returns a list", hint="return a tuple", not_hints=("in that order",),
            edits=(("    return quantize, dequantize", "    return [quantize, dequantize]"),)),
-] + _BLIND_MUTANTS
+] + _TASK_TEXT_MUTANTS
 
 
 # Right by the task text ("move_exported_model_to_train is the PT2E way, and not needed here"): its dropout draws
@@ -368,4 +368,4 @@ def qdq_counts(converted):
             found[kind] += len(graph.find_nodes(op="call_function", target=target))
     return (found["quantize"], found["dequantize"])
 '''),
-] + _BLIND_ALTERNATIVES + [_TO_TRAIN]
+] + _TASK_TEXT_ALTERNATIVES + [_TO_TRAIN]
