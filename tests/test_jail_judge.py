@@ -157,12 +157,12 @@ def test_control_characters_are_escaped_and_long_text_is_cut_with_a_note():
 def test_each_grading_limit_has_one_default_and_one_variable(monkeypatch):
     """The CPU limit of a worker is read in one place (Limits.from_env: FXCOURSE_TIMEOUT, else the default), and the
     submission's wall-clock limit follows it unless FXCOURSE_SUBMISSION_TIMEOUT sets its own."""
-    from autograder.grader.sandbox import Limits, submission_wall
+    from autograder.grader.sandbox import Limits
 
     monkeypatch.delenv("FXCOURSE_TIMEOUT", raising=False)
     monkeypatch.delenv("FXCOURSE_SUBMISSION_TIMEOUT", raising=False)
-    assert Limits.from_env() == Limits() and submission_wall() == 6 * Limits().wall
+    assert Limits.from_env() == Limits() and Limits.from_env().submission_wall() == 6 * Limits().wall
     monkeypatch.setenv("FXCOURSE_TIMEOUT", "7")
-    assert Limits.from_env().timeout == 7 and submission_wall() == 6 * (7 * Limits().wall_factor + 60)
+    assert Limits.from_env().timeout == 7 and Limits.from_env().submission_wall() == 6 * (7 * Limits().wall_factor + 60)
     monkeypatch.setenv("FXCOURSE_SUBMISSION_TIMEOUT", "30")
-    assert submission_wall() == 30
+    assert Limits.from_env().submission_wall() == 30

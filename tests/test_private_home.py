@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader import sandbox, worker
+from autograder.grader import jailpaths, sandbox
 from autograder.grader.notebook import answer_cells, grade_id, read_notebook
 from conftest import EX01_RIGHT, ROOT
 from test_instructor import _fill
@@ -37,7 +37,7 @@ VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 def _private_ancestor(path: str) -> str | None:
     """The outermost folder above `path` that a worker's uid cannot pass through, or None."""
-    return worker._private_ancestor(os.path.realpath(path), sandbox.UID_BASE, sandbox.UID_BASE)
+    return jailpaths.private_ancestor(os.path.realpath(path), sandbox.UID_BASE, sandbox.UID_BASE)
 
 
 def private_python() -> str | None:

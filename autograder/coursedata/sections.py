@@ -78,6 +78,11 @@ SECTIONS: dict[str, dict[str, str]] = {
         "to_qdq": _s("11", "3. Fine-tune, switch to eval, convert"),
         "qdq_counts": _s("11", "5. Measure: accuracy, size, latency"),
     },
+    "ex12_custom_ops": {
+        "register_scaled_gelu": _s("12", "6. `register_autograd`: a gradient through the kernel"),
+        "count_op_nodes": _s("12", "5. `register_fake`: one node everywhere"),
+        "replace_with_op": _s("12", "10. `fx.wrap` versus a custom operator"),
+    },
 }
 
 

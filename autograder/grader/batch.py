@@ -29,7 +29,7 @@ from autograder.grader.grading import too_long
 from autograder.grader.nbfork import Child, Forker
 from autograder.grader.nbgrader import Session, command as nbgrader_command, generate_into, known_assignments, why
 from autograder.grader.root import Course, find_course
-from autograder.grader.sandbox import IsolationError, require_isolation, submission_wall
+from autograder.grader.sandbox import IsolationError, Limits, require_isolation
 
 __all__ = ["Graders", "Sessions", "BatchLog", "grading_order", "autograde_one", "grade_alone", "grade_batch",
            "ensure_assignment", "grade"]
@@ -158,7 +158,7 @@ def autograde_one(course: Course, name: str, student: str,
         if proc is None:
             return None, time.monotonic() - start
         try:
-            out, errors = proc.communicate(timeout=submission_wall() + _GRACE)
+            out, errors = proc.communicate(timeout=Limits.from_env().submission_wall() + _GRACE)
         except subprocess.TimeoutExpired:  # bounded: a hung grader is stopped and reported, the batch goes on
             proc.kill()
             out, errors = proc.communicate()
@@ -189,7 +189,7 @@ class BatchLog:
 
     def __init__(self, group: list[str], progress: GradeProgress | AssignmentProgress) -> None:
         self.group, self.progress = set(group), progress
-        self.wall = submission_wall()
+        self.wall = Limits.from_env().submission_wall()
         self.finished: set[str] = set()      # reported to `progress`
         self.failures: dict[str, tuple[float, str]] = {}
         self.summarized = False              # nbgrader printed its closing list of failures

@@ -32,7 +32,7 @@ from autograder.grader.notebook import (NotebookError, defined_names, grade_id, 
                                         read_notebook, restore)
 from autograder.grader import forkserver
 from autograder.grader.plan import Call, identify_assignment, parse_test_cell
-from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker, submission_wall
+from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker
 from autograder.grader.worker import SCRATCH_FULL_EXIT
 
 __all__ = ["TestResult", "Report", "grade_restored", "check_notebook", "clean_text", "MAX_MESSAGE"]
@@ -101,7 +101,8 @@ _CRASH_HINTS = {"timeout": "look for an endless loop, or work that grows too fas
 
 def too_long() -> str:
     """Why a submission whose grading went past its limit is not graded."""
-    return f"grading took longer than {submission_wall():g} s and was stopped (FXCOURSE_SUBMISSION_TIMEOUT)"
+    seconds = Limits.from_env().submission_wall()
+    return f"grading took longer than {seconds:g} s and was stopped (FXCOURSE_SUBMISSION_TIMEOUT)"
 
 
 @dataclass(frozen=True)
@@ -361,10 +362,10 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
     of that cell), and a new worker goes on with the rest, without that cell. `hardened` (nbgrader autograde,
     fxcourse grade) refuses to run without the whole jail (sandbox.IsolationError) unless the instructor
     opted out; otherwise the best isolation the machine has is used and `notes` says what was missing.
-    Hardened, the whole grading has one submission's time (sandbox.submission_wall): past it, NotebookError.
+    Hardened, the whole grading has one submission's time (Limits.submission_wall): past it, NotebookError.
     """
     limits = limits or Limits.from_env()
-    until = time.monotonic() + submission_wall() if hardened else float("inf")
+    until = time.monotonic() + Limits.from_env().submission_wall() if hardened else float("inf")
     if hardened:
         limits = _Until(**{f.name: getattr(limits, f.name) for f in fields(Limits)}, until=until)
 

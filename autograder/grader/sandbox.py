@@ -44,9 +44,8 @@ class IsolationError(RuntimeError):
 class Limits:
     """Per-worker limits: CPU seconds, address space (beyond what is mapped: address_space_limit), file bytes.
 
-    The time limit counts CPU time, not wall-clock time, so a busy machine does not fail a correct answer;
-    a worker that sleeps instead of computing is stopped by the wall-clock limit, `wall_factor` times longer.
-    """
+    The time limit counts CPU time, so a busy machine fails no correct answer; a worker that sleeps instead of
+    computing is stopped by the wall-clock limit, `wall_factor` times longer."""
 
     timeout: float = 60.0
     memory: int = 4 * 2**30
@@ -62,8 +61,11 @@ class Limits:
     @classmethod
     def from_env(cls) -> "Limits":
         """The limits of a grading run: the defaults above, with the CPU time from FXCOURSE_TIMEOUT where set."""
-        seconds = os.environ.get("FXCOURSE_TIMEOUT")
-        return cls(timeout=float(seconds)) if seconds else cls()
+        return cls(timeout=float(os.environ["FXCOURSE_TIMEOUT"])) if os.environ.get("FXCOURSE_TIMEOUT") else cls()
+
+    def submission_wall(self) -> float:
+        """Wall-clock seconds for one submission's grading: FXCOURSE_SUBMISSION_TIMEOUT, else six workers' walls."""
+        return float(os.environ.get("FXCOURSE_SUBMISSION_TIMEOUT") or 6 * self.wall)
 
 
 @dataclass
@@ -516,11 +518,3 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
             slot.release()  # after every process of its uid is gone
         if scratch is not None:
             _remove_scratch(scratch)
-
-
-def submission_wall() -> float:
-    """Wall-clock seconds after which the grading of one submission (every worker it needs, and its judging)
-    is stopped from outside: FXCOURSE_SUBMISSION_TIMEOUT, else six workers' wall-clock limits."""
-    if os.environ.get("FXCOURSE_SUBMISSION_TIMEOUT"):
-        return float(os.environ["FXCOURSE_SUBMISSION_TIMEOUT"])
-    return 6 * Limits.from_env().wall

@@ -17,6 +17,8 @@ import sys
 import types
 from pathlib import Path
 
+from autograder.grader import jailpaths
+
 
 class _CappedWriter:
     """A text stream that keeps the first `limit` characters and counts the rest."""
@@ -127,11 +129,6 @@ def _mount_points() -> list[str]:
     return points
 
 
-def _outermost(paths: list[str]) -> list[str]:
-    """The paths that lie inside none of the others (binding those back brings the rest along)."""
-    return sorted({p for p in paths if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in paths)})
-
-
 def _read_only_everywhere() -> None:
     """Every mount of this namespace read-only and nosuid: one recursive mount_setattr(2), or a remount of each
     mount point where the kernel is older than 5.12."""
@@ -183,55 +180,6 @@ def _drop_privileges(uid: int, gid: int) -> None:
         raise JailError(f"capabilities left after the switch to uid {uid}: {caps}")
 
 
-def _needed_paths() -> list[str]:
-    """What the worker reads once the jail is up (lazy imports): the venv and the Python it was made from
-    (standard library, site-packages) and the course's packages (autograder/ and fxplayground/ of a checkout)."""
-    course = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             *(os.path.join(course, name) for name in ("autograder", "fxplayground"))]
-    return sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
-
-
-def _private_ancestor(path: str, uid: int, gid: int) -> str | None:
-    """The outermost folder above `path` that `uid`:`gid` (no other group) cannot pass through by its mode bits
-    (a home of mode 0700 or 0750), or None."""
-    folder = ""
-    for part in path.strip("/").split("/")[:-1]:
-        folder += "/" + part
-        info = os.stat(folder)
-        if not info.st_mode >> (6 if info.st_uid == uid else 3 if info.st_gid == gid else 0) & 1:
-            return folder
-    return None
-
-
-def _make_passable(top: str, path: str) -> None:
-    """Make the folders from `top` (an empty tmpfs) down to `path`, each one the worker's uid can pass through."""
-    folder = top
-    for part in os.path.relpath(path, top).split("/"):
-        folder = os.path.join(folder, part)
-        if not os.path.isdir(folder):
-            os.mkdir(folder)
-            os.chmod(folder, 0o755)
-
-
-def _unreadable(paths: list[str]) -> str:
-    """Why this process (the jailed worker) cannot read one of `paths`, naming the folder in the way; or ""."""
-    for path in paths:
-        if os.access(path, os.R_OK | os.X_OK):
-            continue
-        folder = ""
-        for part in path.strip("/").split("/"):
-            folder += "/" + part
-            if not os.access(folder, os.X_OK if folder != path else os.R_OK | os.X_OK):
-                break
-        try:
-            mode = f"mode {os.stat(folder).st_mode & 0o7777:04o}"
-        except OSError as exc:
-            mode = exc.strerror or str(exc)
-        return f"the worker's uid cannot read {path} ({f'under {folder}, ' if folder != path else ''}{mode})"
-    return ""
-
-
 def enter_jail(spec: dict) -> None:
     """Jail this process before learner code runs (see the comment above for what it expects).
 
@@ -262,22 +210,22 @@ def enter_jail(spec: dict) -> None:
         # home holding pyenv's Python, the venv or the checkout): that folder is covered too, and each needed
         # path, held open before the cover, is bound back at its own path below folders the worker can pass
         # through (read-only once everything is). Nothing else of the covered folder shows.
-        needed = _needed_paths()
+        needed = jailpaths.needed_paths()
         # those, and the folders of sys.path in them (standard library, lib-dynload, site-packages)
         must_read = needed + [p for p in map(os.path.realpath, filter(os.path.isabs, sys.path))
                               if os.path.isdir(p) and any(p.startswith(n + "/") for n in needed)]
         uid, gid = int(spec["uid"]), int(spec["gid"])
-        private = [p for p in (_private_ancestor(n, uid, gid) for n in needed) if p]
+        private = [p for p in (jailpaths.private_ancestor(n, uid, gid) for n in needed) if p]
         covers = [f for f in COVERED if os.path.isdir(f) and not os.path.islink(f)]
-        for folder in _outermost(covers + private):
-            inside = _outermost([n for n in needed if n == folder or n.startswith(folder + "/")])
+        for folder in jailpaths.outermost(covers + private):
+            inside = jailpaths.outermost([n for n in needed if n == folder or n.startswith(folder + "/")])
             if folder in inside:  # Python itself is the covered folder: nothing can be covered
                 continue
             held = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in inside]
             try:
                 mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=64,mode=755")
                 for path, fd in held:
-                    _make_passable(folder, path)
+                    jailpaths.make_passable(folder, path)
                     mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
             finally:
                 for _, fd in held:
@@ -313,7 +261,7 @@ def enter_jail(spec: dict) -> None:
         _drop_privileges(int(spec["uid"]), int(spec["gid"]))
     except OSError as exc:
         raise JailError(f"{step}: {exc}") from None
-    why = _unreadable(must_read)
+    why = jailpaths.unreadable(must_read)
     if why:
         raise JailError(why, piece="Python and the course's packages readable by the worker")
     os.umask(0o077)
