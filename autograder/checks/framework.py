@@ -64,7 +64,6 @@ class Check:
     cases: Callable[[bool], list[Case]]
     evidence: Callable[[Any, tuple], Any]
     judge: Callable[[Case, Any], None]
-    timeout: float = 60.0
     # "always": the function must leave its arguments as they were (modules' parameters, buffers, training
     # flags and graphs); "weights": the same except training flags (switching a model to eval mode is fine);
     # "on_raise": when it raises, it must raise before changing them; "" checks neither.

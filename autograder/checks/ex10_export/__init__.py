@@ -22,10 +22,9 @@ __all__ = ["CHECKS", "RandomStack", "_histogram", "_program"]
 
 CHECKS = {
     "export_dynamic_batch": Check("export_dynamic_batch", _export_cases, _export_evidence, _export_judge,
-                                  timeout=120.0, unchanged="always", explain_raise=_export_raise),
-    "aten_histogram": Check("aten_histogram", _ep_cases, _histogram_evidence, _histogram_judge, timeout=120.0),
-    "parameter_placeholders": Check("parameter_placeholders", _ep_cases, _params_evidence, _params_judge,
-                                    timeout=120.0),
-    "node_shapes": Check("node_shapes", _ep_cases, _shapes_evidence, _shapes_judge, timeout=120.0),
-    "swap_aten_op": Check("swap_aten_op", _swap_cases, _swap_evidence, _swap_judge, timeout=120.0),
+                                  unchanged="always", explain_raise=_export_raise),
+    "aten_histogram": Check("aten_histogram", _ep_cases, _histogram_evidence, _histogram_judge),
+    "parameter_placeholders": Check("parameter_placeholders", _ep_cases, _params_evidence, _params_judge),
+    "node_shapes": Check("node_shapes", _ep_cases, _shapes_evidence, _shapes_judge),
+    "swap_aten_op": Check("swap_aten_op", _swap_cases, _swap_evidence, _swap_judge),
 }

@@ -16,8 +16,7 @@ __all__ = ["CHECKS", "fresh_namespace", "operators"]
 
 
 CHECKS = {
-    "register_scaled_gelu": Check("register_scaled_gelu", _register_cases, _register_evidence, _register_judge,
-                                  timeout=120.0),
-    "count_op_nodes": Check("count_op_nodes", _count_cases, _count_evidence, _count_judge, timeout=120.0),
-    "replace_with_op": Check("replace_with_op", _replace_cases, _replace_evidence, _replace_judge, timeout=120.0),
+    "register_scaled_gelu": Check("register_scaled_gelu", _register_cases, _register_evidence, _register_judge),
+    "count_op_nodes": Check("count_op_nodes", _count_cases, _count_evidence, _count_judge),
+    "replace_with_op": Check("replace_with_op", _replace_cases, _replace_evidence, _replace_judge),
 }
