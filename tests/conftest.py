@@ -83,13 +83,8 @@ XDIST_GROUPS = {
     "test_private_home.py": "hub",
     "test_collect_hardened.py": "hub",
     "test_browser.py": "browser",
-    # The user's kept fork server is one per uid and code: tests that start, kill or retire it run one after another.
-    **{f"test_forkserver.py::{name}": "kept-server" for name in (
-        "test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it",
-        "test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home",
-        "test_a_check_run_after_the_first_check_s_folder_was_removed_gets_full_marks",
-        "test_a_kept_server_whose_home_was_removed_is_replaced_by_the_next_check",
-        "test_without_keeping_a_check_leaves_no_server_behind")},
+    # The user's kept fork server is one per uid and code: its tests start, kill, squat or retire it, one after another.
+    "test_forkserver.py": "forkserver",
     "test_postgres.py": "postgres",
     "test_report.py": "report",  # one known-truth class, made once, read by every test
     "test_benchmarks_smoke.py": "benchmarks",
