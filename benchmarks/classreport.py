@@ -1,5 +1,5 @@
-"""Section: `fxcourse report` on a class of 500 students x 14 assignments (the course's 11 and three more made
-from ex01, ex02 and ex05), built by autograder/grader/report/synthetic.py as a gradebook and autograded notebooks
+"""Section: `fxcourse report` on a class of 500 students x 14 assignments (the course's own, and copies of its first
+ones under new names to make fourteen), built by autograder/grader/report/synthetic.py as a gradebook and autograded notebooks
 (answers from the course's solutions, alternatives and mutants; planted copies and forced pairs). The command is
 run whole, as an instructor runs it (`python -m autograder.cli report`), a few times; each part's wall-clock and
 CPU seconds come from the lines it prints. Also: the similar pairs it flags against the planted copies
@@ -18,8 +18,11 @@ from .common import ROOT, Config, Section, Table, Target, fmt_s, load_average, p
 
 TITLE = "Class report: fxcourse report on 500 students x 14 assignments"
 STUDENTS, ROUNDS = 500, 3
-ALIASES = {"ex12_tracing_again": "ex01_tracing", "ex13_nodes_again": "ex02_nodes",
-           "ex14_inserting_again": "ex05_inserting"}
+def _aliases(course: list[str], total: int = 14) -> dict[str, str]:
+    """Made-up assignments, each a copy of one of the course's, that bring the class to `total` assignments."""
+    return {f"ex{len(course) + 1 + i:02d}_{base[5:]}_again": base for i, base in enumerate(course[:total - len(course)])}
+
+
 _DONE = re.compile(r"^  (.+): done \(([\d.]+) s, ([\d.]+) s CPU\)$", re.M)
 
 
@@ -30,7 +33,7 @@ def run(cfg: Config) -> Section:
     sec = Section("classreport", TITLE)
     students = 30 if cfg.smoke else STUDENTS
     course = [e.id for e in EXERCISES] if not cfg.smoke else ["ex01_tracing"]
-    aliases = ALIASES if not cfg.smoke else {"ex12_tracing_again": "ex01_tracing"}
+    aliases = _aliases(course) if not cfg.smoke else _aliases(course, 2)
     rounds = 1 if cfg.smoke else ROUNDS
     tmp = Path(tempfile.mkdtemp(prefix="fxcourse-bench-report-"))
     try:
