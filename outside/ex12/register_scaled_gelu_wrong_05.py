@@ -1,0 +1,20 @@
+# WRONG: uses the tanh approximation of gelu, not the exact gelu the text asks for.
+def register_scaled_gelu(namespace: str):
+    @torch.library.custom_op(f"{namespace}::scaled_gelu", mutates_args=())
+    def scaled_gelu_op(x: Tensor, scale: float) -> Tensor:
+        return scale * F.gelu(x, approximate="tanh")
+
+    @scaled_gelu_op.register_fake
+    def _(x, scale):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.scale = inputs[1]
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return torch.ops.aten.gelu_backward(grad * ctx.scale, x, approximate="tanh"), None
+
+    scaled_gelu_op.register_autograd(backward, setup_context=setup_context)
+    return scaled_gelu_op

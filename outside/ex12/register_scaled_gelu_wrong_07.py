@@ -1,0 +1,21 @@
+# WRONG: backward forgets the x * pdf(x) term of gelu's derivative (gradients flow, but wrong ones).
+def register_scaled_gelu(namespace: str):
+    @torch.library.custom_op(f"{namespace}::scaled_gelu", mutates_args=())
+    def scaled_gelu_op(x: Tensor, scale: float) -> Tensor:
+        return scale * F.gelu(x)
+
+    @scaled_gelu_op.register_fake
+    def _(x, scale):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.scale = inputs[1]
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        cdf = 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
+        return grad * ctx.scale * cdf, None
+
+    scaled_gelu_op.register_autograd(backward, setup_context=setup_context)
+    return scaled_gelu_op

@@ -1,0 +1,22 @@
+# WRONG: the kernel writes the result into x and returns it (mutates its argument while mutates_args=()).
+def register_scaled_gelu(namespace: str):
+    @torch.library.custom_op(f"{namespace}::scaled_gelu", mutates_args=())
+    def scaled_gelu_op(x: Tensor, scale: float) -> Tensor:
+        out = scale * F.gelu(x)
+        x.copy_(out)
+        return out
+
+    @scaled_gelu_op.register_fake
+    def _(x, scale):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.scale = inputs[1]
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return torch.ops.aten.gelu_backward(grad, x) * ctx.scale, None
+
+    scaled_gelu_op.register_autograd(backward, setup_context=setup_context)
+    return scaled_gelu_op

@@ -1,0 +1,27 @@
+# WRONG: caches the first operator and returns it for every namespace (a second call defines nothing).
+_OPS = []
+
+
+def register_scaled_gelu(namespace: str):
+    if _OPS:
+        return _OPS[0]
+
+    @torch.library.custom_op(f"{namespace}::scaled_gelu", mutates_args=())
+    def scaled_gelu_op(x: Tensor, scale: float) -> Tensor:
+        return scale * F.gelu(x)
+
+    @scaled_gelu_op.register_fake
+    def _(x, scale):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.scale = inputs[1]
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return torch.ops.aten.gelu_backward(grad, x) * ctx.scale, None
+
+    scaled_gelu_op.register_autograd(backward, setup_context=setup_context)
+    _OPS.append(scaled_gelu_op)
+    return scaled_gelu_op
