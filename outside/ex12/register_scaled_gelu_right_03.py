@@ -1,5 +1,5 @@
-# RIGHT: the exact gelu written with erf in the kernel, the output shape via torch.empty_strided-free
-# new_empty, and backward with the explicit Phi + x * phi formula; a float64 input stays float64.
+# RIGHT: the exact gelu written with erf in the kernel, x.new_empty(x.shape) as the fake kernel, and a backward with
+# the explicit Phi + x * phi formula; a float64 input stays float64.
 def register_scaled_gelu(namespace: str):
     SQRT2 = math.sqrt(2.0)
     INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

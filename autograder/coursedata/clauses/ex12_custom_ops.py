@@ -54,7 +54,7 @@ CLAUSES = [
     Clause("replace_with_op", "a graph without a call of fn comes back, no error", ("NoCall(4)",),
            patch=("    gm.graph.lint()\n", "    if fn not in [n.target for n in gm.graph.nodes]:\n"
                                            "        raise ValueError('nothing to replace')\n    gm.graph.lint()\n"),
-           hint="nothing to replace"),
+           hint="a graph without a call of fn is no error"),
     Clause("replace_with_op", "each call of fn becomes one call of op: the old node goes",
            ("GeluBlock(6)",),
            mutant="inserts a new op node and reroutes the users, but never erases the old node, which still calls fn."),
