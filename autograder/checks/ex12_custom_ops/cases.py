@@ -14,7 +14,8 @@ import warnings
 import torch
 
 from autograder.checks.framework import Case
-from autograder.checks.ex12_custom_ops.models import PROBE, exported_model, operators, scaled_gelu, traced_model
+from autograder.checks.ex12_custom_ops.models import (PROBE, exported_model, operators, scaled_gelu, traced_model,
+                                                      watch_lint)
 
 _COUNT = itertools.count()
 
@@ -74,6 +75,7 @@ def _replace_cases(hidden: bool) -> list[Case]:
         def make():
             gm, x = traced_model(model, seed, dtype)
             object.__setattr__(gm, PROBE, x)
+            watch_lint(gm.graph)
             return gm, scaled_gelu, _op(op)
         return Case(label, make, data={"model": model, "op": op})
 
