@@ -201,19 +201,22 @@ def enter_jail(spec: dict) -> None:
     if os.geteuid() != 0:
         raise JailError("the jail is entered as root (to mount), then drops to the worker's uid")
     os.chdir(scratch)  # the working directory keeps the scratch folder reachable once its parent is covered
+    # Python and the course's packages must stay importable (lazy imports): what the worker reads, and the
+    # folders of sys.path in it (standard library, lib-dynload, site-packages)
+    needed = jailpaths.needed_paths()
+    must_read = needed + [p for p in map(os.path.realpath, filter(os.path.isabs, sys.path))
+                          if os.path.isdir(p) and any(p.startswith(n + "/") for n in needed)]
+    if spec.get("userns"):  # a grader that is not root: a root file system of the worker's own
+        _enter_user_jail(spec, needed, must_read)
+        return
     step = "private mount propagation"
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
         step = "covering /tmp, /var/tmp, /dev/shm, /run and private homes"
-        # Python and the course's packages must stay importable (lazy imports) where they live under one of
-        # these (a course cloned into /tmp) or under a folder the worker's uid cannot pass through (a private
-        # home holding pyenv's Python, the venv or the checkout): that folder is covered too, and each needed
-        # path, held open before the cover, is bound back at its own path below folders the worker can pass
-        # through (read-only once everything is). Nothing else of the covered folder shows.
-        needed = jailpaths.needed_paths()
-        # those, and the folders of sys.path in them (standard library, lib-dynload, site-packages)
-        must_read = needed + [p for p in map(os.path.realpath, filter(os.path.isabs, sys.path))
-                              if os.path.isdir(p) and any(p.startswith(n + "/") for n in needed)]
+        # Where those live under one of these (a course cloned into /tmp) or under a folder the worker's uid
+        # cannot pass through (a private home holding pyenv's Python, the venv or the checkout), that folder is
+        # covered too, and each needed path, held open before the cover, is bound back at its own path below
+        # folders the worker can pass through (read-only once everything is). Nothing else of it shows.
         uid, gid = int(spec["uid"]), int(spec["gid"])
         private = [p for p in (jailpaths.private_ancestor(n, uid, gid) for n in needed) if p]
         covers = [f for f in COVERED if os.path.isdir(f) and not os.path.islink(f)]
@@ -267,6 +270,29 @@ def enter_jail(spec: dict) -> None:
     os.umask(0o077)
 
 
+def _enter_user_jail(spec: dict, needed: list[str], must_read: list[str]) -> None:
+    """enter_jail's part for a grader that is not root (spec["userns"]): pid 1 and root of a user namespace
+    mapping the grader's uid (autograder.grader.userjail), in a root file system of its own, then without any
+    capability."""
+    from autograder.grader import userjail
+
+    try:
+        # a session and process group of its own: kill(0, ...) would reach its manager, the same uid outside
+        os.setsid()
+        userjail.build_root(spec, jailpaths.outermost(needed))
+    except OSError as exc:
+        raise JailError(f"a root file system of the worker's own: {exc.strerror or exc}") from None
+    try:
+        userjail.drop_capabilities()
+    except OSError as exc:
+        raise JailError(f"giving up every capability: {exc.strerror or exc}", piece="unprivileged uid") from None
+    why = jailpaths.unreadable(must_read)
+    if why:
+        raise JailError(why.replace("the worker's uid", "the worker"),
+                        piece="Python and the course's packages readable by the worker")
+    os.umask(0o077)
+
+
 def address_space_limit(memory: int) -> int:
     """The address-space limit that leaves `memory` bytes to what runs next: what this process has mapped now
     (the interpreter, torch and the grader's own imports) plus `memory`. A CUDA build of torch maps about
@@ -299,59 +325,6 @@ def apply_limits(limits: dict, *, processes: bool = False) -> None:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         used = int(usage.ru_utime + usage.ru_stime)
         resource.setrlimit(resource.RLIMIT_CPU, (used + limits["cpu"], used + limits["cpu"] + 2))
-
-
-def probe(spec: dict) -> dict[str, str]:
-    """Enter the jail as a worker would, then test from inside what it must forbid: {property: problem}
-    (empty when the jail holds). `sandbox.jail_support()` runs this once per grading process."""
-    problems: dict[str, str] = {}
-    try:
-        enter_jail(spec)
-    except JailError as exc:
-        return {exc.piece: str(exc)}
-    scratch = spec["scratch"]
-    try:
-        with open(os.path.join(scratch, "probe.txt"), "w") as f:
-            f.write("x")
-    except OSError as exc:
-        problems["writable scratch"] = str(exc)
-    for path in ("/probe-file", "/etc/probe-file", os.path.join(os.path.dirname(os.__file__), "probe-file"),
-                 "/tmp/probe-file"):
-        try:
-            open(path, "w").close()
-            problems["read-only file system"] = f"{path} could be created"
-        except OSError:
-            pass
-    for path in ("/proc/sys/kernel/hostname", "/proc/sysrq-trigger"):
-        try:
-            open(path, "w").close()
-            problems["read-only /proc"] = f"{path} could be opened for writing"
-        except OSError:
-            pass
-    others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
-    if others:
-        problems["private /proc"] = f"/proc shows other processes ({', '.join(others[:5])})"
-    cgroups = []
-    try:
-        with open("/proc/self/cgroup", encoding="utf-8") as f:
-            for line in f:
-                path = line.strip().split(":", 2)[-1]
-                cgroups.append(path)
-    except OSError:
-        pass
-    for root, _, files in os.walk("/sys/fs/cgroup"):
-        for name in files:
-            if name in ("pids.max", "cgroup.procs", "memory.limit_in_bytes", "memory.max"):
-                try:
-                    open(os.path.join(root, name), "w").close()
-                    problems["read-only cgroups"] = f"{os.path.join(root, name)} could be opened for writing"
-                except OSError:
-                    pass
-        if root.count("/") > 6:
-            break
-    if os.getuid() == 0 or os.geteuid() == 0:
-        problems["unprivileged uid"] = "still uid 0"
-    return problems
 
 
 def _snapshot(modules: list[types.ModuleType]) -> dict[str, dict[str, object]]:
@@ -500,6 +473,8 @@ def _probe_main(job_path: str) -> int:
     with open(job_path, "rb") as f:
         spec = json.loads(f.read(2**20))
     os.unlink(job_path)
+    from autograder.grader.jailprobe import probe
+
     try:
         problems = probe(spec)
     except Exception as exc:  # what the trial found, not a traceback the grader would take for missing namespaces
