@@ -185,7 +185,7 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             if _libc().unshare(flags) != 0:
                 err = ctypes.get_errno()
                 raise OSError(err, f"unshare: {os.strerror(err)}")
-            from autograder.grader.worker import MS_PRIVATE, MS_REC, mount
+            from autograder.grader.mounts import MS_PRIVATE, MS_REC, mount
 
             mount(None, "/", None, MS_REC | MS_PRIVATE)  # what unshare(1) does: no mount leaks back
         me = os.getpid()

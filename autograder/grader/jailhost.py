@@ -69,7 +69,7 @@ def _reap_uid(uid: int) -> None:
 
 def _make_scratch(uid: int, size: int) -> Path:
     """A fresh tmpfs of `size` bytes in all, owned by `uid`, mode 0700: the only place the worker can write."""
-    from autograder.grader.worker import MS_NODEV, MS_NOSUID, mount
+    from autograder.grader.mounts import MS_NODEV, MS_NOSUID, mount
 
     _remove_stale_scratch()
     scratch = Path(tempfile.mkdtemp(prefix=f"fxcourse-worker-{os.getpid()}-"))

@@ -1,11 +1,13 @@
 """The jail's trial: enter it as a worker would, then try from inside what it must forbid.
 
-`sandbox.jail_support()` runs `python -m autograder.grader.worker --probe SPEC.json` (or its fork server's
-manager in the same namespaces) once per grading process; the answer names each piece that did not hold.
+`sandbox.jail_support()` runs `python -m autograder.grader.jailprobe SPEC.json` in the namespaces a worker gets,
+once per grading process; the answer names each piece that did not hold.
 """
 from __future__ import annotations
 
+import json
 import os
+import sys
 
 from autograder.grader import userjail
 from autograder.grader.worker import JailError, enter_jail
@@ -59,10 +61,10 @@ def probe(spec: dict) -> dict[str, str]:
                     pass
         if root.count("/") > 6:
             break
-    if spec.get("userns"):
-        problems.update(_user_namespace_problems(int(spec.get("processes_trial", 3))))
-    elif os.getuid() == 0 or os.geteuid() == 0:
+    if os.getuid() == 0 or os.geteuid() == 0:
         problems["unprivileged uid"] = "still uid 0"
+    if spec.get("userns"):
+        problems.update(_user_namespace_problems(3))
     return problems
 
 
@@ -112,3 +114,19 @@ def _user_namespace_problems(limit: int) -> dict[str, str]:
             f"(Linux {os.uname().release}; from 5.14 on it counts the processes of the worker's user namespace "
             "only, before that every process of the instructor's uid)")
     return problems
+
+
+def _probe_main(job_path: str) -> int:
+    with open(job_path, "rb") as f:
+        spec = json.loads(f.read(2**20))
+    os.unlink(job_path)
+    try:
+        problems = probe(spec)
+    except Exception as exc:  # what the trial found, not a traceback the grader would take for missing namespaces
+        problems = {"jail": f"the trial stopped in the jail: {type(exc).__name__}: {exc}"}
+    os.write(1, json.dumps(problems).encode() + b"\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_probe_main(sys.argv[1]))

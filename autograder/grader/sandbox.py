@@ -134,7 +134,7 @@ def _try_jail() -> dict[str, str]:
             os.chmod(scratch / "probe.json", 0o600)
             try:
                 r = subprocess.run([*(_UNSHARE if root else _manager(scratch)), sys.executable, "-s", "-m",
-                                    "autograder.grader.worker", "--probe", str(scratch / "probe.json")],
+                                    "autograder.grader.jailprobe", str(scratch / "probe.json")],
                                    capture_output=True, timeout=60, cwd=scratch, env=worker_env(scratch),
                                    stdin=subprocess.DEVNULL)
             except (OSError, subprocess.TimeoutExpired) as exc:

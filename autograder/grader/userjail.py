@@ -13,7 +13,8 @@ home of mode 0700 included), a new /proc of the pid namespace and the scratch tm
 (pivot_root) and the machine's root is detached: the instructor's home, the course folder, the exchange, /tmp,
 /run, /srv, /opt and /home are not there at all, not covered. Then every mount is made read-only but scratch,
 nested user namespaces are turned off (user.max_user_namespaces = 0 inside), and the worker gives up every
-capability (`drop_capabilities`): it stays uid 0 of its namespace, without any capability, unable to regain one.
+capability (`drop_capabilities`): it runs as uid 1990000000 of its namespace (the instructor's uid outside),
+without any capability, unable to regain one.
 
 The processes cap: no pids cgroup can be made without root here, so RLIMIT_NPROC does it. From Linux 5.14 on it
 counts the processes of a uid in each user namespace (and charges each one to every namespace above), so in the
@@ -43,6 +44,7 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 COPIED = (("progress.txt", 4 * 2**20), ("evidence.pt", 32 * 2**20))  # what the grader reads (sandbox's limits)
 MNT_DETACH = 2
 PIECE = "unprivileged user namespaces"
+INSIDE = int(os.environ.get("FXCOURSE_JAIL_UID_BASE", "1990000000"))  # the grader's uid and gid, seen inside
 
 
 def _libc():
@@ -85,18 +87,20 @@ def _write(path: str, text: str) -> None:
 
 def enter_namespaces() -> None:
     """Move this process (single-threaded, not root) into new user, mount, network, IPC and UTS namespaces, its
-    children into a new pid namespace; its uid and gid are root's there. OSError naming the setting on refusal."""
+    children into a new pid namespace, with every capability there (none outside); its uid and gid read INSIDE
+    there, not root's. Its children must not exec (a program run by another uid than 0 gets no capability):
+    they fork and import. OSError naming the setting on refusal."""
     uid, gid = os.geteuid(), os.getegid()
     if _libc().unshare(NAMESPACES) != 0:
         err = ctypes.get_errno()
         raise OSError(err, refusal(f"unshare of a user namespace: {os.strerror(err)}"))
     try:
         _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"0 {uid} 1")
-        _write("/proc/self/gid_map", f"0 {gid} 1")
+        _write("/proc/self/uid_map", f"{INSIDE} {uid} 1")
+        _write("/proc/self/gid_map", f"{INSIDE} {gid} 1")
     except OSError as exc:
         raise OSError(exc.errno, refusal(f"mapping uid {uid} into the user namespace: {exc.strerror}")) from None
-    from autograder.grader.worker import MS_PRIVATE, MS_REC, mount
+    from autograder.grader.mounts import MS_PRIVATE, MS_REC, mount
 
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)  # what unshare(1) does: no mount leaks back
@@ -112,7 +116,7 @@ def _passable(top: str, path: str) -> str:
 
 
 def _bind_file(source: str, target: str) -> None:
-    from autograder.grader.worker import MS_BIND, mount
+    from autograder.grader.mounts import MS_BIND, mount
 
     os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
     mount(source, target, None, MS_BIND)
@@ -125,7 +129,7 @@ def build_root(spec: dict, needed: list[str]) -> None:
     names the step."""
     import shutil
 
-    from autograder.grader.worker import (MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_REC, MS_REMOUNT,
+    from autograder.grader.mounts import (MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_REC, MS_REMOUNT,
                                           _read_only_everywhere, mount)
 
     scratch = os.path.abspath(spec["scratch"])
@@ -197,7 +201,7 @@ _SYS_CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "s390x": 185, "risc
 
 def drop_capabilities() -> None:
     """Give up every capability for good (securebits locked, bounding and ambient sets emptied, capset to
-    nothing, no_new_privs); the uid stays 0 of this namespace, the instructor's uid outside it."""
+    nothing, no_new_privs)."""
     libc = _libc()
     pr_set_securebits, pr_capbset_drop, pr_cap_ambient, pr_set_no_new_privs, pr_set_dumpable = 28, 24, 47, 38, 4
     if libc.prctl(pr_set_securebits, 0x01 | 0x02 | 0x08 | 0x20 | 0x40 | 0x80, 0, 0, 0) != 0:
@@ -272,14 +276,16 @@ def _die_with_parent() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m autograder.grader.userjail SCRATCH -- CMD...`: run CMD (the worker, or the jail's trial) as
-    pid 1 of new namespaces (enter_namespaces), wait for it, copy its files out of its scratch into SCRATCH,
-    and exit with its exit code (128 + the signal that killed it)."""
+    """`python -m autograder.grader.userjail SCRATCH -- PYTHON -s -m MODULE ARGS`: run MODULE (the worker,
+    or the jail's trial) as pid 1 of new namespaces (enter_namespaces), forked from this process, not executed;
+    wait for it, copy its files out of its scratch into SCRATCH, and exit with its exit code (128 + the signal
+    that killed it)."""
     parent = os.getppid()
     _die_with_parent()
     if os.getppid() != parent:
         return 1
     scratch, cmd = argv[0], argv[argv.index("--") + 1:]
+    cmd = cmd[cmd.index("-m") + 1:]  # [python, -s,] -m MODULE ARGS: the module and its arguments
     try:
         enter_namespaces()
     except OSError as exc:
@@ -288,11 +294,25 @@ def main(argv: list[str]) -> int:
     into = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
+        code = 1
         try:
+            import runpy
+
             _die_with_parent()
-            os.execv(cmd[0], cmd)
+            os.close(into)
+            sys.argv = [cmd[0], *cmd[1:]]
+            runpy.run_module(cmd[0], run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
         finally:
-            os._exit(127)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # the worker goes with us, and goes first
         signal.signal(sig, lambda s, _f: os.kill(pid, signal.SIGKILL))
     while True:
