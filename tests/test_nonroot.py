@@ -171,20 +171,23 @@ def _reader(course: Path, home: Path, port: int) -> dict[str, str]:
 
 def _killer() -> dict[str, str]:
     """Right answers, after top-level code that signals every process it can name (its process group, all it
-    sees, the grading process by its pid outside) and forks until refused; q1 stays right while the forks are
-    capped well below a thousand."""
+    sees, the grading process by its pid outside) and starts threads until refused (RLIMIT_NPROC counts threads
+    and processes alike; threads cost less time to start than forks of a process that imported torch); q1 stays
+    right while they are capped well below a thousand."""
     attack = (
-        "import os, signal, time\n"
-        "for _pid in (0, -1):\n    try:\n        os.kill(_pid, signal.SIGKILL)\n    except OSError:\n        pass\n"
-        "try:\n    os.kill(__GRADER_PID__, signal.SIGKILL)\nexcept OSError:\n    pass\n"
-        "kids = 0\ntry:\n    for _ in range(1000):\n        if os.fork() == 0:\n            time.sleep(3)\n"
-        "            os._exit(0)\n        kids += 1\nexcept OSError:\n    pass\n")
+        "import os, signal, threading, time\n"
+        "for _pid in (0, -1, __GRADER_PID__):\n    try:\n        os.kill(_pid, signal.SIGKILL)\n"
+        "    except OSError:\n        pass\n"
+        "threading.stack_size(64 * 1024)  # a thousand of them fit the memory limit many times over\n"
+        "kids = 0\ntry:\n    for _ in range(1000):\n"
+        "        threading.Thread(target=time.sleep, args=(3,), daemon=True).start()\n        kids += 1\n"
+        "except RuntimeError:\n    pass\n")
     return {**RIGHT, "node_summary": attack + EX01_RIGHT["node_summary"],
             "quiz_q1": QUIZ["quiz_q1"] + "\nif kids >= 1000:\n    q1 = None\n"}
 
 
-def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_button(teacher, tmp_path):
-    course = demo.make_course(teacher.name, teacher.home / "course", [A])  # generated as the instructor
+def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_button(teacher, generated_course):
+    course = generated_course(teacher.home / "course", A)  # solutions/ex01, its release and gradebook
     secret = teacher.home / "secret.txt"
     secret.write_text("the course's secret\n")
     listener = socket.socket()
@@ -198,6 +201,7 @@ def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_
           course / "submitted" / "mallory" / A / f"{A}.ipynb")
     _fill(release, _killer(), work / "killer.ipynb")
     teacher.own(teacher.home)
+    os.chmod(course, 0o700)
     before = {p: _digest(p) for p in (course / "solutions" / A / f"{A}.ipynb", secret)}
     env = {"JUPYTER_CONFIG_PATH": str(ROOT / "deploy" / "jupyterhub" / "formgrader"),
            "FXCOURSE_COURSE_ROOT": str(course), "PYTHONDONTWRITEBYTECODE": "1"}
