@@ -1,17 +1,20 @@
 """Hardened grading by an instructor who is not root: a real Unix user, and the jail of a user namespace.
 
 The module makes one Unix user with useradd (the instructor: a home of mode 0700 holding their course folder,
-with ex01 generated, two collected submissions and a secret file) and removes it afterwards. As that user, one
-Python process (runuser) asks for the jail, grades in it the solution (full marks), the release (zero) and a
+with ex01 generated, two collected submissions and a secret file, a venv made from the Python running the tests,
+and a copy of the course's packages) and removes it afterwards. As that user, from that venv, one Python
+process (runuser) asks for the jail, grades in it the solution (full marks), the release (zero) and a
 submission that kills, signals and forks, then presses formgrader's autograde button the way the formgrader's
 handler does (nbgrader's NbGraderAPI.autograde, with the hub's formgrader configuration) for an honest student
 and a hostile one who tries to read the instructor's files, write outside its scratch and reach a port this
 test listens on. Each attack, if it worked, would cost its notebook a quiz point; the honest grades must be
 right, the grading process must live through the signals, and nothing of the instructor's may change.
 
-Where the venv, its Python or the checkout lie below a folder closed to others (/root), the test lets the user
-pass through it (o+x) for its duration, as tests/test_hub.py does: the instructor must be able to run the
-course's Python at all; what the worker reads is bound into its jail whatever the modes.
+The venv in the home borrows the tests' packages through a .pth file (they lie outside the home, and the
+worker's root file system must hold them too). Where the tests' venv or its Python lie below a folder closed
+to others (/root), the test lets the user pass through it (o+x) for its duration, as tests/test_hub.py does:
+the instructor must be able to run the course's Python at all; what the worker reads is bound into its jail,
+the home's own venv and packages included, whatever the modes.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -114,8 +119,10 @@ from autograder.grader import sandbox
 from autograder.grader.grading import check_notebook
 from autograder.grader.root import Course
 
+import autograder
 course = Path(sys.argv[1])
-out = {"uid": os.getuid(), "support": sandbox.jail_support()}
+out = {"uid": os.getuid(), "support": sandbox.jail_support(), "autograder": autograder.__file__,
+       "prefix": sys.prefix}
 if out["support"]:
     print(json.dumps(out))
     sys.exit(0)
@@ -150,16 +157,19 @@ print(json.dumps(out))
 
 
 def _reader(course: Path, home: Path, port: int) -> dict[str, str]:
-    """Right answers; q1 stays right only while the instructor's files stay unreadable, q2 only while nothing
-    outside scratch can be written and the test's port cannot be reached."""
+    """Right answers; q1 stays right only while the instructor's files stay unreadable (and the home lists no
+    more than the venv and the course's packages bound into the jail), q2 only while nothing outside scratch
+    can be written and the test's port cannot be reached."""
     read = [course / "solutions" / A / f"{A}.ipynb", course / "gradebook.db", home / "secret.txt",
-            course / "submitted" / "ada" / A / f"{A}.ipynb", home, course]
-    write = [course / "solutions" / A / "evil.py", home / "evil.txt", Path("/tmp/fxcourse-nonroot-evil"),
-             course / "gradebook.db", Path(os.path.dirname(os.__file__)) / "evil.py"]
+            course / "submitted" / "ada" / A / f"{A}.ipynb"]
+    listed = {str(course): [], str(home): ["checkout", "venv"]}
+    write = [course / "solutions" / A / "evil.py", home / "evil.txt", Path(f"/tmp/{home.name}-evil"),
+             course / "gradebook.db", home / "venv" / "evil.py", Path(os.path.dirname(os.__file__)) / "evil.py"]
     q1 = QUIZ["quiz_q1"] + (
         f"\nimport os\nfor _p in {[str(p) for p in read]!r}:\n    try:\n"
-        "        os.listdir(_p) if os.path.isdir(_p) else open(_p, 'rb').read(1)\n        q1 = None\n"
-        "    except OSError:\n        pass\n")
+        "        open(_p, 'rb').read(1)\n        q1 = None\n    except OSError:\n        pass\n"
+        f"for _p, _shown in {listed!r}.items():\n    try:\n"
+        "        if set(os.listdir(_p)) - set(_shown):\n            q1 = None\n    except OSError:\n        pass\n")
     q2 = QUIZ["quiz_q2"] + (
         f"\nimport os, socket\nfor _p in {[str(p) for p in write]!r}:\n    try:\n"
         "        open(_p, 'a').write('# written by a submission\\n')\n        q2 = None\n"
@@ -200,13 +210,21 @@ def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_
     _fill(release, _reader(course, teacher.home, listener.getsockname()[1]),
           course / "submitted" / "mallory" / A / f"{A}.ipynb")
     _fill(release, _killer(), work / "killer.ipynb")
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    venv, checkout = teacher.home / "venv", teacher.home / "checkout"
+    subprocess.run([os.path.realpath(getattr(sys, "_base_executable", sys.executable)), "-m", "venv",
+                    "--without-pip", str(venv)], check=True, timeout=120)
+    (venv / "lib" / version / "site-packages" / "fxcourse-test.pth").write_text(
+        f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
+    for name in ("autograder", "fxplayground"):
+        shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
     teacher.own(teacher.home)
     os.chmod(course, 0o700)
     before = {p: _digest(p) for p in (course / "solutions" / A / f"{A}.ipynb", secret)}
     env = {"JUPYTER_CONFIG_PATH": str(ROOT / "deploy" / "jupyterhub" / "formgrader"),
-           "FXCOURSE_COURSE_ROOT": str(course), "PYTHONDONTWRITEBYTECODE": "1"}
+           "FXCOURSE_COURSE_ROOT": str(course), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(checkout)}
     try:
-        r = demo.as_user(teacher.name, str(demo.VENV / "bin" / "python"), "-c", GRADE, str(course),
+        r = demo.as_user(teacher.name, str(venv / "bin" / "python"), "-c", GRADE, str(course),
                          str(course / "solutions" / A / f"{A}.ipynb"), str(release), str(work / "killer.ipynb"),
                          cwd=work, env=env, timeout=600)
         with pytest.raises(BlockingIOError):
@@ -217,6 +235,7 @@ def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["uid"] == pwd.getpwnam(teacher.name).pw_uid != 0
     assert out["support"] == {}, out["support"]
+    assert out["autograder"].startswith(str(checkout)) and out["prefix"] == str(venv), out
     solution, zero, killer = out["reports"]
     assert [solution["isolation"], zero["isolation"], killer["isolation"]] == ["jail"] * 3
     assert solution["score"] == 10, solution["tests"]
@@ -228,7 +247,7 @@ def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_
     assert mallory["score"] == 10, mallory["log"]  # q1 and q2 kept: nothing read, written or reached
     assert {p: _digest(p) for p in before} == before
     assert not (course / "solutions" / A / "evil.py").exists() and not (teacher.home / "evil.txt").exists()
-    assert not Path("/tmp/fxcourse-nonroot-evil").exists()
+    assert not Path(f"/tmp/{teacher.name}-evil").exists()
     assert stat.S_IMODE(teacher.home.stat().st_mode) == 0o700  # the home was never opened
 
 

@@ -223,7 +223,7 @@ def _enter_user_jail(spec: dict, needed: list[str], must_read: list[str]) -> Non
     try:
         # a session and process group of its own: kill(0, ...) would reach its manager, the same uid outside
         os.setsid()
-        userjail.build_root(spec, jailpaths.outermost(needed))
+        userjail.build_root(spec, jailpaths.outermost(needed + jailpaths.package_folders()))
     except OSError as exc:
         raise JailError(f"a root file system of the worker's own: {exc.strerror or exc}") from None
     try:
