@@ -1,9 +1,11 @@
 """Start the worker in a jail and read back what it left: limits, isolation, and what happened to it.
 
-The jail (`autograder.grader.worker.enter_jail`) needs, from this machine: Linux namespaces and root to set them up
+The jail (`autograder.grader.worker.enter_jail`) needs, from this machine, as root: Linux namespaces
 (`unshare`), a tmpfs for each worker's scratch folder, a read-only remount, a new proc mount, and a uid of its
-own for each worker running at the same time (`FXCOURSE_JAIL_UID_BASE` + slot, claimed with a lock file).
-`jail_support()` tries all of them once per process and names what is missing. Hardened grading refuses to
+own for each worker running at the same time (`FXCOURSE_JAIL_UID_BASE` + slot, claimed with a lock file:
+autograder.grader.jailhost). Without root: unprivileged user namespaces, in which the worker builds a root file
+system of its own and gives up every capability (autograder.grader.userjail). `jail_support()` tries every
+piece once per process (autograder.grader.jailprobe) and names what is missing. Hardened grading refuses to
 run without them (`IsolationError`) unless the instructor sets `FXCOURSE_ISOLATION=limits`.
 """
 from __future__ import annotations
@@ -242,8 +244,15 @@ def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
             proc.returncode = os.waitstatus_to_exitcode(status)
             return proc.returncode, usage.ru_utime + usage.ru_stime
         if time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            _, status, usage = os.wait4(proc.pid, 0)
+            pid, end = 0, time.monotonic() + 10
+            if os.geteuid() != 0:  # userjail's manager kills the worker, copies its progress out, then ends
+                os.kill(proc.pid, signal.SIGTERM)
+                while not pid and time.monotonic() < end:
+                    time.sleep(0.05)
+                    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if not pid:
+                os.killpg(proc.pid, signal.SIGKILL)
+                _, status, usage = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
             return None, usage.ru_utime + usage.ru_stime
         time.sleep(0.05)
