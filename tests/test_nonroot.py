@@ -1,8 +1,9 @@
 """Hardened grading by an instructor who is not root: a real Unix user, and the jail of a user namespace.
 
 The module makes one Unix user with useradd (the instructor: a home of mode 0700 holding their course folder,
-with ex01 generated, two collected submissions and a secret file, a venv made from the Python running the tests,
-and a copy of the course's packages) and removes it afterwards. As that user, from that venv, one Python
+with ex01 generated, two collected submissions and a secret file, a venv made from pyenv's Python under /root
+where this machine has it (else from the Python running the tests: Debian's), and a copy of the course's
+packages) and removes it afterwards. As that user, from that venv, one Python
 process (runuser) asks for the jail, grades in it the solution (full marks), the release (zero) and a
 submission that kills, signals and forks, then presses formgrader's autograde button the way the formgrader's
 handler does (nbgrader's NbGraderAPI.autograde, with the hub's formgrader configuration) for an honest student
@@ -40,6 +41,7 @@ from autograder.grader.notebook import answer_cells, grade_id, read_notebook
 from conftest import EX01_RIGHT, ROOT
 from test_hub import demo
 from test_instructor import _fill
+from test_private_home import private_python
 
 pytestmark = pytest.mark.kernel
 A = "ex01_tracing"
@@ -62,7 +64,11 @@ def _digest(path: Path) -> str:
 
 
 class Instructor:
+    """The Unix user, and `base`: the Python their venv is made from (pyenv's under /root where this machine has
+    one of the tests' version, as tests/test_private_home.py picks it; else the one running the tests)."""
+
     def __init__(self) -> None:
+        self.base = private_python() or os.path.realpath(getattr(sys, "_base_executable", sys.executable))
         self.name = f"fxn{secrets.token_hex(3)}"
         self.tmp = Path(tempfile.mkdtemp(prefix="fxcourse-nonroot-", dir="/tmp"))
         os.chmod(self.tmp, 0o755)
@@ -72,7 +78,7 @@ class Instructor:
                         "--user-group", self.name], check=True)
         os.chmod(self.home, 0o700)
         try:
-            for target in demo.environment_paths():
+            for target in [*demo.environment_paths(), Path(self.base)]:
                 while (where := demo.blocked_path(self.name, target)) is not None:
                     os.chmod(where, stat.S_IMODE(where.stat().st_mode) | stat.S_IXOTH)
                     self.opened.append(where)
@@ -122,7 +128,7 @@ from autograder.grader.root import Course
 import autograder
 course = Path(sys.argv[1])
 out = {"uid": os.getuid(), "support": sandbox.jail_support(), "autograder": autograder.__file__,
-       "prefix": sys.prefix}
+       "prefix": sys.prefix, "base_prefix": sys.base_prefix}
 if out["support"]:
     print(json.dumps(out))
     sys.exit(0)
@@ -212,8 +218,7 @@ def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_
     _fill(release, _killer(), work / "killer.ipynb")
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     venv, checkout = teacher.home / "venv", teacher.home / "checkout"
-    subprocess.run([os.path.realpath(getattr(sys, "_base_executable", sys.executable)), "-m", "venv",
-                    "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([teacher.base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     (venv / "lib" / version / "site-packages" / "fxcourse-test.pth").write_text(
         f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
     for name in ("autograder", "fxplayground"):
@@ -234,13 +239,18 @@ def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_
     assert r.returncode == 0, r.stdout + r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["uid"] == pwd.getpwnam(teacher.name).pw_uid != 0
-    assert out["support"] == {}, out["support"]
+    if out["support"]:  # the kernel refuses the user what the jail needs: the refusal names it
+        why = "; ".join(f"{k}: {v}" for k, v in out["support"].items())
+        if os.environ.get("FXCOURSE_REQUIRE_JAIL"):
+            pytest.fail(f"FXCOURSE_REQUIRE_JAIL is set but the jail without root lacks: {why}", pytrace=False)
+        pytest.skip(f"no jail without root here: {why}")
     assert out["autograder"].startswith(str(checkout)) and out["prefix"] == str(venv), out
+    assert out["base_prefix"] == os.path.dirname(os.path.dirname(teacher.base)), out
     solution, zero, killer = out["reports"]
     assert [solution["isolation"], zero["isolation"], killer["isolation"]] == ["jail"] * 3
     assert solution["score"] == 10, solution["tests"]
     assert zero["score"] == 0, zero["tests"]
-    assert killer["score"] == 10, killer["tests"]  # capped forks, and nothing outside the jail was killed
+    assert killer["score"] == 10, killer["tests"]  # capped threads, and nothing outside the jail killed
     ada, mallory = out["autograde"]["ada"], out["autograde"]["mallory"]
     assert ada["success"] and mallory["success"], (ada, mallory)
     assert ada["score"] == 10, ada["log"]
