@@ -215,17 +215,20 @@ def enter_jail(spec: dict) -> None:
 
 
 def _enter_user_jail(spec: dict, needed: list[str], must_read: list[str]) -> None:
-    """enter_jail's part for a grader that is not root (spec["userns"]): pid 1 and root of a user namespace
-    mapping the grader's uid (autograder.grader.userjail), in a root file system of its own, then without any
-    capability."""
+    """enter_jail's part for a grader that is not root (spec["userns"]): pid 1 of namespaces owned by a user
+    namespace mapping the grader's uid, with its capabilities there (autograder.grader.userjail), it builds a
+    root file system of its own, then gives up every capability."""
     from autograder.grader import userjail
 
     try:
         # a session and process group of its own: kill(0, ...) would reach its manager, the same uid outside
         os.setsid()
         userjail.build_root(spec, jailpaths.outermost(needed + jailpaths.package_folders()))
-    except OSError as exc:
-        raise JailError(f"a root file system of the worker's own: {exc.strerror or exc}") from None
+    except OSError as exc:  # refused (AppArmor's restriction lets the namespace be made, without capabilities)
+        why = f"a root file system of the worker's own: {exc.strerror or exc}"
+        if exc.errno == errno.EPERM:
+            raise JailError(userjail.refusal(why), piece=userjail.PIECE) from None
+        raise JailError(why) from None
     try:
         userjail.drop_capabilities()
     except OSError as exc:
