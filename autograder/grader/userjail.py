@@ -2,11 +2,12 @@
 
 Without root, the grading process (an instructor's `fxcourse grade`, or formgrader's autograde button in the
 instructor's notebook server) cannot mount anything or switch to another uid. The kernel lets any user create a
-user namespace in which that user's uid, and only it, is mapped to root (`enter_namespaces`: setgroups denied,
-uid and gid maps of one line each), and, together with it, new mount, pid, network, IPC and UTS namespaces owned
-by it. The worker, pid 1 of the new pid namespace, is root there with capabilities over those namespaces only,
-and outside it stays the instructor's uid. Since it may read whatever the instructor may read, its file system
-is built anew instead of being the machine's with some folders covered (`build_root`): an empty tmpfs holding
+user namespace in which that user's uid and gid, and only those, are mapped (to 1990000000: `enter_namespaces`,
+setgroups denied, uid and gid maps of one line each), and, together with it, new mount, pid, network, IPC and
+UTS namespaces owned by it. The worker, pid 1 of the new pid namespace, holds every capability there (over those
+namespaces only) until it gives them up, and outside it stays the instructor's uid. Since it may read whatever
+the instructor may read, its file system is built anew instead of being the machine's with some folders covered
+(`build_root`): an empty tmpfs holding
 the system's folders (/usr, /etc, /sys and the /bin, /lib links), /dev's null, zero, full, random and urandom,
 the interpreter's prefix, the venv and the course's packages (each bound at its own path, wherever it lies: a
 home of mode 0700 included), a new /proc of the pid namespace and the scratch tmpfs. That tree becomes the root
@@ -18,8 +19,9 @@ without any capability, unable to regain one.
 
 The processes cap: no pids cgroup can be made without root here, so RLIMIT_NPROC does it. From Linux 5.14 on it
 counts the processes of a uid in each user namespace (and charges each one to every namespace above), so in the
-worker's own namespace it counts the worker's processes and its manager, never the instructor's other
-processes; before 5.14 it counts every process of the real uid, and the jail's trial (worker.probe) refuses.
+worker's own namespace it counts the worker's processes and threads and its manager, never the instructor's
+other processes; before 5.14 it counts every process of the real uid, and the jail's trial
+(autograder.grader.jailprobe) refuses.
 
 The worker's scratch is a tmpfs that only exists in its namespaces. The process that waits for the worker (the
 fork server's manager, or `python -m autograder.grader.userjail`, which plays `unshare --fork --kill-child`)
@@ -195,8 +197,9 @@ def build_root(spec: dict, needed: list[str]) -> None:
     os.chdir(scratch)
 
 
-_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}.get(os.uname().machine, 155)
-_SYS_CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "s390x": 185, "riscv64": 91}.get(os.uname().machine, 126)
+_MACHINE = os.uname().machine  # glibc wraps neither pivot_root nor (in every version) capset: their numbers
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}.get(_MACHINE, 155)
+_SYS_CAPSET = {"x86_64": 126, "aarch64": 91, "ppc64le": 184, "s390x": 185, "riscv64": 91}.get(_MACHINE, 126)
 
 
 def drop_capabilities() -> None:
