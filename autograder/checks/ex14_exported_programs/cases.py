@@ -7,7 +7,9 @@ write), and the evidence removes that folder once it has read the file.
 from __future__ import annotations
 
 import itertools
+import logging
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -18,9 +20,40 @@ _COUNT = itertools.count()
 FOLDER = "ex14_case_"
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:   # another user's process: alive
+        return True
+    return True
+
+
+class _SuffixWarnings(logging.Filter):
+    """Drops torch's warnings about a path without the .pt2 suffix, which one case gives on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "ending in .pt2" not in record.getMessage()
+
+
+def quiet_suffix_warnings() -> None:
+    """Install the filter on torch's .pt2 archive logger, once per process."""
+    log = logging.getLogger("torch.export.pt2_archive._package")
+    if not any(isinstance(f, _SuffixWarnings) for f in log.filters):
+        log.addFilter(_SuffixWarnings())
+
+
 def case_folder() -> Path:
-    """A new folder under the temporary folder, named after this process and a counter."""
-    folder = Path(tempfile.gettempdir()) / f"{FOLDER}{os.getpid()}_{next(_COUNT)}"
+    """A new folder under the temporary folder, named after this process and a counter. The folders an earlier
+    case left (its function raised before the evidence could remove it) go first: this process's own, and those
+    of processes that have ended."""
+    root = Path(tempfile.gettempdir())
+    for old in root.glob(f"{FOLDER}*_*"):
+        pid = old.name[len(FOLDER):].split("_")[0]
+        if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            shutil.rmtree(old, ignore_errors=True)
+    folder = root / f"{FOLDER}{os.getpid()}_{next(_COUNT)}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -35,6 +68,8 @@ def _save_cases(hidden: bool) -> list[Case]:
              seed: int = 0, exists: bool = False) -> Case:
         def make():
             ep = _with_probes(program(name, strict=strict, dynamic=dynamic, seed=seed), name, seed, dynamic)
+            if not file.endswith(".pt2"):
+                quiet_suffix_warnings()
             path = case_folder() / file
             path.parent.mkdir(parents=True, exist_ok=True)
             if exists:

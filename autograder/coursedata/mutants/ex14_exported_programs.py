@@ -27,6 +27,7 @@ _SAVE_MUTANTS = [
            "is lost", hint="dynamic batch",
            edits=((_SAVE, "    ep = torch.export.export(ep.module(), ep.example_inputs[0])\n" + _SAVE),)),
     Mutant("save_and_reload", "decomposes the program before saving it", hint="save ep as it is",
+           not_hints=("not the one read back", "adding no suffix"),
            edits=((_SAVE, "    torch.export.save(ep.run_decompositions(), path)\n"),)),
 ]
 
@@ -38,6 +39,7 @@ _MODULE_MUTANTS = [
     Mutant("module_of_nodes", "the module's type instead of its name", hint="element [1] is the module's type",
            edits=((_LAST, _LAST.replace("[-1][0]", "[-1][1]")),)),
     Mutant("module_of_nodes", "the last part of the name only: fc, not blocks.0.fc", hint="whole qualified name",
+           not_hints=("innermost module", "call_function nodes only"),
            edits=((_LAST, _LAST.replace("[-1][0]", "[-1][0].split(\".\")[-1]")),)),
     Mutant("module_of_nodes", "every node, placeholders and output included", hint="call_function nodes only",
            edits=((_SKIP, ""),)),
@@ -56,7 +58,7 @@ _DECOMPOSE_MUTANTS = [
     Mutant("decompose_except", "ignores keep: the default table as it is", hint="must stay",
            edits=((_RUN, "    return ep.run_decompositions()\n"),)),
     Mutant("decompose_except", "del table[op]: a KeyError for an overload core ATen has already",
-           hint="pop(op, None)", edits=((_POP, "        del table[op]\n"),)),
+           hint="pop(op, None)", not_hints=("nothing was decomposed",), edits=((_POP, "        del table[op]\n"),)),
     Mutant("decompose_except", "decomposes only the overloads in keep", hint="must stay",
            edits=((_TABLE, "    table = {op: fn for op, fn in torch.export.default_decompositions().items() "
                            "if op in keep}\n"), (_POP, "        pass\n"))),
@@ -68,7 +70,7 @@ _UNFLATTEN_MUTANTS = [
     Mutant("unflatten_module", "getattr with the whole dotted name", hint="get_submodule",
            edits=((_UNFLAT, "    return getattr(torch.export.unflatten(ep), fqn)\n"),)),
     Mutant("unflatten_module", "the submodule of ep.module(), the flat graph's parameter holder",
-           hint="one flat graph", edits=((_UNFLAT, "    return ep.module().get_submodule(fqn)\n"),)),
+           hint="one flat graph", not_hints=("the whole unflattened program",), edits=((_UNFLAT, "    return ep.module().get_submodule(fqn)\n"),)),
     Mutant("unflatten_module", "the whole unflattened program", hint="the whole unflattened program",
            edits=((_UNFLAT, "    return torch.export.unflatten(ep)\n"),)),
     Mutant("unflatten_module", "the last part of the name, looked up from the root", hint="get_submodule",
@@ -98,6 +100,16 @@ def module_of_nodes(ep):
         stack = node.meta.get("nn_module_stack", {})
         out[node.name] = next(reversed(stack.values()))[0] if stack else ""
     return out
+'''),
+    Alternative("module_of_nodes", "find_nodes once per operator the graph calls", '''
+def module_of_nodes(ep):
+    found = {}
+    targets = {n.target for n in ep.graph.nodes if n.op == "call_function"}
+    for target in targets:
+        for node in ep.graph.find_nodes(op="call_function", target=target):
+            stack = node.meta.get("nn_module_stack")
+            found[node.name] = list(stack.values())[-1][0] if stack else ""
+    return found
 '''),
     Alternative("module_of_nodes", "a dict comprehension over the stack's items", '''
 def module_of_nodes(ep):
