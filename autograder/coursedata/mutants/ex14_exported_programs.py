@@ -73,6 +73,11 @@ _UNFLATTEN_MUTANTS = [
            hint="one flat graph", not_hints=("the whole unflattened program",), edits=((_UNFLAT, "    return ep.module().get_submodule(fqn)\n"),)),
     Mutant("unflatten_module", "the whole unflattened program", hint="the whole unflattened program",
            edits=((_UNFLAT, "    return torch.export.unflatten(ep)\n"),)),
+    Mutant("unflatten_module", "the first module whose name ends with the name's last part", hint="itself",
+           edits=((_UNFLAT, "    tail = fqn.split(\".\")[-1]\n    return next(m for n, m in torch.export.unflatten(ep)"
+                            ".named_modules() if n.endswith(tail))\n"),)),
+    Mutant("unflatten_module", "the submodule's graph instead of the submodule", hint="itself",
+           edits=((_UNFLAT, "    return torch.export.unflatten(ep).get_submodule(fqn).graph\n"),)),
     Mutant("unflatten_module", "the last part of the name, looked up from the root", hint="get_submodule",
            edits=((_UNFLAT, "    return torch.export.unflatten(ep).get_submodule(fqn.split(\".\")[-1])\n"),)),
 ]
