@@ -169,9 +169,6 @@ ERROR_HINTS: list[tuple] = [
      "getattr(node.target, \"overloadpacket\", None)"),
     (None, r"returned an incorrect number of gradients",
      "backward returns one gradient per input of the operator, in order: (grad for x, None for scale)"),
-    (None, r"_ModuleStackTracer\.__init__\(\) missing|Can't (pickle|get local object)|cannot pickle",
-     "an exported program is written with torch.export.save(ep, path) and read with torch.export.load(path): "
-     "torch.save pickles objects, and a program's graph and tracer state do not pickle"),
     ("KeyError", r"^\W*<OpOverload\(op='\w+\.\w+', overload='\w+'\)>\W*$",
      "that overload is not in the decomposition table (core ATen has it already, nothing decomposes it): "
      "table.pop(op, None) removes an entry that may be missing", r"del |\[|pop\("),
