@@ -116,12 +116,21 @@ def test_dim_auto_specializes_a_batch_of_one():
 @pytest.mark.parametrize("make, said", [
     (lambda: getattr(torch.export.unflatten(models.program("Tower(6)")), "blocks.1"), "get_submodule"),
     (lambda: _del_gelu(), "table.pop(op, None)"),
-], ids=["getattr with dots", "del a missing overload"])
+    (lambda: _pickled(), "torch.export.save(ep, path)"),
+], ids=["getattr with dots", "del a missing overload", "torch.save and torch.load"])
 def test_exported_program_errors_get_their_hint(make, said):
     with pytest.raises(Exception) as raised:
         make()
     hint = hint_for_error(type(raised.value).__name__, str(raised.value), "line 3:     del table[op]")
     assert hint and said in hint, (type(raised.value).__name__, str(raised.value)[:200], hint)
+
+
+def _pickled():
+    import io
+    buffer = io.BytesIO()
+    torch.save(models.program("Tower(6)"), buffer)   # pickling works; unpickling the program does not
+    buffer.seek(0)
+    torch.load(buffer, weights_only=False)
 
 
 def _del_gelu():
