@@ -479,4 +479,31 @@ HINTS: dict[str, dict[str, list[str]]] = {
             "`return gm`.",
         ],
     },
+    "ex13_inductor_passes": {
+        "make_pattern_pass": [
+            "Inductor's pattern matcher lives in `torch._inductor.pattern_matcher`: a `PatternMatcherPass` holds "
+            "replacements, and `register_replacement` adds one to it.",
+            "`register_replacement(search_fn, replace_fn, example_inputs, trace_fn, pass_dicts)`: search_fn is what "
+            "is found, replace_fn what replaces it; `fwd_only` traces both as graphs after grad; the last argument "
+            "is your pass.",
+            "Make a new `PatternMatcherPass()` inside the function (one kept between calls collects every call's "
+            "replacement, and a second registration of the same pattern raises), register, and return the pass.",
+        ],
+        "apply_pattern_pass": [
+            "A `PatternMatcherPass` has `apply(gm)`, which rewrites the graph in place and returns how many "
+            "replacements it made.",
+            "`apply` changes `gm.graph` but not `gm.code`: recompile afterwards, as after any change of a graph.",
+            "`count = pattern_pass.apply(gm)`, then `gm.graph.lint()`, `gm.recompile()`, `return count` (apply it "
+            "once: a second apply finds nothing left).",
+        ],
+        "compile_with_post_grad_pass": [
+            "Inductor runs a pass of yours on the ATen graphs it compiles when its config names it: "
+            "`post_grad_custom_post_pass` takes a function of the graph, such as `pattern_pass.apply`.",
+            "Setting `torch._inductor.config` for good changes every later compile of the process, and a "
+            "`config.patch` around `torch.compile(...)` alone has ended before the first call compiles: give "
+            "the setting to this compile only.",
+            "`return torch.compile(model, backend=\"inductor\", options={\"post_grad_custom_post_pass\": "
+            "pattern_pass.apply})`.",
+        ],
+    },
 }
