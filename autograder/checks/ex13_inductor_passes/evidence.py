@@ -9,7 +9,7 @@ import torch.fx as fx
 
 from autograder.checks.evidence import lint_error, qualified, stale_code
 from autograder.checks.framework import CheckFailed
-from autograder.checks.ex13_inductor_passes.cases import PROBE, config_state, restore_config
+from autograder.checks.ex13_inductor_passes.cases import PROBE, build_nothing, config_state, restore_config
 from autograder.checks.ex13_inductor_passes.models import aten_graph, run_graph
 
 
@@ -80,6 +80,7 @@ def _compile_evidence(result: Any, args: tuple) -> dict:
     leaked = [key for key, on in config_state() if on and [key, on] not in pattern_pass.config_before]
     if not callable(result):
         restore_config()
+        build_nothing(False)
         raise CheckFailed(f"compile_with_post_grad_pass returned {type(result).__name__}, expected a callable",
                           "return what torch.compile returns" if result is not None else
                           "return the compiled model: the function ended without a `return` of it")
@@ -95,6 +96,7 @@ def _compile_evidence(result: Any, args: tuple) -> dict:
         outputs.append(_error(exc))
     finally:   # an answer that set inductor's config for good leaves it set for no later case
         restore_config()
+        build_nothing(False)
         torch._dynamo.reset()
     return {"leaked": leaked, "outputs": outputs, "runs": list(pattern_pass.runs),
             "inductor": sum(counters["inductor"].values()) > before}

@@ -5,7 +5,7 @@ import torch
 
 from autograder.checks.evidence import expect, expect_fresh, expect_lint
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.ex13_inductor_passes.cases import PROBE
+from autograder.checks.ex13_inductor_passes.cases import PROBE, build_nothing
 from autograder.checks.ex13_inductor_passes.evidence import applied, targets
 from autograder.checks.ex13_inductor_passes.models import aten_graph, reference_pass
 
@@ -80,6 +80,7 @@ def _apply_judge(case: Case, ev: dict) -> None:
 
 def _compile_judge(case: Case, ev: dict) -> None:
     model, pattern_pass = case.make()
+    build_nothing(False)   # the judge compiles nothing: the eager model is its reference
     inputs = getattr(model, PROBE)
     errors = [o for o in ev["outputs"] if isinstance(o, str)]
     if errors:
@@ -93,10 +94,14 @@ def _compile_judge(case: Case, ev: dict) -> None:
         raise CheckFailed("inductor compiled the model but never ran the pass",
                           OPTIONS + ". torch.compile compiles on the first call, so a config.patch around "
                           "torch.compile(...) alone has ended by then")
-    if not sum(ev["runs"]):
-        raise CheckFailed(f"the pass ran {len(ev['runs'])} time(s) and replaced nothing",
-                          "it ran before AOTAutograd, on a graph of torch functions (pre_grad_custom_pass): run it "
-                          "after grad, where the graph is ATen, as post_grad_custom_post_pass")
+    if not sum(count for count, _ in ev["runs"]):
+        if not any(aten for _, aten in ev["runs"]):
+            raise CheckFailed(f"the pass ran {len(ev['runs'])} time(s), on graphs of torch functions, and replaced "
+                              "nothing", "it ran before AOTAutograd (pre_grad_custom_pass): run it after grad, "
+                                         "where the graph is ATen, as post_grad_custom_post_pass")
+        raise CheckFailed(f"the pass ran {len(ev['runs'])} time(s) on ATen graphs and replaced nothing",
+                          "compile the model you are given, as it is (its mode too): the replacement's pattern is "
+                          "in its inference graph")
     expect(not ev["leaked"], f"torch._inductor.config.{', '.join(ev['leaked'])} is still set after "
                              "compile_with_post_grad_pass returned: every later torch.compile of the process runs it",
            "leave torch._inductor.config as it was: hand the pass in torch.compile's options, not by setting "
@@ -108,4 +113,5 @@ def _compile_judge(case: Case, ev: dict) -> None:
                    + (f" (up to {(got - want).abs().max().item():.3g} apart)" if isinstance(got, torch.Tensor)
                       and got.shape == want.shape else ""),
                    "compile the model you are given, as it is, and return what torch.compile returns")
+    build_nothing(False)
     torch._dynamo.reset()

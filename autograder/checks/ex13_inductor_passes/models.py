@@ -87,11 +87,13 @@ def recording_pass_class() -> type:
 
         def __init__(self) -> None:
             super().__init__()
-            self.runs: list[int] = []
+            self.runs: list[list] = []   # per run: [replacements, whether the graph was an ATen one]
 
         def apply(self, gm):
+            graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
+            aten = any(isinstance(n.target, torch._ops.OpOverload) for n in graph.nodes)
             count = super().apply(gm)
-            self.runs.append(int(count))
+            self.runs.append([int(count), aten])
             return count
 
     return RecordingPatternMatcherPass
