@@ -89,6 +89,32 @@ def apply_pattern_pass(gm, pattern_pass):
     gm.recompile()
     return int(replaced)
 '''),
+    Alternative("apply_pattern_pass", "run by a torch.fx PassManager, which lints after the pass", '''
+from torch.fx.passes.infra.pass_base import PassResult
+from torch.fx.passes.infra.pass_manager import PassManager
+
+
+def apply_pattern_pass(gm, pattern_pass):
+    counts = []
+
+    def run(module):
+        counts.append(pattern_pass.apply(module))
+        module.recompile()
+        return PassResult(module, counts[-1] > 0)
+
+    PassManager(passes=[run], run_checks_after_each_pass=True)(gm)
+    return counts[0]
+'''),
+    Alternative("compile_with_post_grad_pass", "a backend of one's own that calls inductor's compile_fx with the "
+                "setting", '''
+def compile_with_post_grad_pass(model, pattern_pass):
+    from torch._inductor.compile_fx import compile_fx
+
+    def inductor_with_pass(gm, example_inputs):
+        return compile_fx(gm, example_inputs, config_patches={"post_grad_custom_post_pass": pattern_pass.apply})
+
+    return torch.compile(model, backend=inductor_with_pass)
+'''),
     Alternative("compile_with_post_grad_pass", "post_grad_custom_pre_pass, through a function of the graph", '''
 def compile_with_post_grad_pass(model, pattern_pass):
     def run_pass(graph):
