@@ -110,3 +110,18 @@ def test_an_answer_that_sets_inductor_s_config_for_good_is_failed_and_its_settin
         assert config.post_grad_custom_post_pass is None
     finally:
         cases.restore_config()
+
+
+def test_an_answer_that_raises_leaves_inductor_generating_code_again():
+    """A compile case turns inductor's fallback_by_default on before the answer runs; when the answer raises there
+    is no evidence to collect, and judging the raise turns it off again."""
+    import torch._inductor.config as config
+    check = get_check(A, "compile_with_post_grad_pass")
+    case = check.cases(False)[0]
+
+    def raises(model, pattern_pass):
+        raise ValueError("not yet")
+
+    result = judge_evidence(check, case, collect_evidence(check, raises, case))
+    assert not result.passed and "not yet" in result.message
+    assert config.fallback_by_default is False

@@ -10,7 +10,8 @@ from __future__ import annotations
 from autograder.checks.framework import Check
 from autograder.checks.ex13_inductor_passes.cases import _apply_cases, _compile_cases, _make_cases
 from autograder.checks.ex13_inductor_passes.evidence import _apply_evidence, _compile_evidence, _make_evidence
-from autograder.checks.ex13_inductor_passes.judges import _apply_judge, _compile_judge, _make_judge, explain_make_raise
+from autograder.checks.ex13_inductor_passes.judges import (_apply_judge, _compile_judge, _make_judge, explain_compile_raise,
+                                                           explain_make_raise)
 
 __all__ = ["CHECKS"]
 
@@ -20,5 +21,5 @@ CHECKS = {
                                explain_raise=explain_make_raise),
     "apply_pattern_pass": Check("apply_pattern_pass", _apply_cases, _apply_evidence, _apply_judge),
     "compile_with_post_grad_pass": Check("compile_with_post_grad_pass", _compile_cases, _compile_evidence,
-                                         _compile_judge, unchanged="always"),
+                                         _compile_judge, unchanged="always", explain_raise=explain_compile_raise),
 }

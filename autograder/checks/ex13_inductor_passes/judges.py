@@ -5,7 +5,7 @@ import torch
 
 from autograder.checks.evidence import expect, expect_fresh, expect_lint
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.ex13_inductor_passes.cases import PROBE, build_nothing
+from autograder.checks.ex13_inductor_passes.cases import PROBE, build_nothing, restore_config
 from autograder.checks.ex13_inductor_passes.evidence import applied, targets
 from autograder.checks.ex13_inductor_passes.models import aten_graph, reference_pass
 
@@ -76,6 +76,14 @@ def _apply_judge(case: Case, ev: dict) -> None:
         want = fresh(*inputs)
     expect(_close(ev["output"], want), "gm computes something else after the pass than before",
            "the replacement computes what the pattern computed: apply the course's pass as it is")
+
+
+def explain_compile_raise(case: Case, raised: dict) -> str | None:
+    """An answer that raised left no evidence to collect, so the settings its case made are undone here (inductor
+    builds code again, and whatever the answer set in inductor's config is unset); the error's own hint applies."""
+    restore_config()
+    build_nothing(False)
+    return None
 
 
 def _compile_judge(case: Case, ev: dict) -> None:
