@@ -7,6 +7,13 @@ input. It names the cases of the check that exercise it, and an answer that igno
 the solution with one change (`patch`), a whole answer cell (`source`), or a hand-written mutant (`mutant`,
 its `why`). tests/test_clauses.py fails when a clause names no existing case, or when its answer passes
 those cases: a clause without a case that fails an answer ignoring it is a clause the grader does not grade.
+
+Each module also has `TASK_TEXT`, the audit of the task text the learner reads, sentence by sentence: for `*` (the
+notebook's introduction) and for each graded function, a dict from each sentence to the rules of the clauses that
+check it (a tuple of `rule` strings of that function's clauses, or `(function, rule)` pairs for another function's)
+or, for a sentence that states no rule, a string saying why (an example, a hint of method, the motivation...).
+Sentences every introduction has are in `COMMON_NOTES`. tests/test_task_text_audit.py fails on a sentence with no
+entry, on a rule mapped to no clause or to an unknown one, and on a clause with no case or no wrong answer.
 """
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ from dataclasses import dataclass
 
 from autograder.coursedata.mutants import apply_edits, load as load_mutants
 
-__all__ = ["Clause", "load", "killer_source", "clause_cases"]
+__all__ = ["Clause", "load", "task_text", "killer_source", "clause_cases", "COMMON_NOTES"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,26 @@ class Clause:
 
 def load(assignment: str) -> list[Clause]:
     return list(importlib.import_module(f"autograder.coursedata.clauses.{assignment}").CLAUSES)
+
+
+# Sentences of every notebook's introduction that state no rule of a graded function: (pattern, why).
+COMMON_NOTES: tuple[tuple[str, str], ...] = (
+    (r"# Exercise \d+: .*", "the notebook's title"),
+    (r"\*\*How this notebook is graded\.\*\* Write each function in the cell that defines it .*",
+     "where to write the answer"),
+    (r"The cell after it runs the visible checks; the grader runs more, on models you have not seen\b.*",
+     "how grading works; what the functions must do on those models is stated in their own sections"),
+    (r"Check your work at any time with", "how to check the notebook"),
+    (r"fxcourse check exercises/\w+/\w+\.ipynb", "the command that checks the notebook"),
+    (r"Answer the quiz questions at the end with one capital letter each\.", "the quiz's answer format, checked by "
+     "the quiz cells (tests/test_quizzes.py), no rule of a graded function"),
+    (r"Warnings that torch prints never cost points\.", "what grading ignores, no rule of a graded function"),
+)
+
+
+def task_text(assignment: str) -> dict[str, dict[str, tuple | str]]:
+    """The audit of one exercise's task text (`TASK_TEXT` of its clauses module; empty when it has none)."""
+    return dict(getattr(importlib.import_module(f"autograder.coursedata.clauses.{assignment}"), "TASK_TEXT", {}))
 
 
 def killer_source(assignment: str, clause: Clause, solution_cell: str) -> str:

@@ -47,3 +47,53 @@ CLAUSES = [
            ("TinyNet and its trace",), patch=("    with torch.no_grad():", "    model.eval()\n    with torch.no_grad():"),
            hint="must leave its inputs"),
 ]
+
+# The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
+TASK_TEXT = {
+    "*": {
+        "After lesson 01 you can trace a model with `torch.fx.symbolic_trace`, read its graph and check that the "
+        "traced module computes what the original does.": "what the lesson taught, the motivation",
+        "Here you turn that into three small tools.": "what the notebook holds",
+    },
+    "node_summary": {
+        "## 1. `node_summary(gm) -> list[tuple[str, str]]`": ("(op, name) tuples, op first",),
+        "Return `(op, name)` for every node of `gm.graph`, in graph order.":
+            ("every node, placeholder and output included", "in graph order", "(op, name) tuples, op first",
+             "the pair is the node's op and its name, not its target"),
+        "For the traced `TinyNet` above the first pair is `(\"placeholder\", \"x\")` and the last is "
+        "`(\"output\", \"output\")`.": "an example of the rule before it",
+        "A node nobody uses is a node too: list it.":
+            ("a node nobody uses is a node too (dead code is listed, not removed)",),
+        "Only read `gm`: the caller's module, its graph and its parameters stay as they were.":
+            ("gm is left as it was", "only read gm: its graph is not cleaned (no eliminate_dead_code)"),
+        "(op, name) of every node of gm's graph, in graph order.":
+            ("every node, placeholder and output included", "in graph order", "(op, name) tuples, op first"),
+    },
+    "count_nodes": {
+        "## 2. `count_nodes(gm, op=None) -> int`": ("returns an int", "op=None counts every node"),
+        "Count all nodes, or only those whose `op` equals `op` (`\"call_module\"`, `\"placeholder\"`, ...).":
+            ("op=None counts every node", "op given: only nodes whose op equals it",
+             "op is compared with node.op: a node named like an opcode is not of that opcode",
+             "nodes, not submodules: a module called twice is two nodes, one never called is none"),
+        "Only `op=None` means \"every node\": an `op` that no node has (a typo, or the empty string `\"\"`) counts 0.":
+            ("an op no node has (an empty string, a typo) counts 0",),
+        "`op` may come by position or by keyword.": ("op may be passed by keyword", "op given: only nodes whose op equals it"),
+        "`gm` is only read.": ("gm is only read: dead nodes count, the graph is not cleaned",),
+        "Number of nodes in gm's graph, or of those whose op equals `op`.":
+            ("op=None counts every node", "op given: only nodes whose op equals it"),
+    },
+    "outputs_match": {
+        "## 3. `outputs_match(model, gm, *inputs, atol=0.0) -> bool`": ("returns a Python bool", "every input is passed"),
+        "Run `model` and `gm` on the same `inputs` under `torch.no_grad()` and say whether their outputs match: "
+        "exactly when `atol == 0`, within an absolute tolerance `atol` otherwise (`atol` alone: no relative "
+        "tolerance, so `torch.allclose` needs `rtol=0`).":
+            ("both run under torch.no_grad()", "every input is passed", "exact when atol == 0",
+             "atol alone is the tolerance (no relative tolerance)"),
+        "Outputs of different shapes never match.": ("outputs of different shapes never match",),
+        "Return a Python `bool`.": ("returns a Python bool",),
+        "`model` and `gm` are left as they were: do not switch their mode (`.eval()`) or change their weights.":
+            ("model and gm are left as they were (their training flags too)",),
+        "True when model(*inputs) and gm(*inputs) agree (exactly if atol == 0), both run without autograd.":
+            ("exact when atol == 0", "both run under torch.no_grad()"),
+    },
+}
