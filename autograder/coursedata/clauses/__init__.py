@@ -43,7 +43,7 @@ def load(assignment: str) -> list[Clause]:
 # Sentences of every notebook's introduction that state no rule of a graded function: (pattern, why).
 COMMON_NOTES: tuple[tuple[str, str], ...] = (
     (r"# Exercise \d+: .*", "the notebook's title"),
-    (r"\*\*How this notebook is graded\.\*\* Write each function in the cell that defines it .*",
+    (r"\*\*How this notebook is graded\.\*\* Write each function in the cell that defines it\b.*",
      "where to write the answer"),
     (r"The cell after it runs the visible checks; the grader runs more, on models you have not seen\b.*",
      "how grading works; what the functions must do on those models is stated in their own sections"),
