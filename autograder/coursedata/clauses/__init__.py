@@ -45,7 +45,7 @@ COMMON_NOTES: tuple[tuple[str, str], ...] = (
     (r"# Exercise \d+: .*", "the notebook's title"),
     (r"\*\*How this notebook is graded\.\*\* Write each function in the cell that defines it\b.*",
      "where to write the answer"),
-    (r"The cell after it runs the visible checks; the grader runs more, on models you have not seen\b.*",
+    (r"The cell after it runs the visible checks; the grader runs more\b.*",
      "how grading works; what the functions must do on those models is stated in their own sections"),
     (r"Check your work at any time with", "how to check the notebook"),
     (r"fxcourse check exercises/\w+/\w+\.ipynb", "the command that checks the notebook"),
