@@ -85,3 +85,81 @@ CLAUSES = [
            mutant="raises torch._dynamo.config.recompile_limit for good",
            hint="leave torch._dynamo.config as you found it"),
 ]
+
+_CONFIG = (("capture_graphs", "torch._dynamo.config is left as it was found"), ("graph_break_count", "torch._dynamo.config is left as it was found"))
+
+# The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
+TASK_TEXT = {
+    '*': {
+        'After lesson 09 you know that `torch.compile` captures FX graphs with dynamo and hands each one to a backend, `(gm, example_inputs) -> callable`.':
+            "what the lesson taught, the motivation",
+        'Here you write three tools around that hand-over:':
+            "introduces the list of functions",
+        '`capture_graphs`: the graphs dynamo hands a backend of your own, in order;':
+            "a summary of capture_graphs, whose rules its section states",
+        '`graph_break_count`: how many graph breaks a function causes for given inputs;':
+            "a summary of graph_break_count, whose rules its section states",
+        '`compile_with_pass`: `torch.compile` with a backend that runs a Part I style pass on every graph.':
+            "a summary of compile_with_pass, whose rules its section states",
+        'Every backend here is your own Python function: nothing is compiled to machine code, so each call takes a fraction of a second.':
+            "explains why the checks are quick, no rule",
+        'Each case starts from `torch._dynamo.reset()`.':
+            "how the grader runs each case, no rule of the answer",
+        'Leave `torch._dynamo.config` as you found it: a setting changed for good (`capture_scalar_outputs`, `recompile_limit`, ...) changes every later compile.':
+            _CONFIG,
+        'Warnings that torch prints (dynamo warns about `.item()`, for one) never cost points.':
+            "what grading ignores, no rule of a graded function",
+    },
+    'capture_graphs': {
+        '## 1. `capture_graphs(fn, *inputs) -> list[fx.GraphModule]`':
+            ("every graph dynamo handed the backend, not the last one only",),
+        'Compile `fn` (a function or an `nn.Module`) with a backend of your own, call the compiled function **once** on `inputs` (all of them, as they are: `compiled(*inputs)`), and return every `fx.GraphModule` dynamo handed the backend, in the order it handed them.':
+            ("the compiled function is called once on the inputs", "every input is passed on to fn", "every graph dynamo handed the backend, not the last one only", "in the order dynamo handed them", "the compiled function is called once: a second call may compile again"),
+        'start from `torch._dynamo.reset()`: dynamo keeps compiled code per function, and a function compiled often enough before (in your kernel, by earlier experiments) runs without calling any backend;':
+            ("dynamo state reset first",),
+        'the backend must not change what `fn` computes: return a callable that runs the graph as it is;':
+            ("the graphs as dynamo gave them, with the defaults of torch.compile",),
+        "return the graphs as dynamo gave them (no retracing, no edits), with `torch.compile`'s defaults otherwise.":
+            ("the graphs as dynamo gave them, with the defaults of torch.compile", "torch.compile's defaults: no fullgraph=True, which captures a break in one graph", "the graphs dynamo hands the backend, not AOTAutograd's ATen graphs"),
+        'Every graph dynamo hands a backend when `fn` is compiled and called once on `inputs`, in order.':
+            ("every graph dynamo handed the backend, not the last one only", "in the order dynamo handed them", "the compiled function is called once on the inputs"),
+    },
+    'graph_break_count': {
+        '## 2. `graph_break_count(fn, *inputs) -> int`':
+            ("an int",),
+        'How many graph breaks compiling `fn` for these inputs causes, for this one compile of `fn` on all of `inputs`.':
+            ("breaks, not graphs", "this compile only, not counts kept from earlier ones", "every input is passed on to fn", "the inputs are passed on as they are"),
+        '**A graph break here is a place where one captured graph ends and another begins**, so the count is the number of graphs dynamo captures minus one: what `torch._dynamo.explain` reports as `graph_break_count` (lesson 09, section 3).':
+            ("breaks, not graphs", "graph_break_count as dynamo reports it, not the entries of break_reasons", "the breaks torch.compile's defaults make, though a fullgraph compile succeeds"),
+        'A break that ends no graph (a `print` after the last tensor operation) is not counted, although `break_reasons` lists it; and `break_reasons` may also miss breaks that do split graphs (a break inside a loop may have no entry).':
+            ("graph_break_count as dynamo reports it, not the entries of break_reasons", "every break counts, two of one kind too"),
+        'So count breaks this way, not graphs (one break splits a function into two graphs) and not the entries of `break_reasons`.':
+            ("breaks, not graphs", "graph_break_count as dynamo reports it, not the entries of break_reasons"),
+        'Return a Python `int`.':
+            ("an int", "an int, not another kind of number"),
+        'How many graph breaks compiling `fn` for these inputs causes.':
+            ("breaks, not graphs",),
+    },
+    'compile_with_pass': {
+        '## 3. `compile_with_pass(model, pass_fn) -> Callable`':
+            ("returns the compiled function",),
+        'Return `torch.compile(model, ...)` with a backend that applies `pass_fn(gm) -> gm` to **every** graph it receives and runs the result.':
+            ("returns the compiled function", "pass_fn runs on the graphs", "what pass_fn returns is what runs", "every graph, after a graph break too"),
+        'Calling what you return then gives what the eager model gives after the pass.':
+            ("what pass_fn returns is what runs",),
+        'a pass may change `gm` in place and return it, or build and return a new `GraphModule`: run what it returns;':
+            ("what pass_fn returns is what runs",),
+        'a model with a graph break is several graphs, and a new input shape brings a recompile: each of those graphs goes through `pass_fn`;':
+            ("every graph, after a graph break too", "a model with a graph break works"),
+        'run `pass_fn` once per graph, in the backend when the graph arrives: not again in the callable the backend returns (that one runs at every call);':
+            ("pass_fn runs once per graph, when the backend receives it", "pass_fn runs in the backend, not at every call"),
+        'do not call the model or the compiled function yourself: the caller does, and dynamo calls the backend then;':
+            "a hint of method: the function has no inputs to call the model with, and the checks call what it returns",
+        "leave the caller's model as it is: its mode (train or eval), its dtype, its parameters' `requires_grad`;":
+            ("the caller's model keeps its mode", "the caller's model keeps its parameters trainable", "the caller's model keeps its dtype"),
+        "the grader's passes work on dynamo's graphs (ReLU as `torch.relu`, `F.relu` or `.relu()`), not on AOTAutograd's ATen graphs; no inductor.":
+            ("pass_fn gets dynamo's graphs, not ATen graphs", "the pass runs on dynamo's graphs in the backend: a branch on a value is fine"),
+        'torch.compile with a backend that runs pass_fn(gm) -> gm on every graph it receives.':
+            ("pass_fn runs on the graphs", "every graph, after a graph break too"),
+    },
+}
