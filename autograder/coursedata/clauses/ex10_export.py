@@ -79,3 +79,87 @@ CLAUSES = [
            mutant="also subgraphs: Change ep.graph only; the graphs of torch.cond's branches are other graphs.",
            hint="swap the nodes of ep.graph only"),
 ]
+
+# The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
+TASK_TEXT = {
+    '*': {
+        'After lesson 10 you can export a model, read its graph signature, its ATen targets and the fake tensors in `node.meta["val"]`.':
+            "what the lesson taught, the motivation",
+        'Here you write five small tools on `ExportedProgram`s:':
+            "introduces the list of functions",
+        '`export_dynamic_batch`: export with a dynamic batch dimension;':
+            "a summary of export_dynamic_batch, whose rules its section states",
+        '`aten_histogram`: how often each ATen operator overload is called;':
+            "a summary of aten_histogram, whose rules its section states",
+        '`parameter_placeholders`: which placeholder carries which parameter or buffer;':
+            "a summary of parameter_placeholders, whose rules its section states",
+        "`node_shapes`: every node's shape, read without running the program;":
+            "a summary of node_shapes, whose rules its section states",
+        '`swap_aten_op`: a pass on the exported graph that swaps one operator overload for another.':
+            "a summary of swap_aten_op, whose rules its section states",
+    },
+    'export_dynamic_batch': {
+        '## 1. `export_dynamic_batch(model, example_input) -> ExportedProgram`':
+            ("an ExportedProgram",),
+        "Export `model` on `example_input` (one tensor, the model's only input) with **dimension 0 dynamic**, so that `ep.module()` runs on other batch sizes, batches of 1 included.":
+            ("dimension 0 is dynamic: other batch sizes run", "any batch size: the batch's range has no upper bound"),
+        'Only dimension 0: the other sizes stay those of the example, and the batch has no upper bound (a `Dim` without `max=`).':
+            ("only dimension 0", "the batch has no upper bound (a Dim without max=)"),
+        "The models' `forward` methods do not all call their argument `x`.":
+            ("whatever forward calls its argument",),
+        'Export `example_input` itself (a float64 model gets a float64 example) and leave the model as it is, in the mode it is in.':
+            ("exported on example_input itself, in its dtype", "example_input is exported as it is, in its own dtype", "the caller's model keeps its mode", "the model is exported in the mode it is in, not as an eval copy"),
+        'Return the `ExportedProgram` itself, not `ep.module()`.':
+            ("an ExportedProgram",),
+        'torch.export.export of `model` on `example_input`, with dimension 0 of the input dynamic.':
+            ("dimension 0 is dynamic: other batch sizes run",),
+    },
+    'aten_histogram': {
+        '## 2. `aten_histogram(ep) -> dict[str, int]`':
+            ("every node counts once",),
+        'Count the `call_function` nodes of `ep.graph` per `str(node.target)`, for example `{"aten.conv2d.default": 2, "aten.linear.default": 1, ...}`: only targets present, every `call_function` node (`operator.getitem` and `torch.cond` included), the graph as it is (no decomposition).':
+            ("call_function nodes only", "keyed by str(node.target), the overload", "getitem and cond count", "the graph as it is", "every node counts once"),
+        "Only the nodes of `ep.graph` itself: the nodes inside `torch.cond`'s branches belong to its subgraphs and are not counted.":
+            ("the nodes of ep.graph only, not those of torch.cond's subgraphs",),
+        'Count of call_function nodes per str(node.target), only targets present.':
+            ("call_function nodes only", "keyed by str(node.target), the overload"),
+    },
+    'parameter_placeholders': {
+        '## 3. `parameter_placeholders(ep) -> dict[str, str]`':
+            ("the values are names (str), not tensors",),
+        'Map each placeholder that carries a **parameter or a buffer** to the fully qualified name (a `str`, with the submodules\' path) of what it carries: `{"p_conv_weight": "conv.weight", "b_bn_running_mean": "bn.running_mean", ...}`.':
+            ("buffers too", "the values are fully qualified names", "the values are names (str), not tensors"),
+        'User inputs are not in the dict, and neither are lifted constants (a plain tensor attribute of a module becomes a placeholder `c_...`).':
+            ("user inputs are not in the dict", "lifted constants are not in the dict"),
+        'Non-persistent buffers are buffers.':
+            ("non-persistent buffers are buffers",),
+        'Placeholder name -> fully qualified name of the parameter or buffer it carries.':
+            ("the values are fully qualified names", "buffers too"),
+    },
+    'node_shapes': {
+        '## 4. `node_shapes(ep) -> dict[str, tuple]`':
+            ("static sizes as int",),
+        'For every node whose `node.meta["val"]` is a tensor (placeholders included), its shape as a tuple: a static size as an `int`, a symbolic size (a `torch.SymInt`, in a program with a dynamic dimension) as `str(size)`, for example `("s35", 8)`.':
+            ("placeholders included", "static sizes as int", "symbolic sizes as str", "a symbolic size is a str, not the SymInt itself", "a 0-d tensor has shape ()"),
+        'Read the shapes from the fake tensors: do not run the program.':
+            ("the shapes are read from the fake tensors of ep.graph, the program is not run",),
+        'Nodes whose `val` is not one tensor (a list of tensors, nothing) are left out.':
+            ("a node with several tensors is left out",),
+        'Node name -> shape of its meta["val"] tensor: ints where static, str(size) where symbolic.':
+            ("static sizes as int", "symbolic sizes as str"),
+    },
+    'swap_aten_op': {
+        '## 5. `swap_aten_op(ep, old, new) -> ExportedProgram`':
+            ("ep itself changes",),
+        'Every `call_function` node of `ep.graph` whose target is the overload `old` (for example `aten.relu.default`) targets `new` afterwards.':
+            ("every matching node", "nodes of ep.graph only: the branches of torch.cond stay"),
+        'Nothing else changes: other overloads of the same operator (`aten.sum.default` next to `aten.sum.dim_IntList`) and other operators stay, every node keeps its name and place.':
+            ("other overloads stay", "other operators stay: no decomposition", "every node keeps its name and place"),
+        'The graph lints, the generated code matches the graph (`ep.graph_module.recompile()`), and the returned program runs (`ep.module()`).':
+            ("the generated code matches the graph",),
+        'Changing `ep` and returning it is fine.':
+            ("ep itself changes",),
+        'Every call_function node targeting the overload `old` targets `new`; lint, recompile, return ep.':
+            ("every matching node", "the generated code matches the graph", "ep itself changes"),
+    },
+}
