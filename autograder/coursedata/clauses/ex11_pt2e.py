@@ -94,3 +94,135 @@ CLAUSES = [
            mutant="by name: Use node.target, not node.name: a node named quantize_scale is not a quantize node.",
            hint="select nodes by target, not by name"),
 ]
+
+# Rules the task-text audit found with no clause.
+CLAUSES += [
+    Clause("pt2e_fake_quant_count", "nodes, not modules: a registered module no node calls does not count",
+           ("a hand-built graph where every usual mistake",), mutant="counts modules, not nodes"),
+    Clause("pt2e_fake_quant_count", "observers are not fake-quantize modules",
+           ("QATNet prepared with a quantizer without is_qat=True",), mutant="observers count too"),
+    Clause("pt2e_finetune", "the loss is the mean cross-entropy of prepared(x) and y", ("QATNet prepared, 3 batches",),
+           mutant="sums the loss over the batch"),
+    Clause("pt2e_finetune", "one forward pass per step", ("QATNet prepared, 3 batches",),
+           mutant="an extra forward pass per step to print the loss"),
+    Clause("pt2e_finetune", "SGD over all of prepared.parameters()", ("QATNet prepared, 3 batches",),
+           mutant="only the weights are trained, not the biases"),
+    Clause("pt2e_finetune", "only the first `steps` batches when steps < len(batches)", ("random model seed 47, 5 batches",),
+           patch=("    for step in range(steps):", "    for step in range(max(steps, len(batches))):")),
+    Clause("pt2e_finetune", "steps == 0 changes nothing", ("QATNet prepared, steps=0",),
+           patch=("    for step in range(steps):", "    for step in range(max(steps, 1)):")),
+    Clause("qdq_counts", "converted is only read", ("QATNet converted with convert_pt2e",),
+           patch=("    targets = [", "    for t in list(converted.parameters()) + list(converted.buffers()):\n"
+                  "        if t.is_floating_point():\n            t.data.add_(1.0)\n    targets = ["),
+           hint="must leave its inputs"),
+]
+
+# The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
+TASK_TEXT = {
+    '*': {
+        'After lesson 11 you can take a model through PT2E quantization-aware training: export it for training, annotate and prepare it with `X86InductorQuantizer` configured for QAT, fine-tune it, switch it to eval with `move_exported_model_to_eval` and convert it with `convert_pt2e` into the quantize/dequantize (Q/DQ) representation.':
+            "what the lesson taught, the motivation",
+        "Here you write those steps as five small functions, the PT2E counterparts of exercise 07's.":
+            "what the notebook holds",
+        "torch and torchao may print warnings and log lines here (lesson 11's first cell names them).":
+            "what the learner will see, no rule of a graded function",
+        'They never cost points: the checks ignore warnings.':
+            "what grading ignores, no rule of a graded function",
+        'Exporting and preparing take a moment; the checks use small models.':
+            "what the learner will see, no rule of a graded function",
+    },
+    'prepare_pt2e_qat': {
+        '## 1. `prepare_pt2e_qat(model, example_inputs) -> GraphModule`':
+            ("prepared by prepare_qat_pt2e, not post-training prepare_pt2e",),
+        'Export `model` for training and prepare it for QAT on x86, as lesson 11 does:':
+            ("an exported ATen graph, not a symbolic_trace one", "the default config and no other option"),
+        'export the model **in train mode** (it may be handed to you in eval mode): `torch.export.export` freezes the mode it sees, and QAT trains the result; take the runnable module with `.module()`;':
+            ("exported in train mode (a model handed over in eval mode too)", "the exported program's runnable module, .module()", "an exported ATen graph, not a symbolic_trace one"),
+        'annotate with an `X86InductorQuantizer` whose global config is `get_default_x86_inductor_quantization_config(is_qat=True)` (no other option);':
+            ("a QAT quantizer: fake-quants, not observers", "the default config and no other option"),
+        "prepare with `prepare_qat_pt2e` (not post-training's `prepare_pt2e`) and return what it returns, as it returns it: ready to train, never run on data (a forward pass fills the fake-quants' statistics) and not moved to eval.":
+            ("prepared by prepare_qat_pt2e, not post-training prepare_pt2e", "returned as prepare_qat_pt2e returns it: never run on data", "returned ready to train, not moved to eval"),
+        'Make dimension 0 of every input dynamic with `Dim`, as lesson 11 does, so that the prepared model trains and runs on batches of any size (a static batch is accepted too: the checks run the result on the example inputs only, but then it runs on that batch size alone).':
+            ("dimension 0 of every input is dynamic: one spec per input",),
+        'It is fine for the result to share parameters with `model`, and for `model` to be left in train mode.':
+            "a freedom, not a constraint",
+        'model exported in train mode and prepared for QAT with X86InductorQuantizer.':
+            ("exported in train mode (a model handed over in eval mode too)", "a QAT quantizer: fake-quants, not observers"),
+    },
+    'pt2e_fake_quant_count': {
+        '## 2. `pt2e_fake_quant_count(prepared) -> int`':
+            ("nodes, not modules: a registered module no node calls does not count",),
+        "Return the number of `call_module` nodes of `prepared.graph` whose module is a fake-quantize module, that is an instance of **torchao's** `torchao.quantization.pt2e.FakeQuantizeBase` (the base class of the fake-quants PT2E inserts: `FusedMovingAvgObsFakeQuantize`, `FakeQuantize`, `FixedQParamsFakeQuantize`, ...).":
+            ("torchao's FakeQuantizeBase, not torch.ao's", "by isinstance, not by an attribute fake-quants have", "nodes, not modules: a registered module no node calls does not count"),
+        'It is not `torch.ao.quantization.FakeQuantizeBase` of lesson 07: torchao has its own classes.':
+            ("torchao's FakeQuantizeBase, not torch.ao's",),
+        'Count nodes, not modules: a module called from two nodes counts twice, and a registered module no node calls does not count.':
+            ("nodes, not modules: a registered module no node calls does not count", "a fake-quant called twice counts twice"),
+        "Observers are not fake-quantize modules, an exported module also calls `_guards_fn`, and neither a node's name nor a class name proves anything: test `isinstance`.":
+            ("observers are not fake-quantize modules", "_guards_fn and other modules do not count", "by module type, not node name", "by isinstance, not by an attribute fake-quants have"),
+        'Any `GraphModule` may be passed, prepared or not; it is only read.':
+            ("_guards_fn and other modules do not count", "observers are not fake-quantize modules", "the prepared model is left as it was"),
+        'Number of call_module nodes whose module is a torchao FakeQuantizeBase.':
+            ("torchao's FakeQuantizeBase, not torch.ao's", "nodes, not modules: a registered module no node calls does not count"),
+    },
+    'pt2e_finetune': {
+        '## 3. `pt2e_finetune(prepared, batches, steps, lr) -> GraphModule`':
+            ("in place: returns prepared itself",),
+        'Fine-tune the prepared model **in place** and return it (the same object):':
+            ("in place: returns prepared itself",),
+        '`batches` is a list of `(x, y)` tuples: `x` a float input batch, `y` the class labels (int64);':
+            ("the loss is the mean cross-entropy of prepared(x) and y",),
+        'do exactly `steps` optimizer steps; step `i` uses `batches[i % len(batches)]` (the list is cycled when `steps > len(batches)`, and only its first `steps` items are used when `steps < len(batches)`);':
+            ("exactly `steps` steps", "batches are cycled", "one batch per optimizer step", "only the first `steps` batches when steps < len(batches)"),
+        'optimizer: plain `torch.optim.SGD(prepared.parameters(), lr=lr)` (no momentum, no weight decay);':
+            ("plain SGD", "no weight decay", "SGD over all of prepared.parameters()"),
+        'loss: `F.cross_entropy(prepared(x), y)` (mean over the batch); one forward pass per step;':
+            ("the loss is the mean cross-entropy of prepared(x) and y", "one forward pass per step"),
+        '`steps == 0` changes nothing;':
+            ("steps == 0 changes nothing",),
+        'leave the model as ready to train as it arrived: no `move_exported_model_to_eval`, before, during or after training (`to_qdq` does that).':
+            ("trained as it arrives: dropout trains", "left ready to train, not moved to eval"),
+        'The model arrives as `prepare_qat_pt2e` left it, ready to train.':
+            ("trained as it arrives: dropout trains",),
+        'Do not call `prepared.train()`: on an exported model it raises (lesson 11, section 6); `move_exported_model_to_train` is the PT2E way, and not needed here.':
+            ("no .train() on an exported model", "no prepared.train(): on an exported model it raises"),
+        'Every forward pass updates the fake-quant statistics, so an extra pass "just to print the loss" changes the model.':
+            ("one forward pass per step",),
+        '`steps` steps of SGD on cross-entropy, cycling through `batches`; in place.':
+            ("exactly `steps` steps", "plain SGD", "batches are cycled", "in place: returns prepared itself"),
+    },
+    'to_qdq': {
+        '## 4. `to_qdq(prepared) -> GraphModule`':
+            ("return the converted GraphModule convert_pt2e returns",),
+        'Move a prepared (and trained) model to eval with `move_exported_model_to_eval` and convert it with `convert_pt2e`; return the converted `GraphModule`.':
+            ("moved to eval first: dropout stops", "move to eval with move_exported_model_to_eval, not prepared.eval()", "converted: no fake-quant left", "return the converted GraphModule convert_pt2e returns"),
+        "It runs no fake-quantize module any more, its graph has quantize/dequantize nodes (`quantized_decomposed` ops) around float ATen ops, it computes with dropout off, and it gives what the reference's converted model gives on data like the data the model has seen.":
+            ("converted: no fake-quant left", "convert_pt2e's defaults: Q/DQ nodes, not the reference representation", "moved to eval first: dropout stops"),
+        'Use the defaults of `convert_pt2e`.':
+            ("convert_pt2e's defaults: weights folded", "convert_pt2e's defaults: Q/DQ nodes, not the reference representation"),
+        'Do not run the prepared model on new data first: its fake-quants would move their scales.':
+            ("no run on new data before converting",),
+        '`prepared` is changed by both calls (that is how they work), and may be.':
+            "a freedom, not a constraint",
+        'The Q/DQ model converted from `prepared`, moved to eval first.':
+            ("converted: no fake-quant left", "moved to eval first: dropout stops"),
+    },
+    'qdq_counts': {
+        '## 5. `qdq_counts(converted) -> tuple[int, int]`':
+            ("a tuple, as the signature says",),
+        'Return `(number of quantize nodes, number of dequantize nodes)` of `converted.graph`: the `call_function` nodes whose target is a `quantized_decomposed` quantize or dequantize op, per-tensor and per-channel, in every overload (`quantize_per_tensor.default`, `quantize_per_tensor.tensor`, `dequantize_per_channel.default`, ...).':
+            ("quantize first, then dequantize", "per-channel nodes count", "every overload counts", "only quantized_decomposed ops"),
+        '`str(node.target)` of such a node reads `"quantized_decomposed.quantize_per_tensor.default"`.':
+            "an example of the rule before it",
+        'Other functions are not Q/DQ nodes, even when their name contains "quantize" (the eager `torch.quantize_per_tensor`, a node someone named `quantize_scale`), and neither are the other `quantized_decomposed` ops, such as the `choose_qparams` ops that dynamic quantization computes its scales with.':
+            ("only quantized_decomposed ops", "other quantized_decomposed ops (choose_qparams) are no quantize nodes", "nodes selected by target, not by name"),
+        "Select nodes by target: a node's name is only a label.":
+            ("nodes selected by target, not by name", "nodes are selected by target, a node's name is only a label"),
+        'Return a tuple of two ints.':
+            ("a tuple, as the signature says",),
+        '`converted` is only read.':
+            ("converted is only read",),
+        '(quantize nodes, dequantize nodes): quantized_decomposed ops, per tensor and per channel.':
+            ("quantize first, then dequantize", "per-channel nodes count", "only quantized_decomposed ops"),
+    },
+}
