@@ -51,6 +51,12 @@ CLAUSES += [
                   "            return True\n\n    tracer = _Tracer(autowrap_functions=(gate,))")),
 ]
 
+CLAUSES += [
+    Clause("trace_gated", "gate is not redefined: the models call the notebook's own gate", ("the notebook's GatedNet",),
+           source="def gate(x):\n    return torch.relu(x)\n\n\ndef trace_gated(model):\n"
+                  "    return fx.symbolic_trace(model)\n"),
+]
+
 _ONLY_TRACES = (("trace_gated", "the model is left as it was (its training flag too)"),
                 ("trace_with_leaves", "the model is left as it was"), ("trace_specialized", "the model is left as it was"))
 
@@ -86,7 +92,7 @@ TASK_TEXT = {
         "`def`; try it inside the function and read the error), or an `fx.Tracer` built with "
         "`autowrap_functions=(gate,)`.": "a hint of method: two ways the alternatives (mutants/) show both pass",
         "Either is fine.": "a freedom, not a constraint",
-        "Do not redefine `gate`.": "a hint of method: the grader's models call the notebook's own gate",
+        "Do not redefine `gate`.": ("gate is not redefined: the models call the notebook's own gate",),
         "A `Tracer` returns a `Graph`; the function returns a `GraphModule`.": ("returns a GraphModule",),
         "Trace `model` with the notebook's `gate` kept as one call_function node per call.":
             ("gate is one call_function node", "traces the model it is given"),

@@ -68,6 +68,8 @@ CLAUSES += [
            patch=("    with torch.no_grad():\n        Recorder",
                   "    for p in gm.parameters():\n        p.data.add_(1.0)\n    with torch.no_grad():\n        Recorder"),
            hint="must leave its inputs"),
+    Clause("record_shapes", "a scalar tensor is recorded, with shape ()", ("a model with x.size(0)",),
+           patch=("isinstance(value, torch.Tensor):", "isinstance(value, torch.Tensor) and value.dim() > 0:")),
     Clause("linear_flops", "a 1-D input has rows = 1", ("TinyNet on a 1-D (4,) input",),
            mutant="rows = the first dimension only"),
 ]
@@ -146,7 +148,7 @@ TASK_TEXT = {
         "Left out: nodes whose value is not a tensor (the `int` of `x.size(0)`, the `torch.Size` of `x.shape`, the "
         "tuple returned by `chunk`), and the `output` node, always.":
             ("tuple-valued nodes are not tensors", "the output node is not"),
-        "A scalar tensor has shape `()`.": "a consequence of tuple(value.shape), no rule of its own",
+        "A scalar tensor has shape `()`.": ("a scalar tensor is recorded, with shape ()",),
         "Use `ShapeProp` or your own `Interpreter`; do not guess shapes from the modules.":
             "a hint of method (the alternatives in mutants/ use both)",
         "Only run `gm`: its graph, parameters and mode stay as they were (writing `node.meta`, as `ShapeProp` does, "
