@@ -7,7 +7,7 @@ introduction (the markdown before the first function) is audited as the task tex
 for every function. Each sentence (a heading, a sentence of a paragraph or of a list item, a table row, a code
 block) must have an entry in the exercise's `TASK_TEXT` (autograder/coursedata/clauses/exNN_topic.py): the rules of
 the clauses that check it, or why it is no rule. A clause a rule maps to must name a hidden case, and an answer
-that ignores it (tests/test_clauses.py runs that answer on the clause's cases and requires a failure).
+that ignores it (tests/test_clauses.py runs that answer on the clause's hidden cases and requires a failure).
 
 Run `python tests/test_task_text_audit.py exNN_topic` to print the entries an exercise still lacks.
 """
@@ -204,18 +204,26 @@ def clauses_of(audit: dict, clauses: list) -> list:
     return [c for c in clauses if (c.function, c.rule) in keys]
 
 
-def ungraded(assignment: str, clauses: list, solution_cells: dict[str, str]) -> list[str]:
-    """Clauses that name no case or have no answer that ignores them. That the cases exist and that the answer
-    fails one of them is what tests/test_clauses.py proves for every clause; it is not run again here."""
+def ungraded(assignment: str, clauses: list, solution_cells: dict[str, str], hidden_labels: dict[str, list[str]]) \
+        -> list[str]:
+    """Clauses that name no hidden case (`hidden_labels`: each function's hidden case labels) or have no answer that
+    ignores them. That this answer fails one of those hidden cases is what tests/test_clauses.py proves for every
+    clause; it is not run again here."""
     problems = []
     for c in clauses:
-        if not c.cases:
-            problems.append(f"{assignment}.{c.function}: the clause {c.rule!r} names no case")
+        if not any(label.startswith(p) for p in c.cases for label in hidden_labels[c.function]):
+            problems.append(f"{assignment}.{c.function}: the clause {c.rule!r} names no hidden case "
+                            f"(it names {list(c.cases)})")
         try:
             clause_data.killer_source(assignment, c, solution_cells[c.function])
         except Exception as exc:  # a patch that no longer applies, a mutant that is gone, no answer at all
             problems.append(f"{assignment}.{c.function}: the clause {c.rule!r} has no wrong answer: {exc}")
     return problems
+
+
+def _hidden_labels(assignment: str, functions) -> dict[str, list[str]]:
+    from autograder.checks.framework import get_check
+    return {f: [case.label for case in get_check(assignment, f).cases(True)] for f in functions}
 
 
 def _solution_cells(assignment: str) -> dict[str, str]:
@@ -249,9 +257,11 @@ def test_every_rule_of_the_task_text_maps_to_clauses_that_exist(assignment):
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_every_clause_a_rule_maps_to_has_a_case_and_a_wrong_answer(assignment):
+def test_every_clause_a_rule_maps_to_has_a_hidden_case_and_a_wrong_answer(assignment):
     audit = clause_data.task_text(assignment)
-    problems = ungraded(assignment, clauses_of(audit, clause_data.load(assignment)), _solution_cells(assignment))
+    mapped = clauses_of(audit, clause_data.load(assignment))
+    problems = ungraded(assignment, mapped, _solution_cells(assignment),
+                        _hidden_labels(assignment, {c.function for c in mapped}))
     assert not problems, "\n".join(problems)
 
 
@@ -280,15 +290,17 @@ def test_the_audit_fails_on_a_new_sentence_an_edited_one_and_a_deleted_clause():
     assert "'A new rule.' is a rule mapped to no clause" in "\n".join(unmapped("ex01_tracing", ruled, clauses))
 
 
-def test_the_audit_fails_on_a_clause_with_no_case_or_no_wrong_answer():
+def test_the_audit_fails_on_a_clause_with_no_hidden_case_or_no_wrong_answer():
     import dataclasses
 
     clause = next(c for c in clause_data.load("ex01_tracing") if c.rule == "in graph order")
     cells = _solution_cells("ex01_tracing")
-    assert ungraded("ex01_tracing", [clause], cells) == []
-    broken = [dataclasses.replace(clause, cases=()), dataclasses.replace(clause, mutant="a mutant nobody wrote")]
-    said = "\n".join(ungraded("ex01_tracing", broken, cells))
-    assert "the clause 'in graph order' names no case" in said
+    labels = _hidden_labels("ex01_tracing", ("node_summary",))
+    assert ungraded("ex01_tracing", [clause], cells, labels) == []
+    broken = [dataclasses.replace(clause, cases=("TinyNet", "Net")),   # the visible cases only
+              dataclasses.replace(clause, mutant="a mutant nobody wrote")]
+    said = "\n".join(ungraded("ex01_tracing", broken, cells, labels))
+    assert "the clause 'in graph order' names no hidden case (it names ['TinyNet', 'Net'])" in said
     assert "no hand-written mutant 'a mutant nobody wrote'" in said
 
 
