@@ -161,8 +161,6 @@ TASK_TEXT = {
             ("every graph, after a graph break too", "a model with a graph break works"),
         'run `pass_fn` once per graph, in the backend when the graph arrives: not again in the callable the backend returns (that one runs at every call);':
             ("pass_fn runs once per graph, when the backend receives it", "pass_fn runs in the backend, not at every call"),
-        'do not call the model or the compiled function yourself: the caller does, and dynamo calls the backend then;':
-            "a hint of method: the function has no inputs to call the model with, and the checks call what it returns",
         "leave the caller's model as it is: its mode (train or eval), its dtype, its parameters' `requires_grad`;":
             ("the caller's model keeps its mode", "the caller's model keeps its parameters trainable", "the caller's model keeps its dtype"),
         "the grader's passes work on dynamo's graphs (ReLU as `torch.relu`, `F.relu` or `.relu()`), not on AOTAutograd's ATen graphs; no inductor.":
