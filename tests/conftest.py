@@ -301,7 +301,7 @@ def solution_run(tmp_path_factory):
 @pytest.fixture(scope="session", autouse=True)
 def _one_fork_server_per_test_process():
     """Each test process starts the grader's fork server once, and the fxcourse commands its tests start share
-    it (they find its address in FXCOURSE_FORKSERVER_ADDRESS, as fxcourse grade's nbgrader processes do): its
+    it (they find its address in FXCOURSE_FORKSERVER_ADDRESS): its
     imports are paid once per process, not once per command. Tests of the server itself use one of their own."""
     from autograder.grader import forkserver
 

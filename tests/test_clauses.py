@@ -58,23 +58,24 @@ def _failure(check, fn, case) -> str | None:
 
 @pytest.mark.parametrize("assignment,clause", CLAUSES, ids=[f"{a}.{c.function}: {c.rule}" for a, c in CLAUSES])
 def test_a_hidden_case_of_the_clause_fails_an_answer_that_ignores_it(assignment, clause):
-    """The answer that ignores the clause runs on the clause's hidden cases up to the first that fails it with the
-    clause's hint (if it has one); its visible cases run only to say more when no hidden case fails it."""
+    """The answer that ignores the clause runs on the clause's cases in the order grading runs them, visible then
+    hidden (a second call may be what breaks it), up to the first hidden case that fails it with the clause's hint
+    (if it has one)."""
     nb = _nb(assignment)
     cell = next(c.source for c in answer_cells(nb) if grade_id(c) == clause.function)
     fn = answer_namespace(nb, {clause.function: killer_source(assignment, clause, cell)})[clause.function]
     check = get_check(assignment, clause.function)
     hidden = clause_cases(check, clause, hidden=True)
     assert hidden, f"{clause.rule!r} names no hidden case among {clause.cases}"
-    failures = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        visible = [t for case in clause_cases(check, clause, hidden=False) if (t := _failure(check, fn, case))]
+        failures = []
         for case in hidden:
             text = _failure(check, fn, case)
             if text is not None and (not clause.hint or clause.hint.lower() in text.lower()):
                 return
             failures += [text] if text is not None else []
-        assert not failures, f"no hidden failure says {clause.hint!r}:\n{failures[0]}"
-        visible = [t for case in clause_cases(check, clause, hidden=False) if (t := _failure(check, fn, case))]
+    assert not failures, f"no hidden failure says {clause.hint!r}:\n{failures[0]}"
     assert False, (f"no hidden case of {clause.cases} fails an answer that ignores {clause.rule!r}"
                    + (f"; only a visible one does:\n{visible[0]}" if visible else ""))

@@ -235,7 +235,7 @@ def receive(sock: socket.socket, most: int) -> tuple[bytes, list[int]]:
 
 
 def _accept(lsock: socket.socket) -> socket.socket | None:
-    """A connection from a process of our own uid (the grading run's nbgrader processes), else none."""
+    """A connection from a process of our own uid (one the grading process started), else none."""
     try:
         conn, _ = lsock.accept()
     except OSError:
@@ -278,7 +278,7 @@ def _remove_home(home: str) -> None:
 
 def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
     """The server's loop: import once, then one fork per request, until the process that started it closes its
-    socket. Other grading processes of the same run (fxcourse grade's nbgrader processes) connect at `address`;
+    socket. Processes the grading process started (fxcourse commands a test suite runs) connect at `address`;
     each is told {"ready": ...} once the imports are done.
     A kept server (`keep` > 0 seconds) goes on after that, for the same user's next commands, and ends once it has
     had no client and no child for `keep` seconds (then it removes its home, a folder made for it alone). One whose

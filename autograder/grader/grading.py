@@ -195,8 +195,8 @@ class _Judge:
     every answer. It gets bytes and returns plain JSON verdicts. A request that hits a limit fails the tests it
     was for, with a message saying so; the process is then replaced and the batch goes on.
 
-    One per grading process, started on first use; requests are taken one at a time (torch.fx tracing patches
-    module globals, so judging is single-threaded anyway)."""
+    One per grading thread, started on first use; each takes its requests one at a time (torch.fx tracing patches
+    module globals, so one judge process judges one thing at a time)."""
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
@@ -294,7 +294,15 @@ class _Judge:
             return bool(answer["passed"]), str(answer["message"]), answer.get("hint"), int(answer.get("cases", 0))
 
 
-_JUDGE = _Judge()
+_JUDGES = threading.local()  # a judge process per grading thread: `fxcourse grade --jobs N` judges N at a time
+
+
+def _judge() -> _Judge:
+    """This thread's judge (made on first use; its process ends with the thread's last reference to it)."""
+    judge = getattr(_JUDGES, "judge", None)
+    if judge is None:
+        judge = _JUDGES.judge = _Judge()
+    return judge
 
 
 def _judge_server(memory: int) -> int:
@@ -398,7 +406,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
     def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome, start: int = 0,
                expected: int = 0) -> TestResult:
         if outcome.status == "ok":  # evidence to judge: in the judge process, under its limits
-            passed, message, hint, ncases = _JUDGE.judge(tid, calls, start, outcome, expected, limits)
+            passed, message, hint, ncases = _judge().judge(tid, calls, start, outcome, expected, limits)
         else:
             passed, message, hint, ncases = _judge_cell(tid, calls, outcome)
         return TestResult(tid, points if passed else 0.0, points, passed, clean_text(message),
@@ -418,7 +426,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         _name_a_full_scratch(outcome, limits)
         if notes is not None:
             notes.extend(n for n in outcome.notes if n not in notes)
-        summary = _JUDGE.load(outcome, len(flat), limits)
+        summary = _judge().load(outcome, len(flat), limits)
         if summary.get("ok"):
             outcome.evidence = {"calls": [None] * summary["calls"]}  # what is known here: how many calls
         if outcome.status == "ok" and not (summary.get("ok") and summary["complete"]

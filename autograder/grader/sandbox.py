@@ -8,12 +8,12 @@ run without them (`IsolationError`) unless the instructor sets `FXCOURSE_ISOLATI
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -24,10 +24,10 @@ from pathlib import Path
 
 from autograder.grader import forkserver
 from autograder.grader.forkserver import worker_env
+from autograder.grader.notebook import read_bounded
 
-__all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "known_jail_support",
-           "adopt_jail_support", "require_isolation", "process_cap_available", "run_worker", "read_bounded",
-           "EVIDENCE_MAX_BYTES"]
+__all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "require_isolation",
+           "process_cap_available", "run_worker", "stop_workers", "STOPPING", "EVIDENCE_MAX_BYTES"]
 
 EVIDENCE_MAX_BYTES = 32 * 2**20     # evidence.pt on disk; the judge checks what it unpacks to (autograder.checks.evidence)
 UID_BASE = int(os.environ.get("FXCOURSE_JAIL_UID_BASE", "1990000000"))
@@ -100,19 +100,6 @@ def jail_support() -> dict[str, str]:
         if _SUPPORT is None:
             _SUPPORT = _try_jail()
         return dict(_SUPPORT)
-
-
-def known_jail_support() -> dict[str, str] | None:
-    """What jail_support found in this process, or None when it has not been asked."""
-    with _SUPPORT_LOCK:
-        return None if _SUPPORT is None else dict(_SUPPORT)
-
-
-def adopt_jail_support(found: dict[str, str]) -> None:
-    """Take the finding of the process that started this one instead of trying again (nbfork's process)."""
-    global _SUPPORT
-    with _SUPPORT_LOCK:
-        _SUPPORT = {str(k): str(v) for k, v in found.items()}
 
 
 def _try_jail() -> dict[str, str]:
@@ -357,30 +344,6 @@ def _remove_cgroup(group: Path) -> None:
             time.sleep(0.02)
 
 
-def read_bounded(path: Path, limit: int) -> bytes:
-    """The bytes of a regular file, at most `limit` of them: a symlink, pipe or device is refused (OSError) and
-    never blocks; a file larger than `limit` raises ValueError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path.name} is not a regular file")
-        if info.st_size > limit:
-            raise ValueError(f"{path.name} is {info.st_size} bytes, over the limit of {limit}")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(2**20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise ValueError(f"{path.name} is over the limit of {limit} bytes")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def _tail(fd: int, n: int = 1500) -> str:
     """The last `n` bytes written to the worker's output file (read through the grader's own descriptor)."""
     try:
@@ -388,6 +351,11 @@ def _tail(fd: int, n: int = 1500) -> str:
         return os.pread(fd, n, max(0, size - n)).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _killpg(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
@@ -406,6 +374,29 @@ def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
         time.sleep(0.05)
 
 
+STOPPING = threading.Event()  # set by stop_workers(): no new worker starts until it is cleared
+_RUNNING: set = set()         # a kill function per worker this process runs
+
+
+def stop_workers() -> None:
+    """Kill every worker this process runs and start none until STOPPING is cleared: the grading threads of an
+    interrupted run then end at once, their submissions unwritten (autograder.grader.engine.LocalRunner)."""
+    STOPPING.set()
+    for kill in list(_RUNNING):
+        kill()
+
+
+@contextlib.contextmanager
+def _running(kill):
+    _RUNNING.add(kill)
+    try:
+        if STOPPING.is_set():
+            kill()
+        yield
+    finally:
+        _RUNNING.discard(kill)
+
+
 def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float, *,
                     jail: bool, checks: list[str]) -> tuple[int | None, float]:
     """Run the worker of `scratch / "job.json"` to its end: forked by the fork server (autograder.grader.forkserver),
@@ -416,7 +407,8 @@ def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float,
                               cgroup=str(group / "cgroup.procs") if group is not None else None, checks=checks)
     if forked is not None:
         try:
-            return forked.wait(wall)
+            with _running(forked.kill):
+                return forked.wait(wall)
         except BaseException:  # Ctrl-C in `fxcourse watch`, or the grader stopping: take the worker along
             forked.close()
             raise
@@ -428,9 +420,10 @@ def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float,
     proc = subprocess.Popen(cmd, stdout=out_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             cwd=scratch, env=env, start_new_session=True)
     try:
-        return _wait(proc, wall)
+        with _running(lambda: _killpg(proc.pid)):
+            return _wait(proc, wall)
     except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _killpg(proc.pid)
         proc.wait()
         raise
 

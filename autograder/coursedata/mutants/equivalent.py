@@ -167,7 +167,6 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "count_op_nodes: delete `continue` -> pass in `continue`": EXPORTED_STR_TARGETS,
         "count_op_nodes: is->== is -> == in `if node.target == op or getattr(node.target, \"overloadpacket\", None) "
         "is op:`": "an OpOverloadPacket defines no __eq__: == compares identity, as `is` does",
-        "replace_with_op: delete `gm.graph.lint()` -> pass in `gm.graph.lint()`": LINT,
         "replace_with_op: is->== is -> == in `if node.op == \"call_function\" and node.target is fn:`": NODE_EQ,
     },
 }
