@@ -58,8 +58,13 @@ COMMON_NOTES: tuple[tuple[str, str], ...] = (
 
 
 def task_text(assignment: str) -> dict[str, dict[str, tuple | str]]:
-    """The audit of one exercise's task text (`TASK_TEXT` of its clauses module; empty when it has none)."""
-    return dict(getattr(importlib.import_module(f"autograder.coursedata.clauses.{assignment}"), "TASK_TEXT", {}))
+    """The audit of one exercise's task text (`TASK_TEXT` of its clauses module; empty when it has none, or no
+    clauses module yet: then every sentence shows as unaudited)."""
+    try:
+        module = importlib.import_module(f"autograder.coursedata.clauses.{assignment}")
+    except ModuleNotFoundError:
+        return {}
+    return dict(getattr(module, "TASK_TEXT", {}))
 
 
 def killer_source(assignment: str, clause: Clause, solution_cell: str) -> str:
