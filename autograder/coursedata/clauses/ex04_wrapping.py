@@ -2,22 +2,20 @@
 from autograder.coursedata.clauses import Clause
 
 CLAUSES = [
-    Clause("trace_gated", "gate is one call_function node", ("the notebook's GatedNet", "GatedNet", "GatedNet"),
+    Clause("trace_gated", "gate is one call_function node", ("the notebook's GatedNet", "GatedNet"),
            mutant="plain symbolic_trace: gate's data-dependent if raises"),
-    Clause("trace_gated", "outputs match on both sides of the branch", ("the notebook's GatedNet", "GatedNet",
-                                                                        "GatedNet"),
+    Clause("trace_gated", "outputs match on both sides of the branch", ("the notebook's GatedNet", "GatedNet"),
            mutant="a Tracer whose to_bool says True: the relu branch is frozen and gate traced through"),
     Clause("trace_gated", "traces the model it is given", ("GatedNet(4, 10, 2), other weights",),
            mutant="traces a new GatedNet instead of the model it is given"),
     Clause("trace_gated", "the model is left as it was (its training flag too)", ("the notebook's GatedNet",
-                                                                                  "GatedNet", "GatedNet"),
+                                                                                  "GatedNet"),
            patch=("    tracer = fx.Tracer(", "    model.eval()\n    tracer = fx.Tracer("), hint="must leave its inputs"),
-    Clause("trace_gated", "returns a GraphModule", ("the notebook's GatedNet", "GatedNet", "GatedNet"),
+    Clause("trace_gated", "returns a GraphModule", ("the notebook's GatedNet", "GatedNet"),
            mutant="returns the Tracer's Graph"),
     Clause("trace_with_leaves", "instances of subclasses are leaves too", ("a subclass of Block",),
            mutant="exact type match, so subclasses are traced through"),
     Clause("trace_with_leaves", "torch's own modules stay leaves", ("MixerNet, leaf_types=(RowNorm,)",
-                                                                    "Blocks nested in Sequentials and one called twice",
                                                                     "Blocks nested in Sequentials and one called twice"),
            mutant="drops the default rule, so nn.Linear is traced through"),
     Clause("trace_with_leaves", "leaf_types may be a list", ("Blocks nested in Sequentials",),
@@ -25,12 +23,10 @@ CLAUSES = [
     Clause("trace_with_leaves", "nested leaves, not only direct children", ("a subclass of RowNorm nested",),
            mutant="leaves chosen by name among the direct children only"),
     Clause("trace_with_leaves", "the model is left as it was", ("MixerNet, leaf_types=(RowNorm,)",
-                                                                "Blocks nested in Sequentials and one called twice",
                                                                 "Blocks nested in Sequentials and one called twice"),
            patch=("    tracer = LeafTracer()", "    model.eval()\n    tracer = LeafTracer()"),
            hint="must leave its inputs"),
     Clause("trace_specialized", "gm(x) runs with tensors only (guard defaults fixed)", ("FlagNet, use_extra=False",
-                                                                                        "FlagNet, repeats=2",
                                                                                         "FlagNet, repeats=2"),
            mutant="concrete_args alone: the guard placeholders keep their original defaults"),
     Clause("trace_specialized", "flags by name, in any order", ("FlagNet, repeats=2, use_extra=True",),
@@ -39,15 +35,13 @@ CLAUSES = [
            mutant="fixes only the bool flags"),
     Clause("trace_specialized", "tensor inputs stay, even unused ones", ("two tensor inputs, use_y=False",),
            mutant="erases the guards, then every unused placeholder, tensor inputs included"),
-    Clause("trace_specialized", "gm.code is regenerated", ("FlagNet, use_extra=False", "FlagNet, repeats=2",
-                                                           "FlagNet, repeats=2"),
+    Clause("trace_specialized", "gm.code is regenerated", ("FlagNet, use_extra=False", "FlagNet, repeats=2"),
            mutant="sets the defaults but forgets gm.recompile()"),
 ]
 
 # Rules the task-text audit found with no clause.
 CLAUSES += [
-    Clause("trace_specialized", "the model is left as it was", ("FlagNet, use_extra=False", "FlagNet, repeats=2",
-                                                                "FlagNet, repeats=2"),
+    Clause("trace_specialized", "the model is left as it was", ("FlagNet, use_extra=False", "FlagNet, repeats=2"),
            patch=("    gm = fx.symbolic_trace(model, concrete_args=flags)",
                   "    model.eval()\n    gm = fx.symbolic_trace(model, concrete_args=flags)"),
            hint="must leave its inputs"),
@@ -64,7 +58,7 @@ CLAUSES += [
 
 CLAUSES += [
     Clause("trace_gated", "gate is not redefined: the models call the notebook's own gate", ("the notebook's GatedNet",
-                                                                                             "GatedNet", "GatedNet"),
+                                                                                             "GatedNet"),
            source="def gate(x):\n    return torch.relu(x)\n\n\ndef trace_gated(model):\n"
                   "    return fx.symbolic_trace(model)\n"),
 ]

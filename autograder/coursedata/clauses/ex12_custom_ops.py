@@ -72,7 +72,9 @@ CLAUSES = [
 # The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
 TASK_TEXT = {
     '*': {
-        'After lesson 12 you can define an operator of your own with `torch.library.custom_op`, give it a fake kernel and a backward, check it with `torch.library.opcheck`, and find it in the graphs of `torch.compile` and `torch.export`.':
+        'After lesson 12 you can define an operator of your own with `torch.library.custom_op`, give it a fake '
+        'kernel and a backward, check it with `torch.library.opcheck`, and find it in the graphs of `torch.compile` '
+        'and `torch.export`.':
             "what the lesson taught, the motivation",
         'Here you write three small tools:':
             "introduces the list of functions",
@@ -86,25 +88,37 @@ TASK_TEXT = {
     'register_scaled_gelu': {
         '## 1. `register_scaled_gelu(namespace) -> the operator`':
             ("returns the op object",),
-        'Define the operator `{namespace}::scaled_gelu(Tensor x, float scale) -> Tensor` with `torch.library.custom_op`: it returns `scale * F.gelu(x)` (the exact gelu, a new tensor; it changes none of its arguments), has a **fake kernel** (so that `torch.compile` and `torch.export` see it as one node) and a **backward** (so that gradients flow to `x`; `scale` is a float and gets none).':
-            ("defines {namespace}::scaled_gelu in the namespace it is given", "the schema (Tensor x, float scale) -> Tensor", "mutates no argument", "scale * gelu(x), the exact gelu", "with a fake kernel", "the fake kernel keeps x's dtype", "with a backward", "the backward is scale * gelu'(x)"),
+        'Define the operator `{namespace}::scaled_gelu(Tensor x, float scale) -> Tensor` with '
+        '`torch.library.custom_op`: it returns `scale * F.gelu(x)` (the exact gelu, a new tensor; it changes none of '
+        'its arguments), has a **fake kernel** (so that `torch.compile` and `torch.export` see it as one node) and a '
+        '**backward** (so that gradients flow to `x`; `scale` is a float and gets none).':
+            ('defines {namespace}::scaled_gelu in the namespace it is given',
+             'the schema (Tensor x, float scale) -> Tensor', 'mutates no argument', 'scale * gelu(x), the exact gelu',
+             'with a fake kernel', "the fake kernel keeps x's dtype", 'with a backward',
+             "the backward is scale * gelu'(x)"),
         'Return the operator object that `custom_op` returns.':
             ("returns the op object",),
         '`torch.library.opcheck` must pass on it.':
-            ("the schema (Tensor x, float scale) -> Tensor", "mutates no argument", "with a fake kernel", "the fake kernel keeps x's dtype", "with a backward"),
-        "An operator's name is global to the process, and defining it again replaces it: the grader calls your function with namespaces of its own, so define the operator in the one you are given.":
+            ('the schema (Tensor x, float scale) -> Tensor', 'mutates no argument', 'with a fake kernel',
+             "the fake kernel keeps x's dtype", 'with a backward'),
+        "An operator's name is global to the process, and defining it again replaces it: the grader calls your "
+        'function with namespaces of its own, so define the operator in the one you are given.':
             ("defines {namespace}::scaled_gelu in the namespace it is given",),
         'Define {namespace}::scaled_gelu(Tensor x, float scale) -> Tensor, with a fake kernel and a backward.':
-            ("defines {namespace}::scaled_gelu in the namespace it is given", "the schema (Tensor x, float scale) -> Tensor", "with a fake kernel", "with a backward"),
+            ('defines {namespace}::scaled_gelu in the namespace it is given',
+             'the schema (Tensor x, float scale) -> Tensor', 'with a fake kernel', 'with a backward'),
     },
     'count_op_nodes': {
         '## 2. `count_op_nodes(ep, op) -> int`':
             ("an int",),
         'How many `call_function` nodes of `ep.graph` target `op`.':
             ("an int", "a packet counts every overload's nodes", "an overload counts only its own nodes"),
-        '`op` is either an **overload packet** (`torch.ops.mylib.scaled_gelu`, `torch.ops.aten.gelu`): then every node whose target is one of its overloads counts; or **one overload** (`torch.ops.mylib.scaled_gelu.default`): then only nodes with exactly that target count.':
+        '`op` is either an **overload packet** (`torch.ops.mylib.scaled_gelu`, `torch.ops.aten.gelu`): then every '
+        'node whose target is one of its overloads counts; or **one overload** '
+        '(`torch.ops.mylib.scaled_gelu.default`): then only nodes with exactly that target count.':
             ("a packet counts every overload's nodes", "an overload counts only its own nodes"),
-        "Compare operator objects, not names: an operator of the same name in another namespace, or one whose name contains `op`'s, is another operator.":
+        'Compare operator objects, not names: an operator of the same name in another namespace, or one whose name '
+        "contains `op`'s, is another operator.":
             ("operator objects, not names",),
         'Not every target is an operator (`operator.getitem` is a plain function).':
             ("targets that are no operator are skipped",),
@@ -114,15 +128,19 @@ TASK_TEXT = {
     'replace_with_op': {
         '## 3. `replace_with_op(gm, fn, op) -> fx.GraphModule`':
             ("every call of fn",),
-        '`gm` was traced with the Python function `fn` kept as a leaf, so each call of `fn` is one `call_function` node whose target is `fn` itself.':
+        '`gm` was traced with the Python function `fn` kept as a leaf, so each call of `fn` is one `call_function` '
+        'node whose target is `fn` itself.':
             ("only fn itself: another function of the same name stays",),
-        "Make every such node call `op` instead, with the same `args` and `kwargs` (the operator's arguments are called `x` and `scale`, like `fn`'s, so a keyword argument stays valid).":
+        "Make every such node call `op` instead, with the same `args` and `kwargs` (the operator's arguments are "
+        "called `x` and `scale`, like `fn`'s, so a keyword argument stays valid).":
             ("every call of fn", "calls op itself", "the same arguments, keywords included"),
         'Only nodes whose target **is** `fn`: another function, even one with the same name, stays.':
             ("only fn itself: another function of the same name stays",),
-        'A node traced from a wrapped function carries `node.meta["is_wrapped"]`; a node that calls `op` must not (lesson 12 shows what that flag breaks).':
+        'A node traced from a wrapped function carries `node.meta["is_wrapped"]`; a node that calls `op` must not '
+        '(lesson 12 shows what that flag breaks).':
             ("no node that calls op is marked wrapped",),
-        'Then `gm.graph.lint()`, `gm.recompile()`, and return the GraphModule (changing `gm` and returning it is fine); it computes what it computed before.':
+        'Then `gm.graph.lint()`, `gm.recompile()`, and return the GraphModule (changing `gm` and returning it is '
+        'fine); it computes what it computed before.':
             ("recompiled", "the same arguments, keywords included"),
         'Every call_function node calling fn calls op instead, same args and kwargs; lint, recompile.':
             ("every call of fn", "the same arguments, keywords included", "recompiled"),
