@@ -117,7 +117,7 @@ def _module_cases(hidden: bool) -> list[Case]:
 KEEPS = {
     "linear": (aten.linear.default,),
     "nothing": (),
-    "layer_norm, silu": (aten.layer_norm.default, aten.silu.default),
+    "layer_norm, silu, hardswish": (aten.layer_norm.default, aten.silu.default, aten.hardswish.default),
     "gelu": (aten.gelu.default,),
     "hardswish": (aten.hardswish.default,),
     "linear, hardswish": (aten.linear.default, aten.hardswish.default),
@@ -135,7 +135,8 @@ def _decompose_cases(hidden: bool) -> list[Case]:
         return [case("Shared(5), keep {aten.linear.default}", "Shared(5)", "linear"),
                 case("Tower(6), keep set(): everything decomposed", "Tower(6)", "nothing")]
     return [
-        case("Tower(4), keep {aten.layer_norm.default, aten.silu.default}", "Tower(4)", "layer_norm, silu"),
+        case("Tower(4), keep {aten.layer_norm.default, aten.silu.default, aten.hardswish.default}: Tower calls no "
+             "hardswish", "Tower(4)", "layer_norm, silu, hardswish"),
         case("Shared(4), keep {aten.gelu.default}: core ATen already, nothing to keep", "Shared(4)", "gelu"),
         case("RandomTower seed 3, keep {aten.hardswish.default} (unseen)", "RandomTower seed 3", "hardswish"),
         case("Shared(5) with a dynamic batch, exported with strict=True, keep {aten.linear.default, "
