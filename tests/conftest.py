@@ -82,6 +82,7 @@ XDIST_GROUPS = {
     # test checks that homes stay closed: one group, one after the other.
     "test_private_home.py": "hub",
     "test_collect_hardened.py": "hub",
+    "test_nonroot.py": "hub",
     "test_browser.py": "browser",
     # The user's kept fork server is one per uid and code: its tests start, kill, squat or retire it, one after another.
     "test_forkserver.py": "forkserver",

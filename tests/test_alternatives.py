@@ -22,6 +22,8 @@ MECHANISMS = {
     "a stream of one's own (write())": r"def write\(self",
     "a torch.compile backend of one's own": r"\bbackend\s*=\s*(?![\"'])\w", "a Dim hint": r"\bDim\.(AUTO|DYNAMIC)\b",
     "torch.library.Library": r"\blibrary\.Library\(",
+    "an open file handed to torch.export.save and load": r"\bopen\([^)]*[\"']wb[\"']",
+    "torch._decomp's core ATen table": r"\bcore_aten_decompositions\(", "nn.Module.named_modules": r"\.named_modules\(",
 }
 # Functions whose answer is not graph code: no torch.fx mechanism applies, only the APIs the task names.
 EXEMPT = {

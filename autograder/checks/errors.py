@@ -169,6 +169,15 @@ ERROR_HINTS: list[tuple] = [
      "getattr(node.target, \"overloadpacket\", None)"),
     (None, r"returned an incorrect number of gradients",
      "backward returns one gradient per input of the operator, in order: (grad for x, None for scale)"),
+    ("TypeError", r"_ModuleStackTracer\.__init__\(\) missing",
+     "torch.save pickles an exported program, but torch.load cannot rebuild it: write it with "
+     "torch.export.save(ep, path) and read it with torch.export.load(path)"),
+    ("KeyError", r"^\W*<OpOverload\(op='\w+\.\w+', overload='\w+'\)>\W*$",
+     "that overload is not in the decomposition table (core ATen has it already, nothing decomposes it): "
+     "table.pop(op, None) removes an entry that may be missing", r"del |\[|pop\("),
+    ("AttributeError", r"'(UnflattenedModule|InterpreterModule|GraphModule)' object has no attribute '[\w]+(\.[\w]+)+'",
+     "a qualified name has dots, and getattr reads one attribute: module.get_submodule(\"blocks.1\") walks the "
+     "path"),
     (None, r"^(?!.*(recompile_limit|cache_size_limit|[Rr]ecompil(ing|ation)))(?=.*\brecompile\b)",
      "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
 ]

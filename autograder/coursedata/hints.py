@@ -479,4 +479,36 @@ HINTS: dict[str, dict[str, list[str]]] = {
             "`return gm`.",
         ],
     },
+    "ex14_exported_programs": {
+        "save_and_reload": [
+            "`torch.export.save(ep, path)` writes the program, weights included, as a `.pt2` archive; "
+            "`torch.export.load(path)` reads it back as a new `ExportedProgram`.",
+            "Use `path` as it is given (a `str` or a `pathlib.Path`): add no suffix and choose no name of your own. "
+            "`torch.save` cannot pickle a program; the `.pt2` format is torch.export's own.",
+            "Two lines: `torch.export.save(ep, path)`, then `return torch.export.load(path)` (not `ep`).",
+        ],
+        "module_of_nodes": [
+            "Each `call_function` node of `ep.graph` carries `node.meta[\"nn_module_stack\"]`: a dict from the "
+            "root module inwards, each value a pair (qualified name, module type).",
+            "The innermost module is the last entry; its qualified name is element `[0]` of the value. The keys "
+            "are torch's own (`L__self__fc`, an object id under `strict=True`, `@1` for a second call): not names.",
+            "`found[node.name] = list(stack.values())[-1][0] if stack else \"\"` for every node whose `op` is "
+            "`\"call_function\"`.",
+        ],
+        "decompose_except": [
+            "`ep.run_decompositions(table)` decomposes what `table` lists; "
+            "`torch.export.default_decompositions()` is the table that leads to core ATen.",
+            "Take that table and remove the overloads of `keep` from it; an overload it lacks (one core ATen has "
+            "already) is fine: `table.pop(op, None)`. An empty table `{}` decomposes nothing.",
+            "`table = torch.export.default_decompositions()`, `for op in keep: table.pop(op, None)`, then "
+            "`return ep.run_decompositions(table)`.",
+        ],
+        "unflatten_module": [
+            "`ep.module()` is one flat graph; `torch.export.unflatten(ep)` rebuilds the module hierarchy, "
+            "with a graph of its own per submodule.",
+            "A qualified name has dots (`blocks.1`): `getattr` reads one attribute only; "
+            "`nn.Module.get_submodule(fqn)` walks the path.",
+            "`return torch.export.unflatten(ep).get_submodule(fqn)`.",
+        ],
+    },
 }

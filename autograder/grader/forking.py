@@ -170,7 +170,13 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
         if req.get("cgroup"):
             with open(req["cgroup"], "w") as f:
                 f.write(str(os.getpid()))
-        if req.get("jail"):
+        into = None  # without root: the grader's scratch folder, where the worker's files are copied at its end
+        if req.get("jail") and os.geteuid() != 0:
+            from autograder.grader import userjail
+
+            userjail.enter_namespaces()
+            into = os.open(req["cwd"], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        elif req.get("jail"):
             import ctypes
 
             flags = 0
@@ -179,7 +185,7 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             if _libc().unshare(flags) != 0:
                 err = ctypes.get_errno()
                 raise OSError(err, f"unshare: {os.strerror(err)}")
-            from autograder.grader.worker import MS_PRIVATE, MS_REC, mount
+            from autograder.grader.mounts import MS_PRIVATE, MS_REC, mount
 
             mount(None, "/", None, MS_REC | MS_PRIVATE)  # what unshare(1) does: no mount leaks back
         me = os.getpid()
@@ -205,6 +211,10 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             done, status, usage = os.wait4(pid, os.WNOHANG)
             if done:
                 break
+        if into is not None:
+            from autograder.grader import userjail
+
+            userjail.copy_out(req["cwd"], into)
         _send(conn, {"code": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
     except BaseException as exc:
         _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})
