@@ -31,6 +31,9 @@ EXEMPT = {
         "reads prepare's state kept in prepared.meta, which a Transformer, node_copy or replace_pattern does not "
         "carry, and a QConfigMapping given to it must repeat prepare's (the backend is not passed) or skip modules; "
         "what may vary, the copy and the eval mode, other alternatives vary",
+    ("ex13_inductor_passes", "make_pattern_pass"): "a PatternMatcherPass is filled by inductor's register_replacement "
+        "only (the pattern is traced from the two functions; no torch.fx mechanism builds a pattern entry); the "
+        "alternative names the pass and hands the pass dicts as a list",
     ("ex11_pt2e", "to_qdq"): "the graph must be rewritten by move_exported_model_to_eval and convert_pt2e themselves "
                               "(a hand-made dropout or batch-norm rewrite is not the contract); the alternative "
                               "calls them in the other order",

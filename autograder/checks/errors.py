@@ -169,6 +169,14 @@ ERROR_HINTS: list[tuple] = [
      "getattr(node.target, \"overloadpacket\", None)"),
     (None, r"returned an incorrect number of gradients",
      "backward returns one gradient per input of the operator, in order: (grad for x, None for scale)"),
+    (None, r"PatternMatcherPass' object is not callable",
+     "inductor calls a custom pass with the graph, as a function: hand it pattern_pass.apply, not the pass object"),
+    ("RuntimeError", r"Duplicate pattern:",
+     "this pass holds that pattern already: make a new PatternMatcherPass in each call, and register one "
+     "replacement in it"),
+    (None, r"fake mode \(.*\) from fake tensor input \d+ doesn't match mode",
+     "the pattern matcher reads each node's meta[\"val\"], and one graph's values must share one fake mode: "
+     "trace the graph with make_fx(fn, tracing_mode=\"fake\") (make_fx's real mode makes a fake mode per node)"),
     ("TypeError", r"_ModuleStackTracer\.__init__\(\) missing",
      "torch.save pickles an exported program, but torch.load cannot rebuild it: write it with "
      "torch.export.save(ep, path) and read it with torch.export.load(path)"),
