@@ -96,7 +96,8 @@ TASK_TEXT = {
              'the schema (Tensor x, float scale) -> Tensor', 'mutates no argument', 'scale * gelu(x), the exact gelu',
              'with a fake kernel', "the fake kernel keeps x's dtype", 'with a backward',
              "the backward is scale * gelu'(x)"),
-        'Return the operator object that `custom_op` returns.':
+        'Return the operator: the object `custom_op` returns (its packet `torch.ops.<namespace>.scaled_gelu` does as '
+        'well).':
             ("returns the op object",),
         '`torch.library.opcheck` must pass on it.':
             ('the schema (Tensor x, float scale) -> Tensor', 'mutates no argument', 'with a fake kernel',
