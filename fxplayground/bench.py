@@ -1,13 +1,34 @@
 """A small, honest benchmark helper: medians from torch.utils.benchmark, reported as ratios."""
 from __future__ import annotations
 
+import importlib
 import logging
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Callable, Mapping
 
 import torch
 
 __all__ = ["BenchResult", "benchmark"]
+
+
+def _import_quietly(name: str) -> ModuleType:
+    """Import `name` with torch's C++-extension logger quieted: on a CUDA build of torch run on a CPU, the first
+    import of torch.utils.cpp_extension (by torch.utils.benchmark, or by inductor at a lesson's first
+    torch.compile) logs that no CUDA runtime was found, which says nothing about the CPU code of a lesson."""
+    extension_log = logging.getLogger("torch.utils.cpp_extension")
+    level = extension_log.level
+    extension_log.setLevel(logging.ERROR)
+    try:
+        return importlib.import_module(name)
+    finally:
+        extension_log.setLevel(level)
+
+
+# On a CUDA build, imported here and quietly, before a lesson's first compile would import it and log; the CPU
+# build, which logs nothing, does not pay for the import (about a second) until it benchmarks.
+if torch.version.cuda is not None:
+    _import_quietly("torch.utils.cpp_extension")
 
 
 @dataclass(frozen=True)
@@ -42,16 +63,7 @@ def benchmark(
     """Time each callable on `args` under no_grad, interleaving rounds so machine noise hits all alike."""
     if not candidates:
         raise ValueError("benchmark needs at least one candidate")
-    # Imported here, not with the package, and with torch's C++-extension logger quieted while it loads: on a
-    # CUDA build of torch run on a CPU, the import logs that no CUDA runtime was found, which says nothing
-    # about timing CPU code.
-    extension_log = logging.getLogger("torch.utils.cpp_extension")
-    level = extension_log.level
-    extension_log.setLevel(logging.ERROR)
-    try:
-        import torch.utils.benchmark as tb
-    finally:
-        extension_log.setLevel(level)
+    tb = _import_quietly("torch.utils.benchmark")  # here, not with the package: it costs a second to import
 
     timers = {
         name: tb.Timer(stmt="fn(*args)", globals={"fn": fn, "args": args}, num_threads=threads, label=name)

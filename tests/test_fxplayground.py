@@ -1,6 +1,9 @@
 """fxplayground: every public function, on structure and on numbers."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import matplotlib
 import pytest
 import torch
@@ -156,6 +159,37 @@ def test_compare_modules_is_seeded():
     r1 = fp.compare_modules(m1, m2, [torch.zeros(2, 3)], seed=7)
     r2 = fp.compare_modules(m1, m2, [torch.zeros(2, 3)], seed=7)
     assert r1.max_abs_diff == r2.max_abs_diff and r1.worst_index == r2.worst_index
+
+
+# Run in a fresh interpreter: fxplayground.bench reloaded as if this torch were a CPU build, then a CUDA build
+# on a machine without CUDA (torch.utils.cpp_extension's condition for its warning, pretended).
+CUDA_BUILD_ON_A_CPU = """
+import importlib, logging, sys, tempfile
+import torch
+torch.version.cuda = None
+import fxplayground.bench
+print("cpu build, imported:", "torch.utils.cpp_extension" in sys.modules)
+torch.version.cuda, torch.cuda._is_compiled, torch.cuda.is_available = "13.0", lambda: True, lambda: False
+import os; os.environ["CUDA_HOME"] = tempfile.gettempdir()
+logging.getLogger("torch.utils.cpp_extension").setLevel(logging.INFO)
+importlib.reload(fxplayground.bench)
+print("cuda build, imported:", "torch.utils.cpp_extension" in sys.modules,
+      "level:", logging.getLogger("torch.utils.cpp_extension").level, flush=True)
+print("the warning, without fxplayground:", file=sys.stderr, flush=True)
+importlib.reload(sys.modules["torch.utils.cpp_extension"])
+"""
+
+
+def test_a_cuda_build_run_on_a_cpu_imports_the_extension_module_quietly_with_the_package():
+    """On a CUDA build of torch run on a CPU, the first import of torch.utils.cpp_extension logs "No CUDA runtime
+    is found": by torch.utils.benchmark, or by inductor at a lesson's first torch.compile, in the middle of the
+    lesson's output. fxplayground imports it with the package there, with its logger quieted and then restored;
+    a CPU build pays for the import only when it benchmarks."""
+    r = subprocess.run([sys.executable, "-c", CUDA_BUILD_ON_A_CPU], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["cpu build, imported: False", "cuda build, imported: True level: 20"], r.stdout
+    before, _, after = r.stderr.partition("the warning, without fxplayground:")
+    assert "No CUDA runtime is found" not in before and "No CUDA runtime is found" in after, r.stderr
 
 
 def test_benchmark_reports_medians_and_speedups():

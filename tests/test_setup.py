@@ -32,7 +32,8 @@ def _logging_pip(venv: Path, log: Path) -> None:
     """Put a `pip` into `venv` (made without one) that only logs what it is asked to `log`. Asked to install uv,
     it puts a stand-in `uv` into the venv's bin/ that logs as `uv ...` (FAKE_UV_FAILS set: and then fails to
     install the course; FAKE_UV_FAILS_TORCH: to install torch);
-    FAKE_NO_UV makes that install fail, FAKE_PIP_INDEX shows in `pip config list` as the index pip is set to.
+    FAKE_NO_UV makes that install fail, FAKE_PIP_CONFIG is what `pip config list` prints. The stand-in uv logs
+    the options it is handed (SSL_CERT_FILE first where that is set), leaving out those it is always given.
     Asked to download torch, it puts a stand-in wheel into --dest (FAKE_NO_DOWNLOAD set: fails instead); the
     logs name a wheel by its file name only."""
     site = Path(subprocess.check_output([str(venv / "bin" / "python"), "-c",
@@ -43,8 +44,7 @@ def _logging_pip(venv: Path, log: Path) -> None:
         import os, sys
         args = [a for a in sys.argv[1:] if not a.startswith("--")]
         if args[:2] == ["config", "list"]:
-            if os.environ.get("FAKE_PIP_INDEX"):
-                print("global.index-url='" + os.environ["FAKE_PIP_INDEX"] + "'")
+            print(os.environ.get("FAKE_PIP_CONFIG", ""))
             sys.exit(0)
         if args[:1] == ["download"]:
             dest = sys.argv[sys.argv.index("--dest") + 1]
@@ -62,9 +62,13 @@ def _logging_pip(venv: Path, log: Path) -> None:
             uv = os.path.join(os.path.dirname(sys.executable), "uv")
             with open(uv, "w") as f:
                 f.write("#!" + sys.executable + "\\nimport os, sys\\n"
-                        "args = [os.path.basename(a) if a.endswith('.whl') else a for a in sys.argv[1:]\\n"
-                        "        if not a.startswith('--') and not a.endswith('/python')]\\n"
-                        "open({str(log)!r}, 'a').write('uv ' + ' '.join(args) + '\\\\n')\\n"
+                        "args = sys.argv[1:]\\n"
+                        "del args[args.index('--python'):args.index('--python') + 2]\\n"
+                        "args = [os.path.basename(a) if a.endswith('.whl') else a for a in args\\n"
+                        "        if a not in ('--quiet', '--native-tls')]\\n"
+                        "cert = os.environ.get('SSL_CERT_FILE')\\n"
+                        "line = ('SSL_CERT_FILE=' + cert + ' ' if cert else '') + 'uv ' + ' '.join(args)\\n"
+                        "open({str(log)!r}, 'a').write(line + '\\\\n')\\n"
                         "course = '-e' in args\\n"
                         "sys.exit(1 if os.environ.get('FAKE_UV_FAILS' if course else 'FAKE_UV_FAILS_TORCH') else 0)\\n")
             os.chmod(uv, 0o755)
@@ -81,7 +85,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def _setup(project: Path, python: str = BASE_PYTHON, **env: str) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if k not in ("TORCH", "EXTRAS", "VENV")}
+    full = {k: v for k, v in os.environ.items() if k not in ("TORCH", "EXTRAS", "VENV", "SSL_CERT_FILE")}
     full.update(PYTHON=python, **env)
     return subprocess.run(["sh", str(project / "tools" / "venv.sh")], cwd=project, env=full,
                           capture_output=True, text=True, timeout=120)
@@ -175,16 +179,17 @@ def test_a_failed_install_is_named_and_the_next_run_tries_again(project):
     assert "up to date" in _setup(project, EXTRAS="dev").stdout
 
 
-@pytest.mark.parametrize("why", ["asked for pip", "pip has an index of its own", "uv cannot be had",
+@pytest.mark.parametrize("why", ["asked for pip", "pip has a proxy", "uv cannot be had",
                                  "torch cannot be fetched", "uv fails on torch", "uv fails"])
 def test_the_course_is_installed_with_pip_where_uv_is_not_the_way(project, why):
     """uv installs torch (the file pip fetched) and everything else unless FXCOURSE_INSTALLER=pip asks for pip,
-    pip is configured with an index of its own (which uv would not read), uv cannot be installed, pip cannot
+    pip is configured with a way to the network uv is not handed (a proxy), uv cannot be installed, pip cannot
     fetch the torch file, or uv fails (on torch or on the rest): then pip installs both, saying why."""
     env, said = {
         "asked for pip": ({"FXCOURSE_INSTALLER": "pip"}, None),
-        "pip has an index of its own": ({"FAKE_PIP_INDEX": "https://mirror.example/simple"},
-                                        "pip is configured with an index of its own: installing with pip"),
+        "pip has a proxy": ({"FAKE_PIP_CONFIG": "global.index-url='https://mirror.example/simple'\n"
+                                                "global.proxy='http://proxy.example:3128'"},
+                            "pip is configured with proxy, which uv is not handed: installing with pip"),
         "uv cannot be had": ({"FAKE_NO_UV": "1"}, "uv could not be installed: installing with pip"),
         "torch cannot be fetched": ({"FAKE_NO_DOWNLOAD": "1"},
                                     "pip could not fetch torch==2.13.0 as a wheel: installing with pip"),
@@ -197,10 +202,39 @@ def test_the_course_is_installed_with_pip_where_uv_is_not_the_way(project, why):
     assert r.returncode == 0, r.stdout + r.stderr
     if said:
         assert f"setup: {said}" in r.stdout, r.stdout
-    tried_uv = {"asked for pip": [], "pip has an index of its own": [], "uv cannot be had": ["install uv"],
+    tried_uv = {"asked for pip": [], "pip has a proxy": [], "uv cannot be had": ["install uv"],
                 "torch cannot be fetched": _first()[:2], "uv fails on torch": _first()[:3], "uv fails": _first()}[why]
     assert _installs(project) == [*tried_uv, *_with_pip()]
     assert (project / ".venv" / ".fxcourse-stamp").exists()
+
+
+# What `pip config list` prints, and the options uv is handed for it: pip's own precedence (an environment
+# variable over the install section over global), every extra index, folder and constraints file, and pip's
+# newest-from-anywhere choice wherever there is more than one place to look.
+PIP_CONFIGS = {
+    "local indexes and wheels beside PyPI": (
+        ":env:.find-links='/opt/wheels'\nglobal.find-links='/elsewhere/wheels'\n"
+        "global.extra-index-url='file:///opt/pypi/simple file:///opt/pypi-more/simple'\n"
+        "global.constraint='/etc/xdg/pip/constraints.txt'\nglobal.cert='/etc/ssl/ca.crt'\nglobal.default-timeout='180'",
+        "SSL_CERT_FILE=/etc/ssl/ca.crt ",
+        "--extra-index-url file:///opt/pypi/simple --extra-index-url file:///opt/pypi-more/simple "
+        "--find-links /opt/wheels --constraints /etc/xdg/pip/constraints.txt --index-strategy unsafe-best-match"),
+    "a mirror": ("global.index-url='https://other.example/simple'\ninstall.index-url='https://mirror.example/simple'",
+                 "", "--index-url https://mirror.example/simple"),
+    "no index, one folder": (":env:.no-index='true'\nglobal.find_links='/opt/wheels'", "",
+                             "--find-links /opt/wheels --no-index"),
+}
+
+
+@pytest.mark.parametrize("config", list(PIP_CONFIGS))
+def test_uv_looks_where_pip_is_configured_to_look(project, config):
+    """uv reads none of pip's configuration: a machine whose pip finds torch's dependencies in a local index or
+    folder (a CUDA build needs a dozen CUDA packages) would otherwise have uv fetch them from PyPI."""
+    printed, cert, sources = PIP_CONFIGS[config]
+    r = _setup(project, EXTRAS="dev", FAKE_PIP_CONFIG=printed)
+    assert r.returncode == 0, r.stdout + r.stderr
+    first = _first()
+    assert _installs(project) == [*first[:2], f"{cert}{first[2]} {sources}", f"{cert}{first[3]} {sources}"]
 
 
 def test_an_unknown_installer_is_refused_before_anything_is_installed(project):

@@ -87,7 +87,16 @@ fi
 EXTRAS=$(printf '%s,%s' "$installed" "$EXTRAS" | tr ',' '\n' | awk 'NF && !seen[$0]++' | paste -sd, -)
 
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check --quiet "$@"; }
-uv_install() { "$VENV/bin/uv" pip install --quiet --native-tls --python "$VENV/bin/python" "$@"; }
+# uv reads none of pip's configuration: it is handed pip's sources (see uv_sources) as options, and pip's
+# certificate file as SSL_CERT_FILE.
+uv_install() {
+    while IFS= read -r arg; do set -- "$@" "$arg"; done < "$wheels/uv-sources"
+    (
+        cert=$(cat "$wheels/uv-cert")
+        if [ -n "$cert" ]; then SSL_CERT_FILE=$cert; export SSL_CERT_FILE; fi
+        exec "$VENV/bin/uv" pip install --quiet --native-tls --python "$VENV/bin/python" "$@"
+    )
+}
 # Installers compile what they install one file after another; compileall does it on every core (a file that
 # is not Python 3, like a template, is left as it is), leaving out test folders, which nothing imports.
 purelib=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -96,14 +105,62 @@ compile_all() { [ "${FXCOURSE_COMPILE:-1}" = 0 ] || "$VENV/bin/python" -m compil
 # pip chooses the torch file: pip's configuration is where a machine caps torch or points at a local copy of it.
 # uv (put into the venv by pip) then installs that file and everything else side by side, linking the files
 # from its cache (hard links, uv's default on Linux; UV_LINK_MODE=copy copies them): a fresh venv with the test
-# extras in about 40 s on two cores, where pip installing torch and uv copying took about 80. pip installs
-# everything where uv is not the way: FXCOURSE_INSTALLER=pip asks for it, pip is configured with an index of its
-# own (a mirror uv would not know of), uv cannot be installed, pip cannot fetch the torch file, or uv fails.
-# Either installs the same versions of the same packages.
+# extras in about 40 s on two cores, where pip installing torch and uv copying took about 80. uv looks where pip
+# is configured to look (uv_sources). pip installs everything where uv is not the way: FXCOURSE_INSTALLER=pip
+# asks for it, pip is configured with a way to the network uv is not handed (a proxy, a trusted host, a client
+# certificate), uv cannot be installed, pip cannot fetch the torch file, or uv fails. Either installs the same
+# versions of the same packages.
+#
+# uv_sources writes, one a line, the options that make uv look where pip looks: pip's index (--index-url), extra
+# indexes, find-links and constraints files, --no-index, and (with more than one place to look) pip's choice of
+# the newest version from any of them, where uv would take the first index that has the package at all. A CUDA
+# build of torch needs a dozen CUDA packages beside it: where pip finds them in a local index or folder, uv
+# must too, or it fetches them from PyPI. pip's configuration as `pip config list` prints it: a setting from an
+# environment variable (PIP_FIND_LINKS, section :env:) wins over the install section, which wins over global.
+# Exits 3 naming a setting uv is not handed.
+uv_sources() {
+    # (not through pip(): --quiet silences `pip config list`)
+    "$VENV/bin/python" -m pip --disable-pip-version-check config list > "$wheels/pip-config" 2>/dev/null \
+        || : > "$wheels/pip-config"
+    "$VENV/bin/python" - "$wheels/pip-config" "$wheels/uv-sources" "$wheels/uv-cert" <<'PY'
+import ast, sys
+settings = {}
+for line in open(sys.argv[1]):
+    key, eq, value = line.strip().partition("=")
+    section, dot, name = key.rpartition(".")
+    if not (eq and dot):
+        continue
+    try:
+        value = str(ast.literal_eval(value))
+    except (ValueError, SyntaxError):
+        pass
+    settings[section, name.lstrip("-").replace("_", "-")] = value
+def get(name):
+    return next((settings[s, name] for s in (":env:", "install", "global") if (s, name) in settings), "")
+for name in ("proxy", "trusted-host", "client-cert"):
+    if get(name):
+        print(name)
+        sys.exit(3)
+no_index = get("no-index").lower() in ("1", "true", "yes", "on")
+options = {"extra-index-url": "--extra-index-url", "find-links": "--find-links", "constraint": "--constraints"}
+args = ["--index-url", get("index-url").split()[0]] if get("index-url") else []
+for name, option in options.items():
+    for value in get(name).split():
+        args += [option, value]
+if no_index:
+    args.append("--no-index")
+if len(get("extra-index-url").split() + get("find-links").split()) + (not no_index) > 1:
+    args += ["--index-strategy", "unsafe-best-match"]
+open(sys.argv[2], "w").write("".join(a + "\n" for a in args))
+open(sys.argv[3], "w").write(get("cert"))
+PY
+}
 use_uv() {
     [ "$INSTALLER" = pip ] && return 1
-    if pip config list 2>/dev/null | grep -q '\.index-url='; then
-        say "pip is configured with an index of its own: installing with pip"
+    made=0
+    unhandled=$(uv_sources) || made=$?
+    if [ "$made" -ne 0 ]; then
+        say "pip is configured with ${unhandled:-settings uv could not be handed}, which uv is not handed: installing with pip"
         return 1
     fi
     if ! pip install --no-compile uv >/dev/null 2>&1 || [ ! -x "$VENV/bin/uv" ]; then
