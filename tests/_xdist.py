@@ -13,9 +13,17 @@ import pytest
 
 
 def group_of(nodeid: str, groups: dict[str, str]) -> str | None:
-    """The group of a test id (tests/test_x.py::test_y[param]) in `groups`, or None."""
+    """The group of a test id (tests/test_x.py::test_y[param]) in `groups`, or None. A key names a module, a test
+    (module::test: each of its parameters) or the parameters of a test whose id begins with what follows the
+    bracket (module::test[ex01: test_y[ex01_tracing] and test_y[ex01_tracing.count_nodes: ...]); the most
+    precise key that matches decides."""
     path, _, test = nodeid.partition("::")
     module = path.rsplit("/", 1)[-1]
+    if "[" in test:
+        own = f"{module}::{test}"
+        found = [key for key in groups if "[" in key and own.startswith(key)]
+        if found:
+            return groups[max(found, key=len)]
     return groups.get(f"{module}::{test.split('[', 1)[0]}") or groups.get(module)
 
 

@@ -91,6 +91,17 @@ XDIST_GROUPS = {
     "test_benchmarks_smoke.py": "benchmarks",
     "test_cluster.py": "cluster",
     "test_instructor.py": "instructor",  # its tests share one graded class, which they regrade in turn
+    # both read one module fixture, a class graded four ways (a local Dask cluster one of them): made once, on
+    # one worker (on two, each worker grades the class four ways)
+    "test_one_writer.py": "one_writer",
+    # An exercise's own tests share what one process makes once: its check library's cases and the reference runs
+    # its checks keep, the solution's namespace (module fixtures), each mutant's run that its near-miss test reads
+    # again (tests/near_miss.py). On two workers each made all of it.
+    **{f"test_{ex.id}.py": ex.id for ex in EXERCISES},
+    # test_clauses' cases of an exercise go where its tests are: they call the same checks, whose reference runs
+    # (dynamo's graphs, pt2e's models) that process has kept already
+    **{f"test_clauses.py::{test}[{ex.id}": ex.id for ex in EXERCISES
+       for test in ("test_every_clause_has_a_case", "test_a_case_of_the_clause_fails_an_answer_that_ignores_it")},
     # both read one module fixture, two fresh interpreters' imports: made once, on one worker
     "test_layers.py::test_importing_the_check_library_leaves_out": "layers",
     # Each solution notebook runs once in a fresh kernel (conftest solution_run); the tests that read that run go
@@ -109,11 +120,12 @@ XDIST_GROUPS = {
 # The units sent first, longest first (about a minute or more each on two busy cores, by build/test-times.txt):
 # a long one that starts last runs alone at the end while the other worker idles.
 XDIST_FIRST = ("hub", "site", "cluster", "benchmarks", "solutions", "browser", "instructor", "postgres",
+               "one_writer",
                "test_jail.py::test_a_hostile_submission_changes_nothing_for_the_next_or_the_one_beside_it",
                "test_jail.py::test_a_checkout_under_tmp_keeps_its_packages_and_still_covers_tmp",
                "test_automutants.py::test_every_automatic_mutant_is_caught_or_listed_as_equivalent",
                "test_course.py::test_instructor_source_scores_full_marks_and_release_scores_zero",
-               "test_adversarial.py", "test_jail.py", "test_clauses.py")
+               "test_adversarial.py", "test_jail.py")
 
 
 @pytest.hookimpl(optionalhook=True)

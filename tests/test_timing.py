@@ -113,3 +113,16 @@ def test_the_units_named_first_go_first_in_their_order(tmp_path):
     r = _pytest(tmp_path, ORDERED, "-n", "1", "--dist", "loadgroup")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "order.log").read_text().split() == ["late", "a0", "a1", "early"]
+
+
+def test_a_group_key_names_a_module_a_test_or_the_parameters_a_test_id_begins_with():
+    from _xdist import group_of
+
+    groups = {"test_c.py": "c", "test_c.py::test_q": "q", "test_c.py::test_p[ex01": "ex01",
+              "test_c.py::test_p[ex01_tracing.f": "f"}
+    assert group_of("tests/test_c.py::test_p[ex01_tracing]", groups) == "ex01"
+    assert group_of("tests/test_c.py::test_p[ex01_tracing.f: a clause]", groups) == "f"  # the most precise key
+    assert group_of("tests/test_c.py::test_p[ex02_nodes]", groups) == "c"
+    assert group_of("tests/test_c.py::test_q[ex01_tracing]", groups) == "q"
+    assert group_of("tests/test_c.py::test_r", groups) == "c"
+    assert group_of("tests/test_d.py::test_p[ex01_tracing]", groups) is None
