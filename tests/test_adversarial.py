@@ -252,13 +252,14 @@ def test_student_code_cannot_read_the_source_keys_or_other_submissions(tmp_path)
 def test_student_code_cannot_write_outside_its_scratch_folder(tmp_path):
     target = tmp_path / "gradebook.db"
     target.write_text("precious")
+    readme = (ROOT / "README.md").read_bytes()
     vandal = (f"try:\n    open({str(target)!r}, 'w').write('gone')\nexcept OSError:\n    pass\n"
               f"try:\n    open({str(ROOT / 'README.md')!r}, 'a').write('gone')\nexcept OSError:\n    pass\n"
               + CORRECT["node_summary"])
     _, scores = grade(submit(tmp_path, {"node_summary": vandal}))
     expect(scores, {})
     assert target.read_text() == "precious"
-    assert "gone" not in (ROOT / "README.md").read_text()
+    assert (ROOT / "README.md").read_bytes() == readme
 
 
 # ------------------------------------------------------------------------------------- tampering

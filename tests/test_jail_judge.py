@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from autograder.checks.evidence import EvidenceError, EvidenceLimits, check_archive, check_plain, load_evidence
-from autograder.grader.grading import _JUDGE, clean_text
+from autograder.grader.grading import _judge, clean_text
 from autograder.grader.plan import Call
 from autograder.grader.sandbox import Limits, WorkerOutcome
 
@@ -116,19 +116,22 @@ def outcome(data: bytes) -> WorkerOutcome:
 QUIZ = [Call("quiz", "q1", key="D", choices="ABCD")]
 
 
-def test_evidence_that_takes_too_long_to_load_fails_with_a_message_and_the_judge_goes_on():
-    limits = Limits(timeout=2.0)  # the judge gets max(5, timeout) CPU seconds per request
-    slow = worker_file([{"evidence": [[i % 200 for i in range(15_000_000)]]}])  # ~30 MiB, ~9 s to unpickle
-    summary = _JUDGE.load(outcome(slow), 1, limits)
-    assert not summary["ok"] and "over its limit of 5 s of CPU time" in summary["error"]
+def test_evidence_that_takes_too_long_to_load_fails_with_a_message_and_the_judge_goes_on(monkeypatch):
+    from autograder.grader import grading
+
+    monkeypatch.setattr(grading, "JUDGE_CPU_FLOOR", 1)  # the judge gets max(floor, timeout) CPU seconds per request
+    limits = Limits(timeout=1.0)
+    slow = worker_file([{"evidence": [[i % 200 for i in range(15_000_000)]]}])  # ~30 MiB, seconds to unpickle
+    summary = _judge().load(outcome(slow), 1, limits)
+    assert not summary["ok"] and "over its limit of 1 s of CPU time" in summary["error"], summary
     honest = outcome(worker_file([{"evidence": ["D"]}]))  # a fresh judge takes the next submission
-    assert _JUDGE.load(honest, 1, limits)["ok"]
-    passed, message, _, _ = _JUDGE.judge("test_quiz_q1", QUIZ, 0, honest, 1, limits)
+    assert _judge().load(honest, 1, limits)["ok"]
+    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 0, honest, 1, limits)
     assert passed, message
 
 
 def test_refused_evidence_names_the_limit():
-    summary = _JUDGE.load(outcome(worker_file([{"evidence": []}], extra_key=1)), 1, Limits(timeout=5.0))
+    summary = _judge().load(outcome(worker_file([{"evidence": []}], extra_key=1)), 1, Limits(timeout=5.0))
     assert not summary["ok"] and "the grader refused the evidence" in summary["error"]
 
 
@@ -138,10 +141,10 @@ def test_a_rejected_call_fails_its_test_and_the_next_one_is_judged():
         deep = [deep]
     data = worker_file([{"evidence": [deep]}, {"evidence": ["D"]}])
     o = outcome(data)
-    assert _JUDGE.load(o, 2, Limits())["ok"]
-    passed, message, _, _ = _JUDGE.judge("test_quiz_q1", QUIZ, 0, o, 2, Limits())
+    assert _judge().load(o, 2, Limits())["ok"]
+    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 0, o, 2, Limits())
     assert passed is False and "the grader refused this evidence" in message
-    passed, message, _, _ = _JUDGE.judge("test_quiz_q1", QUIZ, 1, o, 2, Limits())
+    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 1, o, 2, Limits())
     assert passed, message
 
 

@@ -189,6 +189,9 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
     return True, f"passed ({cases} case{'s' if cases != 1 else ''})", None, cases
 
 
+JUDGE_CPU_FLOOR = 5  # CPU seconds a judge request gets at least, whatever the per-test limit
+
+
 class _Judge:
     """The judge process: loads a worker's evidence (autograder.checks.evidence.load_evidence) and judges test cells
     (_judge_cell), under an address-space limit and a CPU-time limit per request, with a wall-clock limit on
@@ -221,7 +224,7 @@ class _Judge:
         """Send one request; (answer, "") or (None, why the judge gave none)."""
         self.start(limits)
         proc = self.proc
-        header = {**header, "cpu": max(5, int(limits.timeout)), "size": len(payload)}
+        header = {**header, "cpu": max(JUDGE_CPU_FLOOR, int(limits.timeout)), "size": len(payload)}
         deadline = time.monotonic() + limits.wall + 60  # the first request also waits for the imports
         try:
             proc.stdin.write(json.dumps(header).encode() + b"\n" + payload)
@@ -242,7 +245,7 @@ class _Judge:
             why = f"the judge took longer than {limits.wall + 60:g} s of wall-clock time"
         except (EOFError, BrokenPipeError, OSError, ValueError):
             code = proc.wait(timeout=30) if proc.poll() is None else proc.returncode
-            why = f"the judge went over its limit of {max(5, int(limits.timeout))} s of CPU time" \
+            why = f"the judge went over its limit of {max(JUDGE_CPU_FLOOR, int(limits.timeout))} s of CPU time" \
                 if code in (-signal.SIGXCPU, -signal.SIGKILL) else \
                 f"the judge went over its memory limit of {limits.memory / 2**30:g} GiB or stopped (exit code {code})"
         self.stop()
