@@ -185,11 +185,11 @@ def test_every_exercise_has_a_worker_part_importable_without_its_judges():
 
 # ------------------------------------------------------------------------ hidden cases from the secret
 
-def _fingerprint(args: tuple) -> str:
-    """What an answer can see of its inputs, as a key: every tensor of them, parameters included."""
+def _fingerprint(args: tuple, atol: float = 0.0) -> str:
+    """What an answer can see of its inputs, as a key: every tensor of them, parameters included, and atol."""
     import torch
 
-    h = hashlib.sha256()
+    h = hashlib.sha256(repr(float(atol)).encode())
     for a in args:
         tensors = list(a.state_dict().values()) if isinstance(a, torch.nn.Module) else [a]
         for t in tensors:
@@ -206,7 +206,7 @@ TABLE = {table!r}
 
 
 def outputs_match(model, gm, *inputs, atol=0.0):
-    h = hashlib.sha256()
+    h = hashlib.sha256(repr(float(atol)).encode())
     for a in (model, gm, *inputs):
         for t in (list(a.state_dict().values()) if isinstance(a, torch.nn.Module) else [a]):
             if isinstance(t, torch.Tensor):
@@ -224,7 +224,7 @@ def _memorised(secret: bytes) -> dict[str, bool]:
     for case in check.cases(False) + hidden_cases(check.cases(True), call_salt(secret, "ex01_tracing", "outputs_match")):
         with salted(case.salt):
             model, gm, *inputs = case.make()
-        table[_fingerprint((model, gm, *inputs))] = case.data["expected"]
+        table[_fingerprint((model, gm, *inputs), case.kwargs().get("atol", 0.0))] = case.data["expected"]
     return table
 
 
@@ -249,6 +249,7 @@ def test_hidden_cases_differ_between_secrets_and_repeat_under_one():
     check = get_check("ex01_tracing", "outputs_match")
     visible = len(check.cases(False))
     one, two = (set(t) for t in table.values())
+    assert len(one) == len(two) == visible + len(check.cases(True))
     assert len(one & two) == visible                  # the visible cases alone are the same
     assert _memorised(b"secret one, long enough") == table[b"secret one, long enough"]
 
@@ -295,3 +296,15 @@ def test_a_caller_of_a_wrong_helper_is_told_the_helper_is_at_fault(tmp_path):
     assert caller.points == 0 and "calls your fuse_linear_pair, which fails its own test here" in caller.message
     assert caller.hint == "fix fuse_linear_pair first: its own test says what is wrong with it"
     assert tests["test_fold_bn_into_conv"].passed and tests["test_fuse_conv_bn"].passed
+
+
+def test_cases_draw_every_seed_where_a_hidden_salt_reaches_it():
+    """A seed drawn around randmodels (torch.manual_seed, a Generator of one's own) would be the same under every
+    secret: what it seeds could be memorised."""
+    import re
+
+    checks = ROOT / "autograder" / "checks"
+    direct = re.compile(r"(?<![\w.])torch\.manual_seed\(|Generator\(\)\.manual_seed\(|default_generator\.manual_seed\(\d")
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(checks.glob("ex*/*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if direct.search(line)]
+    assert found == []
