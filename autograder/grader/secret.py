@@ -1,14 +1,15 @@
 """The course's secret: what hidden cases are drawn from (autograder.checks.secrecy), kept beside the gradebook.
 
-The instructor's copy lives in `.fxcourse-secret` in the gradebook's folder (the course root for the default
-gradebook, or for one that is not a file), mode 0600, made on first use from os.urandom. A learner's clone makes
-one of its own the same way (in the clone, never in the installed package), so that `fxcourse check` there draws
-hidden cases the instructor's grading does not: answers memorised from one secret fail under another, while a
-regrade with the same secret gives the same grade. FXCOURSE_SECRET, when set, is the secret instead (tests and
-CI pin it; empty means none: hidden cases as written, as pytest and validation run them).
+The instructor's copy lives in `.fxcourse-secret` in the course root, beside the default gradebook (gradebook.db),
+mode 0600, made on first use from os.urandom; the jail covers the course root, so no worker can read it. A
+learner's clone makes one of its own the same way (in the clone, never in the installed package), so that
+`fxcourse check` there draws hidden cases the instructor's grading does not: answers memorised from one secret
+fail under another, while a regrade with the same secret gives the same grade. FXCOURSE_SECRET, when set, is
+the secret instead (tests and CI pin it; empty means none: hidden cases as written, as pytest and validation
+run them).
 
-The secret never reaches a worker: the grader gives it each graded function's salt (call_salt), and the
-judge process the secret's salts too.
+The secret never reaches a worker: the grader gives it each hidden call's salt (call_salt) alone. The judge
+process (the grader's own, not jailed, where learner code never runs) gets the secret with each request.
 """
 from __future__ import annotations
 
@@ -25,15 +26,9 @@ _CACHE: dict[str, bytes] = {}
 
 
 def secret_path(course: Course) -> Path:
-    """Where the course's secret is kept: beside its SQLite gradebook, else in the course root."""
-    from autograder.grader.gradebook import gradebook_url
-
-    try:
-        url = gradebook_url(course)
-    except Exception:   # an unreadable configuration: the course root, as for the default gradebook
-        url = ""
-    if url.startswith("sqlite:///"):
-        return Path(url[len("sqlite:///"):]).parent / SECRET_FILE
+    """Where the course's secret is kept: the course root, the folder of its default gradebook (gradebook.db).
+    Not the folder of a gradebook configured elsewhere: finding that means reading nbgrader's configuration,
+    which imports nbgrader (seconds on every `fxcourse check`)."""
     return course.root / SECRET_FILE
 
 
