@@ -308,3 +308,24 @@ def test_cases_draw_every_seed_where_a_hidden_salt_reaches_it():
     found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(checks.glob("ex*/*.py"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if direct.search(line)]
     assert found == []
+
+
+@pytest.mark.kernel
+def test_a_cluster_task_draws_the_hidden_cases_of_the_coordinators_secret(tmp_path, monkeypatch):
+    """`fxcourse grade --cluster` grades each submission in a course root of its own on a Dask worker: it is given
+    the coordinator's secret, so that a worker draws the course's hidden cases, not a secret made up there."""
+    from autograder.grader.cluster import grade_task
+
+    mine = b"a secret the table was memorised under"
+    path = submit(tmp_path, "ex01_tracing", {"outputs_match": TABLE.format(table=_memorised(mine))})
+    source = (ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb").read_bytes()
+    monkeypatch.delenv("FXCOURSE_SECRET")
+
+    def outputs_match_points(secret: bytes) -> float:
+        result = json.loads(grade_task("ex01_tracing", {"ex01_tracing": source}, {"ex01_tracing": path.read_bytes()},
+                                       "ann", secret=secret.decode()))
+        assert result["ok"], result
+        return result["notebooks"]["ex01_tracing"]["grades"]["test_outputs_match"][0]
+
+    assert outputs_match_points(mine) == 3
+    assert outputs_match_points(b"the coordinator's own course secret") == 0
