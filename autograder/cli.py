@@ -96,7 +96,8 @@ def _instructor_commands(sub: argparse._SubParsersAction) -> None:
                    help="grade on Dask: one task per submission to a running scheduler, or N local worker "
                         "processes (docs/cluster.md); a rerun grades only what is not graded yet")
     s.add_argument("--regrade", action="store_true",
-                   help="with --cluster: grade again the submissions already graded from the same files")
+                   help="grade again the submissions already graded from the same files (without it a rerun "
+                        "grades only what changed or is new)")
     s.add_argument("--db", metavar="URL", help=_DB_HELP)
     s.set_defaults(func=batch.grade)
 

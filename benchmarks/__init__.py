@@ -14,10 +14,11 @@ One module per section, each with `TITLE`, `run(cfg) -> Section` and `plot(secti
 | `lessons`  | benchmarks.lessons     | seconds for each lesson top to bottom                             |
 | `pt2e`     | benchmarks.pt2e        | PT2E QAT (ex11) vs quantize_fx QAT (ex07): accuracy, size, latency |
 | `classreport` | benchmarks.classreport | `fxcourse report` on 500 students x 14 assignments, each part timed |
+| `inductor` | benchmarks.inductor    | Conv+BN folding (ex13) as an inductor pattern vs lesson 06's FX pass vs PyTorch's fusers |
 
 Benchmarks are never timed assertions: tests/test_benchmarks_smoke.py runs `--smoke` and checks the shape of
 the results only.
 """
-SECTIONS = ("fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e", "classreport")
+SECTIONS = ("fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e", "classreport", "inductor")
 
 __all__ = ["SECTIONS"]

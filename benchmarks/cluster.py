@@ -89,7 +89,7 @@ def _overhead(root: Path, tasks: int) -> dict[str, float]:
 def _write_cost(root: Path, writes: int) -> float:
     """Seconds per submission for the coordinator's one-transaction gradebook write (SQLite), from a real
     task's result graded here once."""
-    from autograder.grader.cluster import Gradebook, grade_task
+    from autograder.grader.engine import Gradebook, grade_task
 
     source = (root / "solutions" / A / f"{A}.ipynb").read_bytes()
     sub = (root / "submitted" / "k001" / A / f"{A}.ipynb").read_bytes()
@@ -120,8 +120,8 @@ def run(cfg: Config) -> Section:
 
 def _measure(sec: Section, cfg: Config, root: Path, env: dict, students: list[str]) -> Section:
     load = load_average()
-    ways = [("jobs1", "`fxcourse grade --jobs 1`", ["--jobs", "1"], 1),
-            ("jobs2", "`fxcourse grade --jobs 2`", ["--jobs", "2"], 2),
+    ways = [("jobs1", "`fxcourse grade --jobs 1`", ["--jobs", "1", "--regrade"], 1),
+            ("jobs2", "`fxcourse grade --jobs 2`", ["--jobs", "2", "--regrade"], 2),
             ("cluster", "`fxcourse grade --cluster local:2`", ["--cluster", "local:2", "--regrade"], 2)]
     runs, rows = {}, []
     for key, label, argv, cores in ways:

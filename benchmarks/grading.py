@@ -142,8 +142,8 @@ class _Course:
     def grade_course(self, student: str, jobs: int = 1) -> Job:
         """One `fxcourse grade` of every assignment `student` handed in: how an instructor grades the course
         (`jobs` graders, shared across the assignments)."""
-        return Job(_py("-m", "autograder.cli", "grade", "--student", student, "--jobs", str(jobs), "--course",
-                       str(self.hard)), cwd=self.hard, env=self.hard_env)
+        return Job(_py("-m", "autograder.cli", "grade", "--student", student, "--jobs", str(jobs), "--regrade",
+                       "--course", str(self.hard)), cwd=self.hard, env=self.hard_env)
 
     def plain_grade_course(self, student: str) -> Job:
         """Plain nbgrader over every assignment in one process (its assignment id is a glob)."""
@@ -152,8 +152,8 @@ class _Course:
 
     def grade(self, a: str, students: list[str], jobs: int = 1, env: dict[str, str] | None = None) -> Job:
         argv = [x for s in students for x in ("--student", s)]
-        return Job(_py("-m", "autograder.cli", "grade", a, *argv, "--jobs", str(jobs), "--course", str(self.hard)),
-                   cwd=self.hard, env={**self.hard_env, **(env or {})})
+        return Job(_py("-m", "autograder.cli", "grade", a, *argv, "--jobs", str(jobs), "--regrade", "--course",
+                   str(self.hard)), cwd=self.hard, env={**self.hard_env, **(env or {})})
 
     def watch_cmd(self, notebook: Path) -> list[str]:
         return _py("-m", "autograder.cli", "watch", str(notebook), "--interval", "0.2", "--course", str(self.hard))

@@ -86,6 +86,7 @@ XDIST_GROUPS = {
     # test checks that homes stay closed: one group, one after the other.
     "test_private_home.py": "hub",
     "test_collect_hardened.py": "hub",
+    "test_nonroot.py": "hub",
     "test_browser.py": "browser",
     # The user's kept fork server is one per uid and code: its tests start, kill, squat or retire it, one after another.
     "test_forkserver.py": "forkserver",
@@ -305,7 +306,7 @@ def solution_run(tmp_path_factory):
 @pytest.fixture(scope="session", autouse=True)
 def _one_fork_server_per_test_process():
     """Each test process starts the grader's fork server once, and the fxcourse commands its tests start share
-    it (they find its address in FXCOURSE_FORKSERVER_ADDRESS, as fxcourse grade's nbgrader processes do): its
+    it (they find its address in FXCOURSE_FORKSERVER_ADDRESS): its
     imports are paid once per process, not once per command. Tests of the server itself use one of their own."""
     from autograder.grader import forkserver
 

@@ -22,6 +22,8 @@ MECHANISMS = {
     "a stream of one's own (write())": r"def write\(self",
     "a torch.compile backend of one's own": r"\bbackend\s*=\s*(?![\"'])\w", "a Dim hint": r"\bDim\.(AUTO|DYNAMIC)\b",
     "torch.library.Library": r"\blibrary\.Library\(",
+    "an open file handed to torch.export.save and load": r"\bopen\([^)]*[\"']wb[\"']",
+    "torch._decomp's core ATen table": r"\bcore_aten_decompositions\(", "nn.Module.named_modules": r"\.named_modules\(",
 }
 # Functions whose answer is not graph code: no torch.fx mechanism applies, only the APIs the task names.
 EXEMPT = {
@@ -29,6 +31,9 @@ EXEMPT = {
         "reads prepare's state kept in prepared.meta, which a Transformer, node_copy or replace_pattern does not "
         "carry, and a QConfigMapping given to it must repeat prepare's (the backend is not passed) or skip modules; "
         "what may vary, the copy and the eval mode, other alternatives vary",
+    ("ex13_inductor_passes", "make_pattern_pass"): "a PatternMatcherPass is filled by inductor's register_replacement "
+        "only (the pattern is traced from the two functions; no torch.fx mechanism builds a pattern entry); the "
+        "alternative names the pass and hands the pass dicts as a list",
     ("ex11_pt2e", "to_qdq"): "the graph must be rewritten by move_exported_model_to_eval and convert_pt2e themselves "
                               "(a hand-made dropout or batch-norm rewrite is not the contract); the alternative "
                               "calls them in the other order",

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import ROOT
 
-SECTIONS = ["fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e", "classreport"]  # benchmarks.SECTIONS, in order
+SECTIONS = ["fusion", "convbn", "qat", "pipeline", "grading", "cluster", "lessons", "pt2e", "classreport",
+            "inductor"]  # benchmarks.SECTIONS, in order
 
 pytestmark = pytest.mark.kernel  # runs notebooks, kernels and graders (about a minute)
 
@@ -40,7 +41,7 @@ def test_sections_whose_inputs_exist_ran(smoke):
     _, result, _ = smoke
     status = {s["key"]: s["status"] for s in result["sections"]}
     needs = {"fusion": "ex06_fusing", "convbn": "ex06_fusing", "qat": "ex07_qat", "pipeline": "ex08_pipeline",
-             "grading": "ex01_tracing", "cluster": "ex01_tracing", "pt2e": "ex11_pt2e"}
+             "grading": "ex01_tracing", "cluster": "ex01_tracing", "pt2e": "ex11_pt2e", "inductor": "ex06_fusing"}
     for key, assignment in needs.items():
         if (ROOT / "solutions" / assignment / f"{assignment}.ipynb").is_file():
             assert status[key] == "ok", key

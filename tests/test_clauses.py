@@ -1,5 +1,5 @@
-"""Every clause of every graded function has a case, and that case fails an answer that ignores the clause
-(tests/test_course.py checks that every graded function has its clauses)."""
+"""Every clause of every graded function has a case, and one of its hidden cases fails an answer that ignores the
+clause (tests/test_course.py checks that every graded function has its clauses)."""
 from __future__ import annotations
 
 import warnings
@@ -50,20 +50,32 @@ def test_every_clause_has_a_case(assignment):
     assert not missing, "\n".join(missing)
 
 
+def _failure(check, fn, case) -> str | None:
+    """What the check says when `fn` fails `case` (its message and hint), None when it passes."""
+    result = judge_evidence(check, case, collect_evidence(check, fn, case))
+    return None if result.passed else result.message + (f"\nHint: {result.hint}" if result.hint else "")
+
+
 @pytest.mark.parametrize("assignment,clause", CLAUSES, ids=[f"{a}.{c.function}: {c.rule}" for a, c in CLAUSES])
-def test_a_case_of_the_clause_fails_an_answer_that_ignores_it(assignment, clause):
+def test_a_hidden_case_of_the_clause_fails_an_answer_that_ignores_it(assignment, clause):
+    """The answer that ignores the clause runs on the clause's cases in the order grading runs them, visible then
+    hidden (a second call may be what breaks it), up to the first hidden case that fails it with the clause's hint
+    (if it has one)."""
     nb = _nb(assignment)
     cell = next(c.source for c in answer_cells(nb) if grade_id(c) == clause.function)
-    ns = answer_namespace(nb, {clause.function: killer_source(assignment, clause, cell)})
+    fn = answer_namespace(nb, {clause.function: killer_source(assignment, clause, cell)})[clause.function]
     check = get_check(assignment, clause.function)
-    failures = []
+    hidden = clause_cases(check, clause, hidden=True)
+    assert hidden, f"{clause.rule!r} names no hidden case among {clause.cases}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for case in clause_cases(check, clause):
-            result = judge_evidence(check, case, collect_evidence(check, ns[clause.function], case))
-            if not result.passed:
-                failures.append(result.message + (f"\nHint: {result.hint}" if result.hint else ""))
-    assert failures, f"no case of {clause.cases} fails an answer that ignores {clause.rule!r}"
-    if clause.hint:
-        assert any(clause.hint.lower() in f.lower() for f in failures), \
-            f"the failure does not say {clause.hint!r}:\n{failures[0]}"
+        visible = [t for case in clause_cases(check, clause, hidden=False) if (t := _failure(check, fn, case))]
+        failures = []
+        for case in hidden:
+            text = _failure(check, fn, case)
+            if text is not None and (not clause.hint or clause.hint.lower() in text.lower()):
+                return
+            failures += [text] if text is not None else []
+    assert not failures, f"no hidden failure says {clause.hint!r}:\n{failures[0]}"
+    assert False, (f"no hidden case of {clause.cases} fails an answer that ignores {clause.rule!r}"
+                   + (f"; only a visible one does:\n{visible[0]}" if visible else ""))

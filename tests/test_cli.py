@@ -93,152 +93,67 @@ def test_usage_errors_exit_2():
     assert r.returncode == 2
 
 
-# ------------------------------------------------------------- fxcourse grade: one nbgrader process per group
+# ------------------------------------------------------------- fxcourse grade: the engine's coordinator
 
-def _fake_nbgrader(monkeypatch, tmp_path, lines: list[str], code: int | None) -> list[str]:
-    """Make `grade_batch` start a script in place of its kept nbgrader process: for the command it reads, it
-    prints nbgrader's log lines, then the end-of-command line with `code` (None: it dies instead, as a killed
-    nbgrader does). Return the list the one-student fallback (`autograde_one`) appends to."""
-    from autograder.grader import batch, nbgrader
-    from autograder.grader.nbgrader import DONE_MARK, TOKEN_ENV
+class _Book:
+    """A gradebook that records what the coordinator writes into it."""
 
-    script = tmp_path / "fake_nbgrader.py"
-    end = "sys.exit(1)" if code is None else \
-        f"print({DONE_MARK!r} + os.environ[{TOKEN_ENV!r}], {code}, file=sys.stderr, flush=True)"
-    script.write_text("import os, sys\nsys.stdin.readline()\nfor line in %r:\n    print(line, flush=True)\n%s\n"
-                      "sys.stdin.read()\n" % (lines, end))
-    monkeypatch.setattr(nbgrader, "session_command", lambda course, db=None: ([sys.executable, str(script)], None))
-    retried: list[str] = []
+    def __init__(self) -> None:
+        self.written, self.ungraded = [], []
 
-    def one(course, name, student, graders):
-        retried.append(student)
-        return subprocess.CompletedProcess([], 0, "", ""), 1.0
+    def write(self, assignment, student, notebooks, digest, timestamp):
+        self.written.append(student)
 
-    monkeypatch.setattr(batch, "autograde_one", one)
-    return retried
+    def record_ungraded(self, assignment, student, timestamp=None):
+        self.ungraded.append(student)
 
 
-def _grade(students, everyone=None):
+def _units(tmp_path, students, progress):
+    from autograder.grader.engine import Submission, Unit
+
+    return [Unit("A", Submission(s, tmp_path / s, {}, f"{s}-digest"), {}, progress) for s in students]
+
+
+def test_the_local_runner_writes_each_graded_student_and_reports_the_one_it_could_not_grade(tmp_path, capsys):
     from types import SimpleNamespace
 
-    from autograder.grader.batch import grade_batch
+    from autograder.grader.engine import LocalRunner, run_units
     from autograder.grader.grade_progress import GradeProgress
 
-    progress = GradeProgress(len(students))
-    grade_batch(SimpleNamespace(root=ROOT), "A", students, everyone or students, progress)
-    return progress
+    def task(assignment, sources, files, student):
+        if student == "ben":
+            return json.dumps({"ok": False, "error": "NotJSONError: Notebook does not appear to be JSON",
+                               "seconds": 0.1})
+        return json.dumps({"ok": True, "notebooks": {}, "seconds": 0.2})
 
-
-@pytest.mark.parametrize("failure", [  # nbgrader's two ways of failing one submission and going on
-    "There was an error processing assignment: /c/submitted/ben/A",
-    "While processing assignment /c/submitted/ben/A, the kernel became unresponsive and we could not interrupt it",
-])
-def test_grade_batch_reports_each_student_and_the_failed_one(monkeypatch, tmp_path, capsys, failure):
-    retried = _fake_nbgrader(monkeypatch, tmp_path, [
-        "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
-        "[AutogradeApp | INFO] Autograding /c/autograded/ann/A/A.ipynb",
-        "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
-        f"[AutogradeApp | ERROR] {failure}",
-        "[AutogradeApp | ERROR] nbformat.reader.NotJSONError: Notebook does not appear to be JSON",
-        "[AutogradeApp | INFO] Creating/updating student with ID 'cat': {}",
-        "[AutogradeApp | ERROR] There was an error processing assignment 'A' for student 'ben'",
-        "[AutogradeApp | ERROR] Please see the the above traceback for details on the specific errors",
-    ], code=1)
-    progress = _grade(["ann", "ben", "cat"])
+    course = SimpleNamespace(root=tmp_path, solutions=tmp_path / "solutions")
+    progress, book, runner = GradeProgress(3, live=False), _Book(), LocalRunner(2)
+    runner.open()
+    try:
+        written = run_units(course, _units(tmp_path, ["ann", "ben", "cat"], progress), runner, book, task=task)
+    finally:
+        runner.close()
     out = capsys.readouterr().out
-    assert retried == [] and progress.done == 3 and progress.not_graded == {"ben"}
+    assert written == 2 and sorted(book.written) == ["ann", "cat"] and book.ungraded == ["ben"]
+    assert progress.done == 3 and progress.not_graded == {"ben"}
     assert "ann: graded" in out and "cat: graded" in out
-    assert "ben: NOT GRADED" in out and "NotJSONError" in out.split("ben: NOT GRADED")[1].splitlines()[0]
+    assert "NotJSONError" in out.split("ben: NOT GRADED")[1].splitlines()[0]
 
 
-def test_a_line_that_only_looks_like_the_end_of_a_command_does_not_end_it(monkeypatch, tmp_path, capsys):
-    """A submission that gets nbgrader to print the end-of-command mark (in a traceback, say) cannot end the
-    command early: without the session's token the line is log like any other."""
-    from autograder.grader.nbgrader import DONE_MARK
-
-    retried = _fake_nbgrader(monkeypatch, tmp_path, [
-        "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
-        f"{DONE_MARK} 0",
-        "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
-    ], code=0)
-    progress = _grade(["ann", "ben"])
-    assert retried == [] and progress.done == 2 and not progress.failed
-    assert [l.split("] ")[1].split(":")[0] for l in capsys.readouterr().out.splitlines()] == ["ann", "ben"]
-
-
-def test_grade_batch_that_dies_half_way_regrades_the_rest_one_by_one(monkeypatch, tmp_path, capsys):
-    retried = _fake_nbgrader(monkeypatch, tmp_path, [
-        "[AutogradeApp | INFO] Creating/updating student with ID 'ann': {}",
-        "[AutogradeApp | INFO] Creating/updating student with ID 'ben': {}",
-        "[AutogradeApp | ERROR] sqlalchemy.exc.OperationalError: database is locked",
-    ], code=None)  # the process died while on ben, and never reached cat
-    progress = _grade(["ann", "ben", "cat"])
-    out = capsys.readouterr().out
-    assert retried == ["ben", "cat"] and progress.done == 3 and not progress.failed
-    assert [l.split("] ")[1].split(":")[0] for l in out.splitlines()] == ["ann", "ben", "cat"]
-
-
-def test_grade_batch_leaves_odd_student_ids_to_one_process_each(monkeypatch, tmp_path, capsys):
-    retried = _fake_nbgrader(monkeypatch, tmp_path, [], code=0)
-    _grade(["ann", "b,en"], everyone=["ann", "b,en", "z*"])  # not expressible as nbgrader's exclude list
-    assert retried == ["ann", "b,en"]
-
-
-def test_graders_take_the_longest_groups_first_and_later_assignments_before_earlier_ones():
-    from autograder.grader.batch import grading_order
-
-    work = [("ex01", ["a", "b", "c"], ["a", "b", "c"]), ("ex02", ["a"], ["a"]), ("ex03", ["a", "b"], ["a", "b"])]
-    order = [(name, group) for name, group, _ in grading_order(work, 2)]
-    assert order == [("ex01", ["a", "c"]), ("ex03", ["a"]), ("ex03", ["b"]), ("ex02", ["a"]), ("ex01", ["b"])]
-    one_each = [(f"ex{i:02d}", ["s"], ["s"]) for i in range(1, 4)]
-    assert [name for name, _, _ in grading_order(one_each, 2)] == ["ex03", "ex02", "ex01"]
-    assert grading_order(one_each[:1], 1) == one_each[:1]
-
-
-def test_grade_batch_stops_when_interrupted_and_starts_nothing_more(monkeypatch, tmp_path, capsys):
-    import threading
-    import time
-
-    from types import SimpleNamespace
-
-    from autograder.grader.batch import Graders, grade_batch
-    from autograder.grader.grade_progress import GradeProgress
-
-    retried = _fake_nbgrader(monkeypatch, tmp_path, ["[AutogradeApp | INFO] Creating/updating student with ID "
-                                                     "'ann': {}"], code=0)
-    script = tmp_path / "fake_nbgrader.py"
-    from autograder.grader.nbgrader import DONE_MARK  # ann's line is printed, then it hangs on her
-
-    mark = f"print({DONE_MARK!r} +"
-    script.write_text(script.read_text().replace(mark, "import time\ntime.sleep(60)\n" + mark))
-    graders, progress = Graders(), GradeProgress(3)
-    batch = threading.Thread(target=grade_batch, args=(SimpleNamespace(root=ROOT), "A", ["ann", "ben", "cat"],
-                                                            ["ann", "ben", "cat"], progress, graders))
-    batch.start()
-    while not graders._procs:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    start = time.monotonic()
-    graders.stop(grace=5)
-    batch.join(timeout=30)
-    assert not batch.is_alive() and time.monotonic() - start < 10
-    assert retried == [] and progress.done == 0 and not graders._procs  # nothing regraded, nothing left running
-    assert graders.start([sys.executable, "-c", "pass"], None, ROOT) is None
-
-
-
-def test_a_ctrl_c_during_a_local_run_is_raised_between_waits_never_inside_a_future_s_wait(monkeypatch, capsys):
-    """A KeyboardInterrupt raised inside a future's locked wait can leave its lock held, and the grader threads
-    that finish then hang; the run notes the Ctrl-C and raises it between its own short waits."""
+def test_a_ctrl_c_during_a_local_run_stops_its_workers_and_writes_nothing_more(monkeypatch, capsys):
+    """The first Ctrl-C is raised between the coordinator's own short waits, never inside a future's locked wait
+    (that can leave its lock held); what runs is stopped (sandbox.stop_workers) and nothing more is written."""
     import concurrent.futures
     import signal
     import threading
+    import time
     from types import SimpleNamespace
 
-    from autograder.grader import batch
-    from autograder.grader.console import EXIT_INTERRUPTED
+    from autograder.grader import engine, sandbox
+    from autograder.grader.console import deferred_interrupt
+    from autograder.grader.grade_progress import GradeProgress
 
-    escaped = []
+    escaped, started = [], threading.Event()
 
     def guarded(fn):
         def inner(*args, **kwargs):
@@ -249,17 +164,27 @@ def test_a_ctrl_c_during_a_local_run_is_raised_between_waits_never_inside_a_futu
                 raise
         return inner
 
-    monkeypatch.setattr(concurrent.futures.Future, "result", guarded(concurrent.futures.Future.result))
-    monkeypatch.setattr(batch, "wait", guarded(concurrent.futures.wait), raising=False)
-    stopped = threading.Event()
-    monkeypatch.setattr(batch, "grade_batch", lambda *args: stopped.wait(10))
-    graders = SimpleNamespace(stop=stopped.set)
-    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
-    code = batch._grade_work(SimpleNamespace(root=ROOT), [("A", ["ann", "ben"], ["ann", "ben"])], 2, graders,
-                             "sqlite:///gradebook.db", None)
-    assert code == EXIT_INTERRUPTED and escaped == [], escaped
-    assert "interrupted: 0 of 2 submission(s) of A graded" in capsys.readouterr().err
+    def task(assignment, sources, files, student):  # a worker that runs until it is stopped
+        started.set()
+        sandbox.STOPPING.wait(30)
+        return json.dumps({"ok": True, "notebooks": {}, "seconds": 0.0})
 
+    monkeypatch.setattr(concurrent.futures.Future, "result", guarded(concurrent.futures.Future.result))
+    monkeypatch.setattr(engine, "wait", guarded(concurrent.futures.wait))
+    progress, book, runner = GradeProgress(3, live=False), _Book(), engine.LocalRunner(2)
+    course = SimpleNamespace(root=ROOT, solutions=ROOT / "solutions")
+    runner.open()
+    start = time.monotonic()
+    try:
+        with deferred_interrupt() as check:
+            threading.Thread(target=lambda: started.wait(10) and os.kill(os.getpid(), signal.SIGINT)).start()
+            with pytest.raises(KeyboardInterrupt):
+                engine.run_units(course, _units(Path("."), ["ann", "ben", "cat"], progress), runner, book, task=task,
+                                 check=check)
+    finally:
+        runner.close()
+    assert escaped == [] and book.written == [] and progress.done == 0
+    assert time.monotonic() - start < 20 and not sandbox.STOPPING.is_set()  # cleared for the next run
 
 
 def test_the_coordinator_reads_nbgrader_s_scores_without_importing_nbgrader(tmp_path):
@@ -351,13 +276,13 @@ def test_the_coordinator_s_sqlite_read_waits_out_a_grader_s_write_and_writes_not
 
 def test_a_new_gradebook_gets_nbgrader_s_schema_revision_read_in_process(monkeypatch, tmp_path):
     """nbgrader asks an `alembic heads` process for a new gradebook's schema revision; the grader reads the same
-    revision in its own process (the coordinator, and every nbgrader process it starts, kept or not), and
-    nbgrader writes it as it always did."""
+    revision in its own process (the coordinator, and every nbgrader process it starts, for one command or
+    several), and nbgrader writes it as it always did."""
     import nbgrader.api
     from sqlalchemy import create_engine, text
 
     from autograder.grader import gradebook
-    from autograder.grader.nbgrader import NBGRADER_LAUNCH, NBGRADER_SESSION
+    from autograder.grader.nbgrader import NBGRADER_EACH, NBGRADER_LAUNCH
 
     def written(db: Path) -> list[str]:
         with create_engine(f"sqlite:///{db}").connect() as conn:
@@ -375,56 +300,38 @@ def test_a_new_gradebook_gets_nbgrader_s_schema_revision_read_in_process(monkeyp
     monkeypatch.undo()
     # nbgrader's processes, where no alembic is on PATH (nbgrader's own way would fail there)
     env = {**os.environ, "PATH": "/usr/bin:/bin"}
-    for name, launch, stdin in (("launch", NBGRADER_LAUNCH, None),
-                                ("session", NBGRADER_SESSION, json.dumps(["db", "student", "add", "ada"]) + "\n")):
+    add = ["db", "student", "add", "ada"]
+    for name, launch, argv in (("launch", NBGRADER_LAUNCH, add), ("each", NBGRADER_EACH, ["1", json.dumps([add])])):
         db = tmp_path / f"{name}.db"
-        argv = ["db", "student", "add", "ada"] if stdin is None else []
         r = subprocess.run([sys.executable, "-c", launch, *argv, f"--CourseDirectory.db_url=sqlite:///{db}",
-                            f"--CourseDirectory.root={tmp_path}"], input=stdin or "", capture_output=True,
+                            f"--CourseDirectory.root={tmp_path}"], capture_output=True,
                            text=True, env=env, cwd=tmp_path, timeout=300)
         assert r.returncode == 0 and "alembic" not in r.stderr.lower(), (name, r.stderr[-2000:])
         assert written(db) == [asked], name
 
 
-@pytest.mark.parametrize("jobs, started", [(1, 1), (2, 2), (4, 3)])  # at most one per group of submissions
-def test_a_run_starts_its_nbgrader_processes_before_it_reads_the_gradebook(monkeypatch, tmp_path, generated_course,
-                                                                           jobs, started):
-    """The kept nbgrader processes start first, so their start-up overlaps with the run's reading of its
-    configuration and gradebook (which imports nbgrader's gradebook: about 1.5 s of CPU)."""
-    from autograder.grader import batch, forkserver
+def test_a_run_starts_its_fork_server_before_the_jail_trial_and_reads_the_gradebook_before_grading(
+        monkeypatch, tmp_path, generated_course):
+    """The fork server starts first, so its imports overlap with the jail's trial and the reading of the
+    gradebook; then the one engine grades, here (LocalRunner) or on Dask (DaskRunner)."""
+    from autograder.grader import batch, engine, forkserver
 
     root = generated_course(tmp_path / "course", "ex01_tracing")
     for student in ("ann", "ben", "cy"):
         (root / "submitted" / student / "ex01_tracing").mkdir(parents=True)
     events: list = []
-
-    class Kept:  # a kept nbgrader process that only says when it starts and ends
-        def __init__(self, course, graders):
-            pass
-
-        def start(self):
-            events.append("nbgrader started")
-            return self
-
-        def end_input(self):
-            pass
-
-        def close(self):
-            events.append("nbgrader ended")
-
-    monkeypatch.setattr(batch, "Session", Kept)
-    monkeypatch.setattr(batch, "require_isolation", lambda: None)
-    monkeypatch.setattr(forkserver, "prestart", lambda: None)
+    monkeypatch.setattr(forkserver, "prestart", lambda: events.append("fork server started"))
+    monkeypatch.setattr(batch, "require_isolation", lambda: events.append("jail tried"))
     monkeypatch.setattr(batch, "ensure_assignment", lambda course, name, url: events.append(f"gradebook read: {name}"))
-    monkeypatch.setattr(batch, "_grade_work", lambda course, work, jobs, graders, url, sessions:
-                        events.append(f"graded with {len(sessions._all)} kept") or 0)
-    assert batch.grade("ex01_tracing", jobs=jobs, course=str(root)) == 0
-    assert events == ["nbgrader started"] * started + ["gradebook read: ex01_tracing", f"graded with {started} kept"] \
-        + ["nbgrader ended"] * started
-    events.clear()  # a cluster run starts none here
-    monkeypatch.setattr("autograder.grader.cluster.grade_class", lambda *a: events.append("cluster") or 0)
-    assert batch.grade("ex01_tracing", cluster="local:1", course=str(root)) == 0
-    assert events == ["gradebook read: ex01_tracing", "cluster"]
+    monkeypatch.setattr(engine, "grade_class", lambda course, work, url, runner, regrade: events.append(
+        (type(runner).__name__, getattr(runner, "jobs", None), work, regrade)) or 0)
+    assert batch.grade("ex01_tracing", jobs=2, course=str(root)) == 0
+    assert events == ["fork server started", "jail tried", "gradebook read: ex01_tracing",
+                      ("LocalRunner", 2, [("ex01_tracing", ["ann", "ben", "cy"])], False)]
+    events.clear()  # a cluster run starts no fork server here
+    assert batch.grade("ex01_tracing", cluster="local:1", regrade=True, course=str(root)) == 0
+    assert events == ["gradebook read: ex01_tracing", ("DaskRunner", None, [("ex01_tracing", ["ann", "ben", "cy"])],
+                                                       True)]
 
 
 def test_a_second_ctrl_c_interrupts_at_once_and_check_does_nothing_outside_the_main_thread():

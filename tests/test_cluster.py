@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grader.cluster import grade_task
+from autograder.grader.engine import grade_task
 from autograder.grader.notebook import grade_id
 from conftest import EX01_RIGHT, ROOT
 
@@ -281,7 +281,6 @@ def killing_task(assignment, sources, files, student):
 
 def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_on(dask, reference, tmp_path,
                                                                                    generated_course):
-    from autograder.grader.cluster import collect_submissions, grade_on_cluster
     from autograder.grader.grade_progress import GradeProgress
     from autograder.grader.gradebook import Gradebook
 
@@ -290,10 +289,8 @@ def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_
     dask.wait_for_workers(2)
     url = f"sqlite:///{root / 'gradebook.db'}"
     with dask.client() as client, Gradebook(url) as gb:
-        sources = {A: (root / "solutions" / A / NOTEBOOK).read_bytes()}
-        subs = collect_submissions(root_course(root), A, ["a_correct", "b_poison", "c_wrong"], [A], sources)
         progress = GradeProgress(3, live=False)
-        written = grade_on_cluster(root_course(root), A, subs, sources, client, gb, progress, task=killing_task)
+        written = on_cluster(root, client, gb, ["a_correct", "b_poison", "c_wrong"], progress, task=killing_task)
     assert written == 2 and progress.not_graded == {"b_poison"}
     why = progress.reasons["b_poison"]
     assert "KilledWorker" in why and "2 times" in why, why  # allowed-failures 1: two tries, then given up
@@ -315,7 +312,6 @@ def dying_twice_task(assignment, sources, files, student):
 
 def test_a_submission_given_up_only_for_others_faults_is_graded_again_alone(dask, reference, tmp_path,
                                                                             generated_course):
-    from autograder.grader.cluster import collect_submissions, grade_on_cluster
     from autograder.grader.grade_progress import GradeProgress
     from autograder.grader.gradebook import Gradebook
 
@@ -326,11 +322,8 @@ def test_a_submission_given_up_only_for_others_faults_is_graded_again_alone(dask
     dask.wait_for_workers(2)
     try:
         with dask.client() as client, Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-            sources = {A: (root / "solutions" / A / NOTEBOOK).read_bytes()}
-            subs = collect_submissions(root_course(root), A, ["a_correct", bystander], [A], sources)
             progress = GradeProgress(2, live=False)
-            written = grade_on_cluster(root_course(root), A, subs, sources, client, gb, progress,
-                                       task=dying_twice_task)
+            written = on_cluster(root, client, gb, ["a_correct", bystander], progress, task=dying_twice_task)
         assert written == 2 and progress.not_graded == set(), progress.reasons
         assert tries.read_text() == "3"  # given up after two tries, then graded once more alone
     finally:
@@ -342,7 +335,6 @@ def test_a_result_lost_with_its_worker_before_it_is_read_is_computed_again(dask,
                                                                           generated_course):
     """A finished task's result stays on its worker until the coordinator reads it. The worker dies in between
     (as when another submission kills it): Dask computes the task again, and the grade is written once."""
-    from autograder.grader.cluster import collect_submissions, grade_on_cluster
     from autograder.grader.grade_progress import GradeProgress
     from autograder.grader.gradebook import Gradebook
 
@@ -364,10 +356,8 @@ def test_a_result_lost_with_its_worker_before_it_is_read_is_computed_again(dask,
                 time.sleep(0.05)
             assert client.futures[key].status != "finished", "the scheduler did not report the result lost"
 
-        sources = {A: (root / "solutions" / A / NOTEBOOK).read_bytes()}
-        subs = collect_submissions(root_course(root), A, ["a_correct"], [A], sources)
         progress = GradeProgress(1, live=False)
-        written = grade_on_cluster(root_course(root), A, subs, sources, client, gb, progress, check=check)
+        written = on_cluster(root, client, gb, ["a_correct"], progress, check=check)
     assert len(lost) == 1, "no result was lost: the test did not do what it says"
     assert written == 1 and progress.not_graded == set(), progress.reasons
     assert grades(root) == {"a_correct": reference["correct"]} and ledger(root) == {"a_correct": 1}
@@ -377,6 +367,18 @@ def root_course(root: Path):
     from autograder.grader.root import Course
 
     return Course(root)
+
+
+def on_cluster(root: Path, client, gb, students: list[str], progress, **options) -> int:
+    """The engine's coordinator on the Dask cluster of `client` for `students` of A: how many were written."""
+    from autograder.grader.cluster import DaskRunner
+    from autograder.grader.engine import Unit, collect_submissions, run_units
+
+    sources = {A: (root / "solutions" / A / NOTEBOOK).read_bytes()}
+    subs = collect_submissions(root_course(root), A, students, [A], sources)
+    runner = DaskRunner(client=client)
+    runner.open()
+    return run_units(root_course(root), [Unit(A, sub, sources, progress) for sub in subs], runner, gb, **options)
 
 
 def test_a_hung_submission_stops_itself_at_its_own_limit_on_a_worker(monkeypatch):
@@ -524,7 +526,7 @@ class _Waiting:
 def test_a_ctrl_c_while_the_coordinator_waits_on_dask_is_raised_between_results_never_inside_dask(monkeypatch):
     import distributed
 
-    from autograder.grader import cluster
+    from autograder.grader import cluster, engine
     from autograder.grader.console import deferred_interrupt
     from autograder.grader.grade_progress import GradeProgress
 
@@ -542,12 +544,15 @@ def test_a_ctrl_c_while_the_coordinator_waits_on_dask_is_raised_between_results_
 
     monkeypatch.setattr(distributed, "as_completed", _Waiting)
     _Waiting.escaped = []
-    subs = [cluster.Submission(s, Path(s), {}, f"{s}digest") for s in ("ann", "ben", "cy")]
+    progress = GradeProgress(3, live=False)
+    units = [engine.Unit(A, engine.Submission(s, Path(s), {}, f"{s}digest"), {}, progress) for s in ("ann", "ben", "cy")]
+    runner = cluster.DaskRunner(client=Client())
+    runner.open()
     threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
         with deferred_interrupt() as check:
-            cluster.grade_on_cluster(None, A, subs, {}, Client(), None, GradeProgress(3, live=False), check=check)
+            engine.run_units(None, units, runner, None, check=check)
     assert _Waiting.escaped == [], f"a Ctrl-C was raised inside Dask's code: {_Waiting.escaped}"
     assert sorted(k.split("-")[2] for k in Client.cancelled) == ["ann", "ben", "cy"]  # what was left is cancelled
     assert signal.getsignal(signal.SIGINT) is before

@@ -121,9 +121,14 @@ def test_grade_refuses_bad_arguments_before_grading(course, argv, expected):
     assert "grading" not in r.stdout and (course / "gradebook.db").stat().st_mtime == before
 
 
-def test_regrading_is_idempotent(course):
+def test_a_rerun_skips_what_is_graded_from_the_same_files_and_regrade_grades_it_again_the_same(course):
+    """`--regrade` means what it means with --cluster: without it, a submission graded from the same files is up
+    to date; with it, it is graded again, to the same score."""
     r = fxcourse(course, "grade", A, "--student", "bob")
-    assert r.returncode == 0
+    assert r.returncode == 0 and f"grading {A}: 0 submission(s); 1 up to date" in r.stdout, r.stdout + r.stderr
+    assert "bob: graded" not in r.stdout
+    r = fxcourse(course, "grade", A, "--student", "bob", "--regrade")
+    assert r.returncode == 0 and f"grading {A}: 1 submission(s)\n" in r.stdout and "bob: graded" in r.stdout, r.stdout
     summary = r.stdout.split(f"summary of {A}:")[1]
     assert sorted(l.split()[0] for l in summary.strip().splitlines()) == ["alice", "bob", "carol"]
     assert "bob                  3 / 10" in summary
@@ -143,7 +148,8 @@ def test_a_broken_submission_does_not_stop_the_batch_and_a_killed_run_loses_noth
             os.killpg(proc.pid, signal.SIGKILL)
             break
     proc.wait()
-    # The rerun grades everyone; the broken notebook is reported, the others keep their scores.
+    # The rerun grades what is not graded from these files yet; the broken notebook is reported, the others keep
+    # their scores.
     r = fxcourse(course, "grade", A)
     assert r.returncode == 1, r.stdout
     assert "dave: NOT GRADED" in r.stdout and "not valid JSON" in r.stdout.split("dave: NOT GRADED")[1].splitlines()[0]
@@ -181,241 +187,23 @@ def test_jobs_grade_several_assignments_side_by_side_each_line_naming_its_assign
     assert {l.split()[0]: l.split()[1] for l in second.strip().splitlines()} == {"alice": "13", "bob": "13"}
 
 
-def test_one_kept_nbgrader_process_grades_every_assignment_of_a_run(tmp_path, generated_course, monkeypatch,
-                                                                   capsys):
-    """`fxcourse grade` of a course, one grader: ONE nbgrader process runs the autograde of each assignment."""
-    from autograder.grader import batch
-    from autograder.grader.nbgrader import NBGRADER_SESSION
-
-    b = "ex04_wrapping"
-    root = generated_course(generated_course(tmp_path / "course", A), b)
-    for assignment in (A, b):
-        (root / "submitted" / "alice" / assignment).mkdir(parents=True)
-        shutil.copy(ROOT / "solutions" / assignment / f"{assignment}.ipynb", root / "submitted" / "alice" / assignment)
-    started, start, kept = [], batch.Graders.start, batch.Graders.start_kept
-    monkeypatch.setattr(batch.Graders, "start", lambda self, cmd, *a, **k: started.append(cmd) or start(self, cmd, *a, **k))
-    monkeypatch.setattr(batch.Graders, "start_kept", lambda self, cmd, *a: started.append(cmd) or kept(self, cmd, *a))
-    assert batch.grade(course=str(root)) == 0
-    out = capsys.readouterr().out
-    assert len(started) == 1 and NBGRADER_SESSION in started[0], started
-    assert "alice                10 / 10" in out.split(f"summary of {A}:")[1].split("grading")[0]
-    assert "alice                13 / 13" in out.split(f"summary of {b}:")[1]
-
-
-def test_a_kept_nbgrader_process_forgets_each_commands_options(course):
-    """A command's options must not leak into the next one's in the same nbgrader process (nbgrader's
-    applications are singletons that keep their configuration): here an exclude list would skip bob."""
-    from autograder.grader.batch import Graders
-    from autograder.grader.nbgrader import Session
-    from autograder.grader.root import find_course
-
-    session = Session(find_course(course, None), Graders())
-    first, second = [], []
-    others = sorted(p.name for p in (course / "submitted").iterdir() if p.name != "alice")  # bob among them
-    try:
-        assert session.run(["autograde", A, "--student=*", "--create", "--force",
-                            f"--CourseDirectory.student_id_exclude={','.join(others)}"], first.append, 600) == 0
-        assert session.run(["autograde", A, "--student=bob", "--create", "--force"], second.append, 600) == 0
-        assert session.run(["autograde", A, "--student=bob", "--no-such-option"], [].append, 600) != 0
-    finally:
-        session.close()
-    students = lambda lines: [l.split("'")[1] for l in lines if "Creating/updating student with ID" in l]
-    assert (students(first), students(second)) == (["alice"], ["bob"])
-    assert session.proc is None
-
-
-def test_a_prestarted_nbgrader_process_is_running_before_its_first_command(course):
-    """Sessions.prestart starts the process itself (not only its bookkeeping), and the command a grader then
-    gives it runs in that same process."""
-    from autograder.grader.batch import Graders, Sessions
-    from autograder.grader.root import find_course
-
-    sessions = Sessions(find_course(course, None), Graders())
-    lines: list[str] = []
-    try:
-        sessions.prestart(1)
-        session = sessions.take()
-        proc = session.proc
-        assert proc is not None and proc.poll() is None, "prestart left no nbgrader process running"
-        assert session.run(["autograde", A, "--student=alice", "--create", "--force"], lines.append, 600) == 0
-        assert session.proc is proc, "the first command started a second process"
-    finally:
-        sessions.close()
-    assert any("Creating/updating student with ID 'alice'" in line for line in lines), lines[-20:]
-    assert proc.returncode == 0
-
-
-def _parent(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-def test_kept_nbgrader_processes_are_forked_from_one_that_imported_nbgrader_once(course):
-    """`fxcourse grade`'s kept nbgrader processes are forked by the run's nbgrader fork process: each runs its
-    commands as a fresh one would; one killed at its time limit is replaced by a new fork; all of them, and the
-    fork process, are gone once the run has closed them."""
-    from autograder.grader.batch import Graders, Sessions
-    from autograder.grader.nbfork import Child
-    from autograder.grader.root import find_course
-
-    graders = Graders()
-    sessions = Sessions(find_course(course, None), graders)
-    logs: dict[str, list[str]] = {"alice": [], "bob": []}
-    try:
-        sessions.prestart(2)
-        first, second = sessions.take(), sessions.take()
-        for session, student in ((first, "alice"), (second, "bob")):
-            assert session.run(["autograde", A, f"--student={student}", "--create", "--force"],
-                               logs[student].append, 600) == 0, logs[student][-20:]
-        forker = graders.forker.proc
-        assert forker is not None and not graders.forker.broken
-        killed = first.proc
-        assert isinstance(killed, Child) and isinstance(second.proc, Child) and killed.pid != second.proc.pid
-        assert _parent(killed.pid) == _parent(second.proc.pid) == forker.pid
-        assert first.run(["autograde", A, "--student=alice", "--create", "--force"], [].append, 0.01) is None
-        assert first.timed_out and first.proc is None and killed.returncode == -signal.SIGKILL
-        again: list[str] = []
-        assert first.run(["autograde", A, "--student=alice", "--create", "--force"], again.append, 600) == 0, again
-        assert first.proc.pid != killed.pid and _parent(first.proc.pid) == forker.pid
-        pids = [first.proc.pid, second.proc.pid]
-    finally:
-        sessions.close()
-        graders.close()
-    for student, lines in logs.items():
-        assert any(f"Creating/updating student with ID '{student}'" in line for line in lines), lines[-20:]
-    assert forker.returncode == 0 and all(_gone(pid) for pid in pids)
-    assert fxcourse(course, "export").returncode == 0  # the gradebook as the kept processes left it
-
-
-def test_a_forked_nbgrader_process_ends_when_let_go_of_and_with_its_fork_process(course, capsys):
-    """A kept process the grading process lets go of while it runs (its connection closes: the grading process
-    went away) is killed; one whose fork process dies dies with it, its command fails as a crashed one does, and
-    the next command gets a fresh process, said once."""
-    from autograder.grader.batch import Graders, Sessions
-    from autograder.grader.forkserver import ended
-    from autograder.grader.root import find_course
-
-    graders = Graders()
-    sessions = Sessions(find_course(course, None), graders)
-    try:
-        sessions.prestart(2)
-        let_go, orphan = sessions.take(), sessions.take()
-        assert let_go.proc.confirm() and orphan.proc.confirm()
-        let_go.proc.conn.shutdown(socket.SHUT_RDWR)  # as the grading process's end closes when it goes away
-        assert ended(let_go.proc.pid, 60) and let_go.proc.wait(60) == -signal.SIGKILL
-        os.kill(graders.forker.proc.pid, signal.SIGKILL)
-        assert ended(orphan.proc.pid, 60)
-        argv = ["autograde", A, "--student=alice", "--create", "--force"]
-        assert orphan.run(argv, [].append, 600) is None and orphan.proc is None
-        lines: list[str] = []
-        assert orphan.run(argv, lines.append, 600) == 0, lines[-20:]
-        assert isinstance(orphan.proc, subprocess.Popen)
-    finally:
-        sessions.close()
-        graders.close()
-    err = capsys.readouterr().err
-    assert err.count("nbgrader's fork process could not be reached") == 1, err
-
-
-def test_an_interrupt_sent_as_a_kept_process_is_forked_still_stops_it(course):
-    """Ctrl-C in the first moment of a run: the interrupt reaches a kept process the fork process has only just
-    forked (before the process has set its own handler), and stops it, as it stops one that runs."""
-    from autograder.grader.batch import Graders, Sessions
-    from autograder.grader.root import find_course
-
-    graders = Graders()
-    sessions = Sessions(find_course(course, None), graders)
-    try:
-        sessions.prestart(1)
-        proc = sessions.take().proc
-        proc.send_signal(signal.SIGINT)  # queued until the fork process has forked it, then sent at once
-        assert proc.wait(timeout=120) != 0 and proc.pid is not None
-    finally:
-        sessions.close()
-        graders.close()
-
-
-def test_a_fork_process_that_cannot_be_had_leaves_fresh_nbgrader_processes(course, monkeypatch, capsys):
-    """Where the nbgrader fork process cannot import (or fork), each kept process starts afresh, and one line
-    says so; turned off with the fork server (FXCOURSE_FORKSERVER=0), they start afresh without a word."""
-    from autograder.grader import nbfork
-    from autograder.grader.batch import Graders, Sessions
-    from autograder.grader.root import find_course
-
-    for broken, said in ((True, 1), (False, 0)):
-        if broken:
-            monkeypatch.setattr(nbfork, "NBFORK_LAUNCH", "import sys; sys.exit(3)")
-        else:
-            monkeypatch.setenv("FXCOURSE_FORKSERVER", "0")
-        graders = Graders()
-        sessions = Sessions(find_course(course, None), graders)
-        try:
-            sessions.prestart(2 if broken else 1)  # two, to be told once; one, to be told nothing
-            taken = [sessions.take() for _ in range(2 if broken else 1)]
-            for session in taken:
-                lines: list[str] = []
-                assert session.run(["autograde", A, "--student=alice", "--create", "--force"], lines.append,
-                                   600) == 0, lines[-20:]
-                assert isinstance(session.proc, subprocess.Popen)
-        finally:
-            sessions.close()
-            graders.close()
-        err = capsys.readouterr().err
-        assert err.count("nbgrader's fork process") == said, err
-        if said:
-            assert "exited with code 3" in err and "as a fresh process instead" in err, err
-
-
-def test_the_kept_processes_take_the_grading_process_s_finding_about_the_jail(tmp_path, generated_course,
-                                                                               monkeypatch):
-    """The grading process tries the jail once; the nbgrader processes forked for it take its finding instead of
-    trying again. Shown with a finding the test makes up: a piece missing, which the grader then refuses over."""
-    from autograder.grader import sandbox
-    from autograder.grader.batch import Graders, Sessions
-    from autograder.grader.root import find_course
-
-    root = generated_course(tmp_path, A)
-    (root / "submitted" / "alice" / A).mkdir(parents=True)
-    shutil.copy(ROOT / "solutions" / A / f"{A}.ipynb", root / "submitted" / "alice" / A)
-    monkeypatch.delenv("FXCOURSE_ISOLATION", raising=False)
-    monkeypatch.setattr(sandbox, "_SUPPORT", {"a piece made up by the test": "to see it handed down"})
-    graders = Graders()
-    sessions = Sessions(find_course(root, None), graders)
-    lines: list[str] = []
-    try:
-        session = sessions.take()
-        session.run(["autograde", A, "--student=alice", "--create", "--force"], lines.append, 600)
-    finally:
-        sessions.close()
-        graders.close()
-    assert any("missing a piece made up by the test (to see it handed down)" in line for line in lines), lines[-30:]
-
-
-def _graders_running(course: Path) -> list[str]:
-    """Command lines of processes still grading this course."""
+def _workers_running(pid: int) -> list[str]:
+    """The processes still working in a scratch folder of the grading process `pid` (its jailed workers)."""
     found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
         try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            where = os.readlink(cwd)
         except OSError:
             continue
-        if f"--CourseDirectory.root={course}" in text:
-            found.append(text)
+        if f"fxcourse-worker-{pid}-" in where:
+            found.append(f"{cwd.parent.name}: {where}")
     return found
 
 
 def test_ctrl_c_stops_every_grader_and_a_rerun_finishes(course):
-    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--jobs", "2", "--course",
-                             str(course)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=course,
-                            start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, "--jobs", "2", "--regrade",
+                             "--course", str(course)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=course, start_new_session=True)
     assert proc.stdout.readline().startswith(f"grading {A}")
     first = proc.stdout.readline()  # one submission done, the others in a grader or waiting for one
     assert first.strip().startswith("[1/"), first
@@ -423,9 +211,9 @@ def test_ctrl_c_stops_every_grader_and_a_rerun_finishes(course):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "interrupted" in err and "summary" not in out, out + err
     deadline = time.monotonic() + 10
-    while _graders_running(course) and time.monotonic() < deadline:
+    while _workers_running(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _graders_running(course) == []
+    assert _workers_running(proc.pid) == []
     r = fxcourse(course, "grade", A)
     summary = r.stdout.split(f"summary of {A}:")[1]
     scores = {line.split()[0]: line.split()[1] for line in summary.strip().splitlines()}

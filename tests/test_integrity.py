@@ -314,7 +314,7 @@ def test_cases_draw_every_seed_where_a_hidden_salt_reaches_it():
 def test_a_cluster_task_draws_the_hidden_cases_of_the_coordinators_secret(tmp_path, monkeypatch):
     """`fxcourse grade --cluster` grades each submission in a course root of its own on a Dask worker: it is given
     the coordinator's secret, so that a worker draws the course's hidden cases, not a secret made up there."""
-    from autograder.grader.cluster import grade_task
+    from autograder.grader.engine import grade_task
 
     mine = b"a secret the table was memorised under"
     path = submit(tmp_path, "ex01_tracing", {"outputs_match": TABLE.format(table=_memorised(mine))})

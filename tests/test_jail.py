@@ -159,8 +159,9 @@ def test_a_hostile_submission_changes_nothing_for_the_next_or_the_one_beside_it(
 
     # one after the other: the hostile one first
     hostile = fxcourse(course, "grade", A, "--student", "mallory")
-    honest = fxcourse(course, "grade", A, "--student", "alice")
-    assert _scores(honest.stdout)["alice"] == "10 / 10", honest.stdout + honest.stderr
+    honest = fxcourse(course, "grade", A, "--student", "alice", "--regrade")
+    assert "alice: graded" in honest.stdout and _scores(honest.stdout)["alice"] == "10 / 10", \
+        honest.stdout + honest.stderr
     # 3 = the three quiz points, each kept only because its attack failed; 0 for the blank functions, which
     # would have scored had the answers of the other submission been found and copied
     assert _scores(hostile.stdout)["mallory"] == "3 / 10", hostile.stdout + hostile.stderr
@@ -172,7 +173,7 @@ def test_a_hostile_submission_changes_nothing_for_the_next_or_the_one_beside_it(
     _fill(course / "exercises" / A / f"{A}.ipynb", _hostile(course, BESIDE),
           course / "submitted" / "mallory" / A / f"{A}.ipynb")
     before = {**before, "course": _tree(str(course), _grader_writes(course))}  # its new submission is the test's
-    both = fxcourse(course, "grade", A, "-j", "2")
+    both = fxcourse(course, "grade", A, "-j", "2", "--regrade")
     assert both.returncode == 0, both.stdout + both.stderr
     assert "2 at a time" in both.stdout
     assert _scores(both.stdout) == {"alice": "10 / 10", "mallory": "3 / 10"}, both.stdout
@@ -302,7 +303,7 @@ def test_a_grading_that_takes_too_long_is_stopped_and_reported(course):
     env_before = os.environ.get("FXCOURSE_SUBMISSION_TIMEOUT")
     os.environ["FXCOURSE_SUBMISSION_TIMEOUT"] = "0.2"  # far less than any grading takes: it must be stopped
     try:
-        r = fxcourse(course, "grade", A, "--student", "alice")
+        r = fxcourse(course, "grade", A, "--student", "alice", "--regrade")
     finally:
         if env_before is None:
             del os.environ["FXCOURSE_SUBMISSION_TIMEOUT"]
@@ -312,21 +313,12 @@ def test_a_grading_that_takes_too_long_is_stopped_and_reported(course):
     assert "alice: NOT GRADED" in r.stdout and "took longer than 0.2 s" in r.stdout, r.stdout
 
 
-class _Reports:
-    """What grading a group reports, student by student (batch.BatchLog's and grade_alone's progress)."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, bool, str]] = []
-
-    def report(self, student: str, ok: bool, took: float, why: str = "") -> None:
-        self.lines.append((student, ok, why))
-
-
-def test_a_hung_submission_costs_its_own_limit_once_whatever_its_group(tmp_path, generated_course, monkeypatch):
-    """One submission sleeps in every function, in a group of three graded as one command: it is stopped at its
-    own limit, reported NOT GRADED naming the limit and never tried again; the two others are graded."""
-    from autograder.grader import batch
-    from autograder.grader.nbgrader import Session
+def test_a_hung_submission_costs_its_own_limit_once_whatever_else_runs(tmp_path, generated_course, monkeypatch,
+                                                                       capsys):
+    """One submission sleeps in every function, graded with two others on one grading thread (--jobs 1): it is
+    stopped at its own limit, reported NOT GRADED naming the limit and graded once; the two others are graded."""
+    from autograder.grader import engine
+    from autograder.grader.batch import ensure_assignment
 
     root = generated_course(tmp_path / "course", A, quiz_keys=True)
     release = root / "exercises" / A / f"{A}.ipynb"
@@ -336,24 +328,14 @@ def test_a_hung_submission_costs_its_own_limit_once_whatever_its_group(tmp_path,
     # Far less than the worker's own wall-clock limit (which alone stops a sleeping worker), far more than
     # grading ex01 takes.
     monkeypatch.setenv("FXCOURSE_SUBMISSION_TIMEOUT", "20")
-    attempts: list[str] = []  # the students each nbgrader command was given, one entry per student per command
-    run, alone = Session.run, batch.autograde_one
-
-    def counted_run(self, argv, read, limit):
-        excluded = next((a.split("=", 1)[1].split(",") for a in argv if "student_id_exclude=" in a), [])
-        named = next(a.split("=", 1)[1] for a in argv if a.startswith("--student="))
-        attempts.extend(s for s in ("alice", "hung", "zoe") if s not in excluded and named in ("*", s))
-        return run(self, argv, read, limit)
-
-    def counted_alone(course, name, student, graders):
-        attempts.append(student)
-        return alone(course, name, student, graders)
-
-    monkeypatch.setattr(Session, "run", counted_run)
-    monkeypatch.setattr(batch, "autograde_one", counted_alone)
-    reports = _Reports()
-    batch.grade_batch(Course(root), A, ["alice", "hung", "zoe"], ["alice", "hung", "zoe"], reports)
-    assert attempts.count("hung") == 1, attempts
-    assert sorted((s, ok) for s, ok, _ in reports.lines) == [("alice", True), ("hung", False), ("zoe", True)]
-    why = next(w for s, _, w in reports.lines if s == "hung")
+    attempts: list[str] = []  # the student of each task the engine ran
+    task = engine.grade_task
+    monkeypatch.setattr(engine, "grade_task", lambda *a, **k: attempts.append(a[3]) or task(*a, **k))
+    db = f"sqlite:///{root / 'gradebook.db'}"
+    assert ensure_assignment(Course(root), A, db) is None
+    code = engine.grade_class(Course(root), [(A, ["alice", "hung", "zoe"])], db, engine.LocalRunner(1))
+    out = capsys.readouterr().out
+    assert code == 1 and sorted(attempts) == ["alice", "hung", "zoe"], (attempts, out)
+    assert "alice: graded" in out and "zoe: graded" in out, out
+    why = next(l for l in out.splitlines() if "hung: NOT GRADED" in l)
     assert "took longer than 20 s" in why and "FXCOURSE_SUBMISSION_TIMEOUT" in why, why

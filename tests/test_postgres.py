@@ -115,7 +115,8 @@ def test_two_graders_at_once_on_postgresql_give_the_sqlite_scores(postgres, sqli
     assert r.returncode == 0 and f"{STUDENTS[0]:<20} 10 / 10" in r.stdout, r.stdout + r.stderr
     graders = [subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", A, *argv, "--course", str(root)],
                                 cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-               for root, argv in ((first, ["--db", postgres, "--jobs", "2"]), (second, ["--cluster", "local:1"]))]
+               for root, argv in ((first, ["--db", postgres, "--jobs", "2"]),
+                                  (second, ["--cluster", "local:1", "--regrade"]))]
     outs = [g.communicate(timeout=900)[0] for g in graders]
     assert [g.returncode for g in graders] == [0, 0], outs
     assert f"grading {A}: {len(STUDENTS)} submission(s)" in outs[1], outs[1]

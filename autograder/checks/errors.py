@@ -169,6 +169,23 @@ ERROR_HINTS: list[tuple] = [
      "getattr(node.target, \"overloadpacket\", None)"),
     (None, r"returned an incorrect number of gradients",
      "backward returns one gradient per input of the operator, in order: (grad for x, None for scale)"),
+    (None, r"PatternMatcherPass' object is not callable",
+     "inductor calls a custom pass with the graph, as a function: hand it pattern_pass.apply, not the pass object"),
+    ("RuntimeError", r"Duplicate pattern:",
+     "this pass holds that pattern already: make a new PatternMatcherPass in each call, and register one "
+     "replacement in it"),
+    (None, r"fake mode \(.*\) from fake tensor input \d+ doesn't match mode",
+     "the pattern matcher reads each node's meta[\"val\"], and one graph's values must share one fake mode: "
+     "trace the graph with make_fx(fn, tracing_mode=\"fake\") (make_fx's real mode makes a fake mode per node)"),
+    ("TypeError", r"_ModuleStackTracer\.__init__\(\) missing",
+     "torch.save pickles an exported program, but torch.load cannot rebuild it: write it with "
+     "torch.export.save(ep, path) and read it with torch.export.load(path)"),
+    ("KeyError", r"^\W*<OpOverload\(op='\w+\.\w+', overload='\w+'\)>\W*$",
+     "that overload is not in the decomposition table (core ATen has it already, nothing decomposes it): "
+     "table.pop(op, None) removes an entry that may be missing", r"del |\[|pop\("),
+    ("AttributeError", r"'(UnflattenedModule|InterpreterModule|GraphModule)' object has no attribute '[\w]+(\.[\w]+)+'",
+     "a qualified name has dots, and getattr reads one attribute: module.get_submodule(\"blocks.1\") walks the "
+     "path"),
     (None, r"^(?!.*(recompile_limit|cache_size_limit|[Rr]ecompil(ing|ation)))(?=.*\brecompile\b)",
      "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"),
 ]

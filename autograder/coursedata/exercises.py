@@ -39,6 +39,10 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex11_pt2e", "11_pt2e_qat",
              ("prepare_pt2e_qat", "pt2e_fake_quant_count", "pt2e_finetune", "to_qdq", "qdq_counts"), part=2),
     Exercise("ex12_custom_ops", "12_custom_ops", ("register_scaled_gelu", "count_op_nodes", "replace_with_op"), part=3),
+    Exercise("ex13_inductor_passes", "13_inductor_passes",
+             ("make_pattern_pass", "apply_pattern_pass", "compile_with_post_grad_pass"), part=3),
+    Exercise("ex14_exported_programs", "14_exported_programs",
+             ("save_and_reload", "module_of_nodes", "decompose_except", "unflatten_module"), part=3),
 )
 
 

@@ -20,8 +20,11 @@ Rules:
 * Quiz questions get no progressive hints: a hint there gives the answer away, and keys live only in
   solutions/.
 * Every function named here must be a graded function of its exercise (tests/test_inline.py checks this).
+* Part III's exercises are in autograder/coursedata/hints_part3.py, in the same format (HINTS holds them all).
 """
 from __future__ import annotations
+
+from autograder.coursedata.hints_part3 import PART_III
 
 __all__ = ["HINTS"]
 
@@ -450,33 +453,5 @@ HINTS: dict[str, dict[str, list[str]]] = {
             "`quantized_decomposed.dequantize_per_`; return the two ints as a tuple, quantize first.",
         ],
     },
-    "ex12_custom_ops": {
-        "register_scaled_gelu": [
-            "Decorate a function `(x: Tensor, scale: float) -> Tensor` with "
-            "`torch.library.custom_op(f\"{namespace}::scaled_gelu\", mutates_args=())`: the annotations become the "
-            "schema, so they must say `Tensor` and `float`.",
-            "The decorated object has `.register_fake` (a function that returns an empty tensor like `x`, for "
-            "compile and export) and `.register_autograd(backward, setup_context=...)`; backward returns one "
-            "gradient per input, `None` for the float.",
-            "`setup_context` saves `x` and `scale` on `ctx`; `backward` returns "
-            "`(grad * scale * (Phi(x) + x * phi(x)), None)` with Phi and phi the normal CDF and density; return "
-            "the decorated op.",
-        ],
-        "count_op_nodes": [
-            "Look at the `call_function` nodes of `ep.graph`: each target is an `OpOverload` such as "
-            "`torch.ops.aten.gelu.default`, or a plain function such as `operator.getitem`.",
-            "An overload matches when `node.target == op`; a packet (`torch.ops.aten.gelu`) matches the nodes whose "
-            "`target.overloadpacket` is it. Not every target has an `overloadpacket`: use `getattr(..., None)`.",
-            "`sum(1 for n in ep.graph.nodes if n.op == \"call_function\" and (n.target == op or "
-            "getattr(n.target, \"overloadpacket\", None) is op))`.",
-        ],
-        "replace_with_op": [
-            "A wrapped function is a `call_function` node whose `target` is the function object itself: compare "
-            "with `is fn`, not by name.",
-            "Set `node.target = op` and keep `args` and `kwargs`; the node still says `meta[\"is_wrapped\"]`, which "
-            "makes `gm.code` wrap the op's name: drop it with `node.meta.pop(\"is_wrapped\", None)`.",
-            "After the loop: `gm.graph.lint()`, `gm.recompile()` (otherwise `gm.code` still calls `fn`), and "
-            "`return gm`.",
-        ],
-    },
 }
+HINTS.update(PART_III)

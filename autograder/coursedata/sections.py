@@ -83,6 +83,17 @@ SECTIONS: dict[str, dict[str, str]] = {
         "count_op_nodes": _s("12", "5. `register_fake`: one node everywhere"),
         "replace_with_op": _s("12", "10. `fx.wrap` versus a custom operator"),
     },
+    "ex13_inductor_passes": {
+        "make_pattern_pass": _s("13", "3. A replacement as two functions"),
+        "apply_pattern_pass": _s("13", "4. Conv+BN as an inductor pattern"),
+        "compile_with_post_grad_pass": _s("13", "5. The pass inside torch.compile"),
+    },
+    "ex14_exported_programs": {
+        "save_and_reload": _s("14", "4. Saving and loading: `torch.export.save` and `load`"),
+        "module_of_nodes": _s("14", "5. Where each node came from: `nn_module_stack`"),
+        "decompose_except": _s("14", "7. Decomposition tables of your own"),
+        "unflatten_module": _s("14", "6. `unflatten`: the module hierarchy back"),
+    },
 }
 
 

@@ -171,7 +171,13 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
         if req.get("cgroup"):
             with open(req["cgroup"], "w") as f:
                 f.write(str(os.getpid()))
-        if req.get("jail"):
+        into = None  # without root: the grader's scratch folder, where the worker's files are copied at its end
+        if req.get("jail") and os.geteuid() != 0:
+            from autograder.grader import userjail
+
+            userjail.enter_namespaces()
+            into = os.open(req["cwd"], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        elif req.get("jail"):
             import ctypes
 
             flags = 0
@@ -180,7 +186,7 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             if _libc().unshare(flags) != 0:
                 err = ctypes.get_errno()
                 raise OSError(err, f"unshare: {os.strerror(err)}")
-            from autograder.grader.worker import MS_PRIVATE, MS_REC, mount
+            from autograder.grader.mounts import MS_PRIVATE, MS_REC, mount
 
             mount(None, "/", None, MS_REC | MS_PRIVATE)  # what unshare(1) does: no mount leaks back
         me = os.getpid()
@@ -206,6 +212,10 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             done, status, usage = os.wait4(pid, os.WNOHANG)
             if done:
                 break
+        if into is not None:
+            from autograder.grader import userjail
+
+            userjail.copy_out(req["cwd"], into)
         _send(conn, {"code": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
     except BaseException as exc:
         _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})
@@ -236,7 +246,7 @@ def receive(sock: socket.socket, most: int) -> tuple[bytes, list[int]]:
 
 
 def _accept(lsock: socket.socket) -> socket.socket | None:
-    """A connection from a process of our own uid (the grading run's nbgrader processes), else none."""
+    """A connection from a process of our own uid (one the grading process started), else none."""
     try:
         conn, _ = lsock.accept()
     except OSError:
@@ -279,7 +289,7 @@ def _remove_home(home: str) -> None:
 
 def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
     """The server's loop: import once, then one fork per request, until the process that started it closes its
-    socket. Other grading processes of the same run (fxcourse grade's nbgrader processes) connect at `address`;
+    socket. Processes the grading process started (fxcourse commands a test suite runs) connect at `address`;
     each is told {"ready": ...} once the imports are done.
     A kept server (`keep` > 0 seconds) goes on after that, for the same user's next commands, and ends once it has
     had no client and no child for `keep` seconds (then it removes its home, a folder made for it alone). One whose

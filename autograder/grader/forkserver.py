@@ -15,9 +15,9 @@ The manager plays `unshare --fork --kill-child`: it waits for the worker, kills 
 goes away), and answers the worker's exit code and CPU seconds. The server does no tensor math and sets one
 intra-op thread, so no thread pool is running when it forks; it refuses to fork if a thread appeared.
 
-The processes a grading run starts (`fxcourse grade`'s nbgrader processes) share the run's server: its address
-is in FXCOURSE_FORKSERVER_ADDRESS (an abstract Unix socket, for processes of the same uid running the same
-checkout with the same Python); a process without one starts its own.
+The processes a grading process starts share its server (a test suite's commands share the one its process
+started): its address is in FXCOURSE_FORKSERVER_ADDRESS (an abstract Unix socket, for processes of the same uid
+running the same checkout with the same Python); a process without one starts its own.
 
 A learner's `fxcourse check` and `watch` keep their server warm (`keep_warm`): it is started in a session of its
 own and, once the command that started it ends, waits FXCOURSE_FORKSERVER_KEEP seconds (default 300; 0: off) for

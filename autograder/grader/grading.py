@@ -12,6 +12,7 @@ The pipeline, in order (each step needs the one before):
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -33,6 +34,7 @@ from autograder.grader.notebook import (NotebookError, defined_names, grade_id, 
 from autograder.grader import forkserver
 from autograder.grader.plan import Call, identify_assignment, parse_test_cell
 from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker
+from autograder.grader.helperblame import blame, first_failure
 from autograder.grader.secret import call_salt, course_secret
 from autograder.grader.worker import SCRATCH_FULL_EXIT
 
@@ -143,10 +145,8 @@ def _message_for_missing(var: str, outcome: WorkerOutcome) -> str | None:
 
 def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome, secret: bytes = b"",
                 helper_failed=None) -> tuple[bool, str, str | None, int]:
-    """(passed, message, hint, cases) of one test cell from its worker's outcome (hidden cases under `secret`).
-    `helper_failed(assignment, function)`: why the learner's own `function` failed its test in this submission,
-    or None; a check whose function calls such a helper says so (Check.helpers, judged here without swapping
-    in the course's reference where answers run)."""
+    """(passed, message, hint, cases) of one test cell from its worker's outcome (hidden cases under `secret`;
+    `helper_failed`: helperblame.blame's)."""
     from autograder.checks.framework import get_check, hidden_cases, judge_evidence  # torch: in the judge only
     from autograder.coursedata.quizzes import judge as judge_quiz
     if outcome.status != "ok":
@@ -192,12 +192,8 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome, secret:
                     return False, msg, f"fix the error in the cell that defines {call.var}, then run it", cases
             result = judge_evidence(check, case, evidence)
             if not result.passed:
-                blamed = [(h, m) for h in check.helpers if helper_failed and (m := helper_failed(call.assignment, h))]
-                if blamed:
-                    helper, why = blamed[0]
-                    return False, f"{result.message} ({call.function} calls your {helper}, which fails its own test " \
-                                  f"here: {why})", f"fix {helper} first: its own test says what is wrong with it", cases
-                return False, result.message, result.hint, cases
+                message, hint = blame(check, call, result.message, helper_failed) or (result.message, result.hint)
+                return False, message, hint, cases
     if all(c.kind == "quiz" for c in calls):
         return True, quiz_message, None, cases
     return True, f"passed ({cases} case{'s' if cases != 1 else ''})", None, cases
@@ -209,8 +205,8 @@ class _Judge:
     every answer. It gets bytes and returns plain JSON verdicts. A request that hits a limit fails the tests it
     was for, with a message saying so; the process is then replaced and the batch goes on.
 
-    One per grading process, started on first use; requests are taken one at a time (torch.fx tracing patches
-    module globals, so judging is single-threaded anyway)."""
+    One per grading thread, started on first use; each takes its requests one at a time (torch.fx tracing patches
+    module globals, so one judge process judges one thing at a time)."""
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
@@ -310,7 +306,15 @@ class _Judge:
             return bool(answer["passed"]), str(answer["message"]), answer.get("hint"), int(answer.get("cases", 0))
 
 
-_JUDGE = _Judge()
+_JUDGES = threading.local()  # a judge process per grading thread: `fxcourse grade --jobs N` judges N at a time
+
+
+def _judge() -> _Judge:
+    """This thread's judge (made on first use; its process ends with the thread's last reference to it)."""
+    judge = getattr(_JUDGES, "judge", None)
+    if judge is None:
+        judge = _JUDGES.judge = _Judge()
+    return judge
 
 
 def _judge_server(memory: int) -> int:
@@ -357,17 +361,7 @@ def _judge_server(memory: int) -> int:
                 part = {**ev, "calls": ev["calls"][start:start + n],
                         "rejected": {i - start: r for i, r in ev["rejected"].items() if start <= i < start + n}}
                 secret, plan = bytes.fromhex(req.get("secret", "")), [Call(**c) for c in req.get("plan", [])]
-
-                def helper_failed(assignment: str, function: str) -> str | None:
-                    """The message of the first failing call of `function` in this evidence, or None."""
-                    for i, c in enumerate(plan):
-                        if (c.kind, c.assignment, c.function) == ("check", assignment, function) and i < len(ev["calls"]):
-                            own = {**ev, "calls": ev["calls"][i:i + 1],
-                                   "rejected": {0: ev["rejected"][i]} if i in ev["rejected"] else {}}
-                            passed, message, _, _ = _judge_cell("", [c], WorkerOutcome(own, "ok", "", ""), secret)
-                            if not passed:
-                                return message
-                    return None
+                helper_failed = functools.partial(first_failure, _judge_cell, ev, plan, secret)
                 passed, message, hint, cases = _judge_cell(req["tid"], calls,
                                                            WorkerOutcome(part, "ok", "", req["last_step"]), secret,
                                                            helper_failed)
@@ -428,7 +422,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
     def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome, start: int = 0,
                expected: int = 0, plan: list[Call] = ()) -> TestResult:
         if outcome.status == "ok":  # evidence to judge: in the judge process, under its limits
-            passed, message, hint, ncases = _JUDGE.judge(tid, calls, start, outcome, expected, limits, secret, plan)
+            passed, message, hint, ncases = _judge().judge(tid, calls, start, outcome, expected, limits, secret, plan)
         else:
             passed, message, hint, ncases = _judge_cell(tid, calls, outcome)
         return TestResult(tid, points if passed else 0.0, points, passed, clean_text(message),
@@ -448,7 +442,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         _name_a_full_scratch(outcome, limits)
         if notes is not None:
             notes.extend(n for n in outcome.notes if n not in notes)
-        summary = _JUDGE.load(outcome, len(flat), limits)
+        summary = _judge().load(outcome, len(flat), limits)
         if summary.get("ok"):
             outcome.evidence = {"calls": [None] * summary["calls"]}  # what is known here: how many calls
         if outcome.status == "ok" and not (summary.get("ok") and summary["complete"]

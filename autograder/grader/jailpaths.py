@@ -20,6 +20,14 @@ def needed_paths() -> list[str]:
     return sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
 
 
+def package_folders() -> list[str]:
+    """The site-packages and dist-packages folders on sys.path (real paths): beside the venv's own, those a .pth
+    file or PYTHONPATH adds (another environment's packages), which a root file system of the worker's own
+    (autograder.grader.userjail) must hold too."""
+    return sorted({os.path.realpath(p) for p in sys.path if os.path.isabs(p) and os.path.isdir(p)
+                   and os.path.basename(os.path.realpath(p)) in ("site-packages", "dist-packages")})
+
+
 def private_ancestor(path: str, uid: int, gid: int) -> str | None:
     """The outermost folder above `path` that `uid`:`gid` (no other group) cannot pass through by its mode bits
     (a home of mode 0700 or 0750), or None."""

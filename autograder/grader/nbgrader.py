@@ -2,9 +2,9 @@
 
 Every nbgrader process the course starts is `python -c NBGRADER_LAUNCH ...` from this interpreter, with the
 course root as nbgrader's CourseDirectory.root and autograder/nbgrader_config.py (the hardened pipelines) first
-on the Jupyter config path. `fxcourse grade` keeps its nbgrader processes for the whole run instead
-(`NBGRADER_SESSION`: one command after another, read from standard input, so nbgrader starts once per grader,
-not once per assignment).
+on the Jupyter config path. Several commands of one `fxcourse` command (generating every assignment) run one after
+another in one such process (`run_all`), so nbgrader starts once for them. Grading does not go through nbgrader's
+commands at all: autograder.grader.engine runs the course's nbgrader preprocessors itself.
 """
 from __future__ import annotations
 
@@ -13,16 +13,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
-from typing import Callable
 
 from autograder.grader.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
 from autograder.grader.root import PACKAGE_ROOT, Course, find_course
 
-__all__ = ["NBGRADER_CONFIG", "course_config", "NBGRADER_LAUNCH", "NBGRADER_SESSION", "DONE_MARK", "TOKEN_ENV", "command",
-           "session_command", "serve", "Session", "time_limit", "run", "failed", "why", "known_assignments",
+__all__ = ["NBGRADER_CONFIG", "course_config", "NBGRADER_LAUNCH", "NBGRADER_EACH", "command", "run_each", "run_all",
+           "time_limit", "run", "failed", "why", "known_assignments",
            "generate_into", "db_option", "generate", "feedback", "export"]
 
 NBGRADER_CONFIG = Path(__file__).resolve().parents[1] / "nbgrader_config.py"
@@ -31,14 +28,10 @@ NBGRADER_CONFIG = Path(__file__).resolve().parents[1] / "nbgrader_config.py"
 NBGRADER_LAUNCH = ("import sys, autograder; sys.argv[0] = 'nbgrader'; "
                    "from autograder.grader.gradebook import schema_revision_in_process; schema_revision_in_process(); "
                    "from nbgrader.apps.nbgraderapp import main; main()")
-# The same, kept: runs one nbgrader command per line of its standard input (see serve).
-NBGRADER_SESSION = ("import sys, autograder; sys.argv[0] = 'nbgrader'; "
-                    "from autograder.grader.gradebook import schema_revision_in_process; schema_revision_in_process(); "
-                    "from autograder.grader.nbgrader import serve; serve(sys.argv[1:])")
-DONE_MARK = "fxcourse-nbgrader-done:"  # serve's line after each command: the mark, the session's token, the exit code
-# The session's token, in the kept process's environment only: nothing a submission can make nbgrader print
-# (a traceback line, say) can pass for the end of a command without it.
-TOKEN_ENV = "FXCOURSE_NBGRADER_SESSION_TOKEN"
+# The same for several commands, one after another in one process (see run_each).
+NBGRADER_EACH = ("import sys, autograder; sys.argv[0] = 'nbgrader'; "
+                 "from autograder.grader.gradebook import schema_revision_in_process; schema_revision_in_process(); "
+                 "from autograder.grader.nbgrader import run_each; run_each(sys.argv[1:])")
 
 
 def course_config(course: Course):
@@ -71,32 +64,22 @@ def command(course: Course, *argv: str, db: str | None = None) -> tuple[list[str
     return cmd, env
 
 
-def session_command(course: Course, db: str | None = None) -> tuple[list[str], dict[str, str]]:
-    """(argv, environment) of a kept nbgrader process on `course` (see serve); its commands are sent later."""
-    cmd, env = command(course, db=db)
-    return [sys.executable, "-c", NBGRADER_SESSION, *cmd[3:]], env
-
-
-def serve(common: list[str]) -> None:
-    """Inside a kept nbgrader process: run one nbgrader command per line of standard input (a JSON list of its
-    arguments; `common`, the course's own options, go after them), one after another in this process, and
-    after each write `DONE_MARK <exit code>` on standard error. The end of the input ends the process; an
-    interrupt ends it at once, as it ends plain nbgrader."""
+def run_each(argv: list[str]) -> None:
+    """Inside one nbgrader process (NBGRADER_EACH): argv is the descriptor to report on, a JSON list of commands
+    (each a list of nbgrader's arguments), then the course's own options, which go after each command's. Runs the
+    commands one after another and writes their exit codes, as a JSON list, to the descriptor at the end."""
     import traceback
 
     from jupyter_core.application import NoStart
     from nbgrader.apps.nbgraderapp import NbGraderApp
 
-    token = os.environ.pop(TOKEN_ENV, "")
-    sys.stdout.reconfigure(line_buffering=True)  # its lines stay in order with the log's (standard error)
-    for line in sys.stdin:
+    fd, commands, common = int(argv[0]), json.loads(argv[1]), argv[2:]
+    codes = []
+    for each in commands:
         app = None
         try:
-            argv = json.loads(line)
-            if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
-                raise ValueError(f"expected a JSON list of strings, got {line.strip()[:80]!r}")
             app = NbGraderApp.instance()
-            app.initialize([*argv, *common])
+            app.initialize([*each, *common])
             app.start()
             code = 0
         except NoStart:  # how a jupyter application says it has finished its subcommand
@@ -110,126 +93,39 @@ def serve(common: list[str]) -> None:
             sub = getattr(app, "subapp", None)
             for cls in {NbGraderApp, *([type(sub)] if sub is not None else [])}:
                 cls.clear_instance()
-        print(f"{DONE_MARK}{token} {code}", file=sys.stderr, flush=True)
-    import logging
-
-    logging.shutdown()
+        codes.append(code)
+        if code:
+            break
     sys.stdout.flush()
     sys.stderr.flush()
+    os.write(fd, json.dumps(codes).encode())
     os._exit(0)  # every command has ended and written what it had to: skip tearing the interpreter down
 
 
-class _Starter:
-    """How a Session starts its process when no one else keeps track of it (batch.Graders does for grading)."""
-
-    db: str | None = None
-
-    def start_kept(self, cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen:
-        return subprocess.Popen(cmd, cwd=cwd, env=env, text=True, errors="replace", stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-    def finished(self, proc: subprocess.Popen) -> None:
-        pass
-
-
-class Session:
-    """One kept nbgrader process (`serve`) that runs command after command. It is started on the first
-    command, and again after one that it did not live through. `graders` starts and stops it (batch.Graders,
-    whose `db` is the gradebook and which has it forked by nbfork's process; by default a plain process on the
-    configured gradebook)."""
-
-    def __init__(self, course: Course, graders=None) -> None:
-        self.course, self.graders = course, graders or _Starter()
-        self.proc: subprocess.Popen | None = None
-        self.token = ""  # what the process's end-of-command lines carry (TOKEN_ENV)
-        self.timed_out = False  # the last command was killed at its time limit
-
-    def start(self) -> subprocess.Popen | None:
-        """Start the process now unless it is running, so that its start-up (Python, nbgrader's imports) overlaps
-        with whatever the caller does before its first command: the process (None once the graders are
-        stopping)."""
-        if self.proc is None:
-            import secrets
-
-            cmd, env = session_command(self.course, db=self.graders.db)
-            self.token = secrets.token_hex(16)
-            env = {**(env if env is not None else os.environ), TOKEN_ENV: self.token}
-            self.proc = self.graders.start_kept(cmd, env, self.course.root)
-        return self.proc
-
-    def _ready(self) -> subprocess.Popen | None:
-        """The running process, started if need be; one that was to be forked (batch.Graders' nbfork) and could
-        not be is started afresh."""
-        proc = self.start()
-        confirm = getattr(proc, "confirm", None)
-        if confirm is not None and not confirm():
-            self.proc = None
-            self.graders.finished(proc)
-            proc = self.start()
-        return proc
-
-    def run(self, argv: list[str], read, limit: float | Callable[[], float]) -> int | None:
-        """Run one nbgrader command (`argv`, the course's options added), handing each line it logs to
-        `read`: its exit code, or None when the process ended first (it crashed, was stopped, or was killed at
-        its time limit: after `limit` seconds, or, where `limit` is a function, once the time.monotonic() it
-        gives, asked again as the command runs, has passed)."""
-        proc, self.timed_out = self._ready(), False
-        if proc is None:
-            return None
-        end = limit if callable(limit) else (lambda at=time.monotonic() + limit: at)
-        done = threading.Event()
-
-        def watch() -> None:
-            while not done.wait(min(0.5, max(0.0, end() - time.monotonic()))):
-                if time.monotonic() >= end():
-                    self.timed_out = True
-                    proc.kill()
-                    return
-        watchdog = threading.Thread(target=watch, daemon=True)
-        watchdog.start()
-        try:
-            proc.stdin.write(json.dumps(argv) + "\n")
-            proc.stdin.flush()
-            end_mark = f"{DONE_MARK}{self.token} "
-            for line in proc.stdout:
-                if line.startswith(end_mark) and line[len(end_mark):].strip().lstrip("-").isdigit():
-                    return int(line[len(end_mark):])
-                read(line)
-        except OSError:  # it ended before it could read the command
-            pass
-        finally:
-            done.set()
-            watchdog.join()
-        self._end()
-        return None
-
-    def _end(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        self.graders.finished(proc)
-
-    def end_input(self) -> None:
-        """No more commands: the process ends once it has read the end of its input."""
-        if self.proc is not None:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
-
-    def close(self, grace: float = 30.0) -> None:
-        """No more commands, and wait for the process to end (killed after `grace` seconds)."""
-        self.end_input()
-        if self.proc is None:
-            return
-        try:
-            self.proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-        self._end()
+def run_all(course: Course, commands: list[list[str]], quiet: bool = False) -> tuple[list[int], str]:
+    """Run nbgrader `commands` one after another in one process, stopping at the first that fails:
+    (their exit codes, as far as they ran; the output when `quiet`). A process that dies or goes past the
+    time limit (FXCOURSE_NBGRADER_TIMEOUT, for them all) gives 124 for the command it was on."""
+    cmd, env = command(course)
+    r, w = os.pipe()
+    try:
+        proc = subprocess.run([sys.executable, "-c", NBGRADER_EACH, str(w), json.dumps(commands), *cmd[3:]],
+                              cwd=course.root, env=env, text=True, timeout=time_limit() * max(1, len(commands)),
+                              capture_output=quiet, stdin=subprocess.DEVNULL, pass_fds=(w,))
+        out = (proc.stdout or "") + (proc.stderr or "")
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+    finally:
+        os.close(w)
+    with os.fdopen(r, "rb") as f:
+        reported = f.read()
+    try:
+        codes = [int(c) for c in json.loads(reported)]
+    except (ValueError, TypeError):
+        codes = []
+    if len(codes) < len(commands) and (not codes or codes[-1] == 0):
+        codes.append(124)  # the process ended before it could report this one
+    return codes, out
 
 
 def time_limit() -> float:
@@ -244,22 +140,12 @@ def time_limit() -> float:
     return value
 
 
-def run(course: Course, *argv: str, db: str | None = None, quiet: bool = False,
-        session: Session | None = None) -> subprocess.CompletedProcess:
+def run(course: Course, *argv: str, db: str | None = None, quiet: bool = False) -> subprocess.CompletedProcess:
     """Run one nbgrader command with the course's configuration; stopped (exit 124) past its time limit.
-    `quiet`: its output is captured (in the result) instead of shown. `session`: in that kept nbgrader process
-    instead of one of its own (its output then comes as one stream, in `stdout`)."""
+    `quiet`: its output is captured (in the result) instead of shown."""
     limit = time_limit()
     why = (f"nbgrader {argv[0]} did not finish within {limit:g} s and was stopped "
            "(FXCOURSE_NBGRADER_TIMEOUT sets the limit)")
-    if session is not None:
-        lines: list[str] = []
-        code = session.run([*argv, *([f"--CourseDirectory.db_url={db}"] if db else [])],
-                           lines.append if quiet else (lambda line: print(line, end="", flush=True)), limit)
-        if code is None and session.timed_out:
-            print(f"fxcourse: error: {why}", file=sys.stderr)
-        return subprocess.CompletedProcess(list(argv), 124 if code is None else code, "".join(lines),
-                                           why if code is None and session.timed_out else "")
     cmd, env = command(course, *argv, db=db)
     try:
         return subprocess.run(cmd, cwd=course.root, env=env, text=True, timeout=limit,
@@ -298,12 +184,16 @@ def known_assignments(course: Course, names: list[str]) -> list[str] | None:
     return names or known
 
 
+def _generate_argv(assignment: str, folder: str | Path, db: str | None = None) -> list[str]:
+    return ["generate_assignment", assignment, "--force", f"--CourseDirectory.release_directory={folder}",
+            f"--CourseDirectory.db_url={db or f'sqlite:///{folder}/gradebook.db'}"]
+
+
 def generate_into(course: Course, assignment: str, folder: str | Path, db: str | None = None,
-                  session: Session | None = None) -> subprocess.CompletedProcess:
+                  ) -> subprocess.CompletedProcess:
     """`nbgrader generate_assignment` into `folder` instead of exercises/, its gradebook `db` (default: one in
-    `folder`), output captured (`session`: see run)."""
-    return run(course, "generate_assignment", assignment, "--force", f"--CourseDirectory.release_directory={folder}",
-               db=db or f"sqlite:///{folder}/gradebook.db", quiet=True, session=session)
+    `folder`), output captured."""
+    return run(course, *_generate_argv(assignment, folder, db), quiet=True)
 
 
 def db_option(db: str | None) -> str | None:
@@ -327,26 +217,22 @@ def generate(assignment: list[str], check: bool = False, verbose: bool = False, 
     names = known_assignments(found, assignment)
     if names is None:
         return EXIT_USAGE
-    session = Session(found)  # one nbgrader process generates them all
-    try:
-        if not check:
-            for name in names:
-                r = run(found, "generate_assignment", name, "--force", quiet=not verbose, session=session)
-                if r.returncode != 0:
-                    print((r.stdout or "") + (r.stderr or ""), file=sys.stderr)
-                    return err(f"nbgrader could not generate {name}") and EXIT_FAILED
-                print(f"generated exercises/{name}/{name}.ipynb")
-            return EXIT_OK
-        drift = []
-        with tempfile.TemporaryDirectory(prefix="fxcourse-generate-") as tmp:
-            for name in names:
-                r = generate_into(found, name, tmp, session=session)
-                if r.returncode != 0:
-                    print(r.stdout + r.stderr, file=sys.stderr)
-                    return err(f"nbgrader could not generate {name}") and EXIT_FAILED
-                drift += _drift(found, name, Path(tmp))
-    finally:
-        session.close()
+    if not check:  # one nbgrader process generates them all
+        codes, out = run_all(found, [["generate_assignment", name, "--force"] for name in names], quiet=not verbose)
+        for name, code in zip(names, codes):
+            if code != 0:
+                print(out, file=sys.stderr)
+                return err(f"nbgrader could not generate {name}") and EXIT_FAILED
+            print(f"generated exercises/{name}/{name}.ipynb")
+        return EXIT_OK
+    drift = []
+    with tempfile.TemporaryDirectory(prefix="fxcourse-generate-") as tmp:
+        codes, out = run_all(found, [_generate_argv(name, tmp) for name in names], quiet=True)
+        for name, code in zip(names, codes):
+            if code != 0:
+                print(out, file=sys.stderr)
+                return err(f"nbgrader could not generate {name}") and EXIT_FAILED
+            drift += _drift(found, name, Path(tmp))
     for line in drift:
         print(f"drift: {line}")
     if drift:

@@ -1,19 +1,20 @@
 """Start the worker in a jail and read back what it left: limits, isolation, and what happened to it.
 
-The jail (`autograder.grader.worker.enter_jail`) needs, from this machine: Linux namespaces and root to set them up
+The jail (`autograder.grader.worker.enter_jail`) needs, from this machine, as root: Linux namespaces
 (`unshare`), a tmpfs for each worker's scratch folder, a read-only remount, a new proc mount, and a uid of its
-own for each worker running at the same time (`FXCOURSE_JAIL_UID_BASE` + slot, claimed with a lock file).
-`jail_support()` tries all of them once per process and names what is missing. Hardened grading refuses to
+own for each worker running at the same time (`FXCOURSE_JAIL_UID_BASE` + slot, claimed with a lock file:
+autograder.grader.jailhost). Without root: unprivileged user namespaces, in which the worker builds a root file
+system of its own and gives up every capability (autograder.grader.userjail). `jail_support()` tries every
+piece once per process (autograder.grader.jailprobe) and names what is missing. Hardened grading refuses to
 run without them (`IsolationError`) unless the instructor sets `FXCOURSE_ISOLATION=limits`.
 """
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -22,17 +23,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.grader import forkserver
+from autograder.grader import forkserver, userjail
 from autograder.grader.forkserver import worker_env
+from autograder.grader.jailhost import (SLOT_DIR, UID_BASE, _make_scratch, _pids_cgroup,  # noqa: F401
+                                        _remove_cgroup, _remove_scratch, _Slot, opted_out as _opted_out,
+                                        process_cap_available)
+from autograder.grader.notebook import read_bounded
 
-__all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "known_jail_support",
-           "adopt_jail_support", "require_isolation", "process_cap_available", "run_worker", "read_bounded",
-           "EVIDENCE_MAX_BYTES"]
+__all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "require_isolation",
+           "process_cap_available", "run_worker", "stop_workers", "STOPPING", "EVIDENCE_MAX_BYTES"]
 
 EVIDENCE_MAX_BYTES = 32 * 2**20     # evidence.pt on disk; the judge checks what it unpacks to (autograder.checks.evidence)
-UID_BASE = int(os.environ.get("FXCOURSE_JAIL_UID_BASE", "1990000000"))
-MAX_SLOTS = 256
-SLOT_DIR = Path(os.environ.get("FXCOURSE_JAIL_LOCKS", "/run/fxcourse-jail"))
 JAIL_ERROR_EXIT = 97
 
 
@@ -82,8 +83,6 @@ class WorkerOutcome:
     isolation: str = ""
 
 
-def _opted_out() -> bool:
-    return os.environ.get("FXCOURSE_ISOLATION", "").strip().lower() == "limits"
 
 
 _SUPPORT: dict[str, str] | None = None
@@ -102,49 +101,37 @@ def jail_support() -> dict[str, str]:
         return dict(_SUPPORT)
 
 
-def known_jail_support() -> dict[str, str] | None:
-    """What jail_support found in this process, or None when it has not been asked."""
-    with _SUPPORT_LOCK:
-        return None if _SUPPORT is None else dict(_SUPPORT)
-
-
-def adopt_jail_support(found: dict[str, str]) -> None:
-    """Take the finding of the process that started this one instead of trying again (nbfork's process)."""
-    global _SUPPORT
-    with _SUPPORT_LOCK:
-        _SUPPORT = {str(k): str(v) for k, v in found.items()}
-
-
 def _try_jail() -> dict[str, str]:
     if not sys.platform.startswith("linux"):
         return {"Linux namespaces": f"this is {sys.platform}"}
-    if os.geteuid() != 0:
-        return {"root to set up the jail": f"the grader runs as uid {os.geteuid()}; the jail is set up by root, "
-                                           "then each worker drops to a uid of its own"}
-    for tool in ("unshare", "setpriv"):
+    root = os.geteuid() == 0  # else the jail of a user namespace (autograder.grader.userjail)
+    for tool in ("unshare", "setpriv") if root else ():
         if not shutil.which(tool):
             return {f"{tool} (util-linux)": "not found on PATH"}
     try:
-        slot = _Slot()
+        slot = _Slot() if root else None
     except OSError as exc:
         return {"a uid for each worker": f"cannot claim a worker slot in {SLOT_DIR}: {exc}"}
     try:
         try:
-            scratch = _make_scratch(slot.uid, 2**20)
+            scratch = _make_scratch(slot.uid, 2**20) if slot is not None else _folder_scratch()
         except OSError as exc:
             return {"a size-limited tmpfs scratch": str(exc)}
         try:
-            spec = _jail_spec(scratch, slot, [])
+            spec = _jail_spec(scratch, slot, [], 2**20)
             (scratch / "probe.json").write_text(json.dumps(spec))
             os.chmod(scratch / "probe.json", 0o600)
             try:
-                r = subprocess.run([*_UNSHARE, sys.executable, "-s", "-m", "autograder.grader.worker", "--probe",
-                                    str(scratch / "probe.json")], capture_output=True, timeout=60,
-                                   cwd=scratch, env=worker_env(scratch), stdin=subprocess.DEVNULL)
+                r = subprocess.run([*(_UNSHARE if root else _manager(scratch)), sys.executable, "-s", "-m",
+                                    "autograder.grader.jailprobe", str(scratch / "probe.json")],
+                                   capture_output=True, timeout=60, cwd=scratch, env=worker_env(scratch),
+                                   stdin=subprocess.DEVNULL)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 return {"Linux namespaces": f"unshare did not start the probe: {exc}"}
             if r.returncode != 0:
                 err = r.stderr.decode(errors="replace").strip().splitlines()
+                if not root and err and "fxcourse-jail-error:" in err[-1]:
+                    return {userjail.PIECE: err[-1].split("fxcourse-jail-error:")[-1].strip()}
                 return {"Linux namespaces": f"unshare failed ({err[-1] if err else f'exit code {r.returncode}'})"}
             try:
                 problems = json.loads(r.stdout.decode().strip().splitlines()[-1])
@@ -154,7 +141,8 @@ def _try_jail() -> dict[str, str]:
         finally:
             _remove_scratch(scratch)
     finally:
-        slot.release()
+        if slot is not None:
+            slot.release()
 
 
 def isolation_level() -> str:
@@ -175,210 +163,30 @@ def require_isolation() -> None:
             + ". Set FXCOURSE_ISOLATION=limits to grade with resource limits only (no isolation).")
 
 
-# ------------------------------------------------------------------------------------ slots and scratch
-
-class _Slot:
-    """A worker slot claimed across every grading process on this machine (a lock file held while the worker
-    runs): slot k's worker runs as uid and gid UID_BASE + k, which no other running worker has."""
-
-    def __init__(self) -> None:
-        SLOT_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(SLOT_DIR, 0o700)
-        for k in range(MAX_SLOTS):
-            fd = os.open(SLOT_DIR / f"slot-{k}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            self.index, self.fd, self.uid = k, fd, UID_BASE + k
-            _reap_uid(self.uid)  # anything a killed grader's worker left running with this uid
-            return
-        raise OSError(f"all {MAX_SLOTS} worker slots are in use")
-
-    def release(self) -> None:
-        _reap_uid(self.uid)
-        os.close(self.fd)
-
-
-def _reap_uid(uid: int) -> None:
-    """Kill whatever still runs as `uid` (normally nothing: the worker's processes die with its pid namespace)."""
-    for _ in range(100):
-        left = []
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
-            try:
-                if os.stat(entry.path).st_uid == uid:
-                    left.append(int(entry.name))
-            except OSError:
-                pass
-        if not left:
-            return
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.02)
-
-
-def _make_scratch(uid: int, size: int) -> Path:
-    """A fresh tmpfs of `size` bytes in all, owned by `uid`, mode 0700: the only place the worker can write."""
-    from autograder.grader.worker import MS_NODEV, MS_NOSUID, mount
-
-    _remove_stale_scratch()
-    scratch = Path(tempfile.mkdtemp(prefix=f"fxcourse-worker-{os.getpid()}-"))
-    try:
-        mount("tmpfs", str(scratch), "tmpfs", MS_NOSUID | MS_NODEV,
-              f"size={max(size, 2**16)},nr_inodes=16384,mode=0700,uid={uid},gid={uid}")
-    except OSError:
-        scratch.rmdir()
-        raise
-    return scratch
-
-
-def _umount(path: Path) -> None:
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.umount2(str(path).encode(), 2)  # MNT_DETACH
-
-
-def _remove_scratch(scratch: Path) -> None:
-    if os.path.ismount(scratch):
-        _umount(scratch)
-    shutil.rmtree(scratch, ignore_errors=True)
-
-
-_STALE_DONE = False
-
-
-def _remove_stale_scratch() -> None:
-    """Unmount and remove the scratch folders of graders that were killed before they could."""
-    global _STALE_DONE
-    if _STALE_DONE:
-        return
-    _STALE_DONE = True
-    for folder in Path(tempfile.gettempdir()).glob("fxcourse-worker-*-*"):
-        try:
-            os.kill(int(folder.name.split("-")[2]), 0)
-        except ProcessLookupError:
-            _remove_scratch(folder)
-        except (ValueError, OSError):
-            pass
-
-
 # setpriv --pdeathsig: unshare dies with the grader (and --kill-child takes the worker along), so a grader that
 # is killed leaves no worker running with a slot's uid.
 _UNSHARE = ["setpriv", "--pdeathsig", "KILL", "unshare", "--mount", "--pid", "--net", "--ipc", "--uts", "--fork",
             "--kill-child"]
 
 
-def _jail_spec(scratch: Path, slot: "_Slot", hide: list[str]) -> dict:
-    return {"scratch": str(scratch), "uid": slot.uid, "gid": slot.uid, "hide": hide,
-            "host_mnt_ns": os.readlink("/proc/self/ns/mnt")}
+def _manager(scratch: Path) -> list[str]:
+    """Without root: the command that runs the rest in new namespaces of a user namespace, then copies the
+    worker's files out of its scratch tmpfs into `scratch` (autograder.grader.userjail)."""
+    return [sys.executable, "-s", "-m", "autograder.grader.userjail", str(scratch), "--"]
 
 
-_PIDS_ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))  # cgroup v1's pids hierarchy, or v2
+def _folder_scratch() -> Path:
+    """Without root: the grader's scratch folder (mode 0700); the worker's own tmpfs exists in its namespaces only."""
+    scratch = Path(tempfile.mkdtemp(prefix="fxcourse-worker-"))
+    os.chmod(scratch, 0o700)
+    return scratch
 
 
-def _pids_cgroup(limit: int) -> Path | None:
-    """A new pids cgroup that lets at most `limit` processes and threads exist at once, or None where the
-    machine has none to give (no cgroup file system, no pids controller, not allowed to write it).
-
-    In the jail the worker's own uid has RLIMIT_NPROC too; the cgroup also caps what runs as root before it."""
-    if _opted_out() or not sys.platform.startswith("linux") or os.geteuid() != 0:
-        return None
-    for root in _PIDS_ROOTS:
-        if not (root / "cgroup.procs").is_file():
-            continue
-        _remove_stale(root)
-        group = root / f"fxcourse-worker-{os.getpid()}-{os.urandom(4).hex()}"
-        try:
-            group.mkdir()
-        except OSError:
-            continue
-        try:
-            (group / "pids.max").write_text(str(limit))
-            return group
-        except OSError:
-            _remove_cgroup(group)
-    return None
-
-
-def _remove_stale(root: Path) -> None:
-    """Remove the empty groups of graders that were killed before they could clean up."""
-    for group in root.glob("fxcourse-worker-*-*"):
-        try:
-            os.kill(int(group.name.split("-")[2]), 0)
-        except ProcessLookupError:  # its grader is gone
-            try:
-                group.rmdir()  # fails while a process is still in it: left for a later run
-            except OSError:
-                pass
-        except (ValueError, OSError):
-            pass
-
-
-_CAP: bool | None = None
-
-
-def process_cap_available() -> bool:
-    """Can workers get a pids cgroup here (see Limits.processes)?"""
-    global _CAP
-    if _CAP is None:
-        group = _pids_cgroup(1)
-        _CAP = group is not None
-        if group is not None:
-            _remove_cgroup(group)
-    return _CAP
-
-
-def _remove_cgroup(group: Path) -> None:
-    """Kill whatever is still in the group (nothing, normally: the namespace's processes die with it), then
-    remove it."""
-    for _ in range(100):
-        try:
-            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
-        except OSError:
-            pids = []
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            group.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.02)
-
-
-def read_bounded(path: Path, limit: int) -> bytes:
-    """The bytes of a regular file, at most `limit` of them: a symlink, pipe or device is refused (OSError) and
-    never blocks; a file larger than `limit` raises ValueError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path.name} is not a regular file")
-        if info.st_size > limit:
-            raise ValueError(f"{path.name} is {info.st_size} bytes, over the limit of {limit}")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(2**20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise ValueError(f"{path.name} is over the limit of {limit} bytes")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+def _jail_spec(scratch: Path, slot: "_Slot | None", hide: list[str], size: int) -> dict:
+    spec = {"scratch": str(scratch), "hide": hide, "host_mnt_ns": os.readlink("/proc/self/ns/mnt")}
+    if slot is None:  # a grader that is not root: the worker is root of a user namespace mapping the grader's uid
+        return {**spec, "userns": True, "scratch_size": size}
+    return {**spec, "uid": slot.uid, "gid": slot.uid}
 
 
 def _tail(fd: int, n: int = 1500) -> str:
@@ -390,6 +198,11 @@ def _tail(fd: int, n: int = 1500) -> str:
         return ""
 
 
+def _killpg(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
     """Wait for the worker (and its namespace) to end: (exit code or None on timeout, CPU seconds it used)."""
     deadline = time.monotonic() + wall
@@ -399,11 +212,41 @@ def _wait(proc: subprocess.Popen, wall: float) -> tuple[int | None, float]:
             proc.returncode = os.waitstatus_to_exitcode(status)
             return proc.returncode, usage.ru_utime + usage.ru_stime
         if time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            _, status, usage = os.wait4(proc.pid, 0)
+            pid, end = 0, time.monotonic() + 10
+            if os.geteuid() != 0:  # userjail's manager kills the worker, copies its progress out, then ends
+                os.kill(proc.pid, signal.SIGTERM)
+                while not pid and time.monotonic() < end:
+                    time.sleep(0.05)
+                    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if not pid:
+                os.killpg(proc.pid, signal.SIGKILL)
+                _, status, usage = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
             return None, usage.ru_utime + usage.ru_stime
         time.sleep(0.05)
+
+
+STOPPING = threading.Event()  # set by stop_workers(): no new worker starts until it is cleared
+_RUNNING: set = set()         # a kill function per worker this process runs
+
+
+def stop_workers() -> None:
+    """Kill every worker this process runs and start none until STOPPING is cleared: the grading threads of an
+    interrupted run then end at once, their submissions unwritten (autograder.grader.engine.LocalRunner)."""
+    STOPPING.set()
+    for kill in list(_RUNNING):
+        kill()
+
+
+@contextlib.contextmanager
+def _running(kill):
+    _RUNNING.add(kill)
+    try:
+        if STOPPING.is_set():
+            kill()
+        yield
+    finally:
+        _RUNNING.discard(kill)
 
 
 def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float, *,
@@ -416,21 +259,23 @@ def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float,
                               cgroup=str(group / "cgroup.procs") if group is not None else None, checks=checks)
     if forked is not None:
         try:
-            return forked.wait(wall)
+            with _running(forked.kill):
+                return forked.wait(wall)
         except BaseException:  # Ctrl-C in `fxcourse watch`, or the grader stopping: take the worker along
             forked.close()
             raise
     cmd = [sys.executable, "-s", "-m", "autograder.grader.worker", job]
     if jail:
-        cmd = [*_UNSHARE, *cmd]
+        cmd = [*(_UNSHARE if os.geteuid() == 0 else _manager(scratch)), *cmd]
     if group is not None:  # the shell joins the group, then becomes the worker: no fork escapes the cap
         cmd = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *cmd]
     proc = subprocess.Popen(cmd, stdout=out_fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             cwd=scratch, env=env, start_new_session=True)
     try:
-        return _wait(proc, wall)
+        with _running(lambda: _killpg(proc.pid)):
+            return _wait(proc, wall)
     except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _killpg(proc.pid)
         proc.wait()
         raise
 
@@ -447,19 +292,16 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
     level = isolation_level()
     notes = [] if level == "jail" or _opted_out() else [
         "graded with resource limits only, without the jail; missing: " + ", ".join(jail_support())]
-    slot = _Slot() if level == "jail" else None
+    jail = level == "jail"
+    slot = _Slot() if jail and os.geteuid() == 0 else None  # without root: a user namespace (userjail)
     group = None
     scratch = None
     try:
-        if slot is not None:
-            scratch = _make_scratch(slot.uid, limits.scratch)
-        else:
-            scratch = Path(tempfile.mkdtemp(prefix="fxcourse-worker-"))
-            os.chmod(scratch, 0o700)
+        scratch = _make_scratch(slot.uid, limits.scratch) if slot is not None else _folder_scratch()
         job = {"scratch": str(scratch), "cells": cells, "calls": calls,
                "limits": {"memory": limits.memory, "output": limits.output, "cpu": int(limits.timeout),
                           "processes": limits.processes},
-               "jail": _jail_spec(scratch, slot, sorted(set(hide or []))) if slot is not None else None}
+               "jail": _jail_spec(scratch, slot, sorted(set(hide or [])), limits.scratch) if jail else None}
         fd = os.open(scratch / "job.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump(job, f)
@@ -468,7 +310,7 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
         out_fd = os.open(scratch / "stdout.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             checks = sorted({c["assignment"] for c in calls if c.get("kind") == "check"})
-            code, cpu = _start_and_wait(scratch, group, out_fd, limits.wall, jail=slot is not None, checks=checks)
+            code, cpu = _start_and_wait(scratch, group, out_fd, limits.wall, jail=jail, checks=checks)
             tail = _tail(out_fd)
         finally:
             os.close(out_fd)

@@ -12,12 +12,13 @@ import builtins
 import errno
 import json
 import os
-import re
 import sys
 import types
 from pathlib import Path
 
 from autograder.grader import jailpaths
+from autograder.grader.mounts import (MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE,  # noqa: F401
+                                      MS_RDONLY, MS_REC, MS_REMOUNT, _libc, _read_only_everywhere, mount)
 
 
 class _CappedWriter:
@@ -84,10 +85,6 @@ def _log(path: Path, text: str) -> None:
 # need and before any learner code. It is self-contained (stdlib only) so that a process that forks workers
 # from an already-initialised interpreter can call it in each child after its own unshare + fork.
 
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
-_SYS_MOUNT_SETATTR, _AT_FDCWD, _AT_RECURSIVE = 442, -100, 0x8000
-_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID = 0x1, 0x2
 COVERED = ("/tmp", "/var/tmp", "/dev/shm", "/run")  # other workers' scratch folders, sockets, locks
 # Set in the worker before the first learner cell runs: an inline check() cell then does nothing (autograder.inline).
 GRADING_ENV = "FXCOURSE_GRADING"
@@ -99,59 +96,6 @@ class JailError(RuntimeError):
     def __init__(self, message: str, piece: str = "jail") -> None:
         super().__init__(message)
         self.piece = piece
-
-
-def _libc():
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
-    return libc
-
-
-def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    """mount(2); raise OSError naming the target."""
-    import ctypes
-
-    libc = _libc()
-    enc = (lambda t: t.encode() if t is not None else None)
-    if libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {fstype or source or ''} on {target}: {os.strerror(err)}")
-
-
-def _mount_points() -> list[str]:
-    points = []
-    with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
-        for line in f:
-            raw = line.split()[4]
-            points.append(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), raw))
-    return points
-
-
-def _read_only_everywhere() -> None:
-    """Every mount of this namespace read-only and nosuid: one recursive mount_setattr(2), or a remount of each
-    mount point where the kernel is older than 5.12."""
-    import ctypes
-
-    class MountAttr(ctypes.Structure):
-        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
-                    ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
-
-    libc = _libc()
-    attr = MountAttr(_MOUNT_ATTR_RDONLY | _MOUNT_ATTR_NOSUID, 0, 0, 0)
-    if libc.syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, b"/", _AT_RECURSIVE, ctypes.byref(attr),
-                    ctypes.sizeof(attr)) == 0:
-        return
-    if ctypes.get_errno() not in (38, 22):  # ENOSYS, EINVAL: an older kernel; anything else is a real failure
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount_setattr(/, read-only): {os.strerror(err)}")
-    for point in sorted(set(_mount_points()), key=lambda p: p.count("/")):
-        try:
-            mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
-        except OSError:
-            # a mount that keeps nodev/noexec must be remounted with them
-            mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
 def _drop_privileges(uid: int, gid: int) -> None:
@@ -198,22 +142,25 @@ def enter_jail(spec: dict) -> None:
         raise JailError(f"no mount namespace to jail in ({exc})") from None
     if own == spec.get("host_mnt_ns") or os.getpid() != 1:
         raise JailError("the worker is not in namespaces of its own (expected pid 1 of a new pid namespace)")
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and not spec.get("userns"):  # in a user namespace: its capabilities, any uid
         raise JailError("the jail is entered as root (to mount), then drops to the worker's uid")
     os.chdir(scratch)  # the working directory keeps the scratch folder reachable once its parent is covered
+    # Python and the course's packages must stay importable (lazy imports): what the worker reads, and the
+    # folders of sys.path in it (standard library, lib-dynload, site-packages)
+    needed = jailpaths.needed_paths()
+    must_read = needed + [p for p in map(os.path.realpath, filter(os.path.isabs, sys.path))
+                          if os.path.isdir(p) and any(p.startswith(n + "/") for n in needed)]
+    if spec.get("userns"):  # a grader that is not root: a root file system of the worker's own
+        _enter_user_jail(spec, needed, must_read)
+        return
     step = "private mount propagation"
     try:
         mount(None, "/", None, MS_REC | MS_PRIVATE)
         step = "covering /tmp, /var/tmp, /dev/shm, /run and private homes"
-        # Python and the course's packages must stay importable (lazy imports) where they live under one of
-        # these (a course cloned into /tmp) or under a folder the worker's uid cannot pass through (a private
-        # home holding pyenv's Python, the venv or the checkout): that folder is covered too, and each needed
-        # path, held open before the cover, is bound back at its own path below folders the worker can pass
-        # through (read-only once everything is). Nothing else of the covered folder shows.
-        needed = jailpaths.needed_paths()
-        # those, and the folders of sys.path in them (standard library, lib-dynload, site-packages)
-        must_read = needed + [p for p in map(os.path.realpath, filter(os.path.isabs, sys.path))
-                              if os.path.isdir(p) and any(p.startswith(n + "/") for n in needed)]
+        # Where those live under one of these (a course cloned into /tmp) or under a folder the worker's uid
+        # cannot pass through (a private home holding pyenv's Python, the venv or the checkout), that folder is
+        # covered too, and each needed path, held open before the cover, is bound back at its own path below
+        # folders the worker can pass through (read-only once everything is). Nothing else of it shows.
         uid, gid = int(spec["uid"]), int(spec["gid"])
         private = [p for p in (jailpaths.private_ancestor(n, uid, gid) for n in needed) if p]
         covers = [f for f in COVERED if os.path.isdir(f) and not os.path.islink(f)]
@@ -267,6 +214,32 @@ def enter_jail(spec: dict) -> None:
     os.umask(0o077)
 
 
+def _enter_user_jail(spec: dict, needed: list[str], must_read: list[str]) -> None:
+    """enter_jail's part for a grader that is not root (spec["userns"]): pid 1 of namespaces owned by a user
+    namespace mapping the grader's uid, with its capabilities there (autograder.grader.userjail), it builds a
+    root file system of its own, then gives up every capability."""
+    from autograder.grader import userjail
+
+    try:
+        # a session and process group of its own: kill(0, ...) would reach its manager, the same uid outside
+        os.setsid()
+        userjail.build_root(spec, jailpaths.outermost(needed + jailpaths.package_folders()))
+    except OSError as exc:  # refused (AppArmor's restriction lets the namespace be made, without capabilities)
+        why = f"a root file system of the worker's own: {exc.strerror or exc}"
+        if exc.errno == errno.EPERM:
+            raise JailError(userjail.refusal(why), piece=userjail.PIECE) from None
+        raise JailError(why) from None
+    try:
+        userjail.drop_capabilities()
+    except OSError as exc:
+        raise JailError(f"giving up every capability: {exc.strerror or exc}", piece="unprivileged uid") from None
+    why = jailpaths.unreadable(must_read)
+    if why:
+        raise JailError(why.replace("the worker's uid", "the worker"),
+                        piece="Python and the course's packages readable by the worker")
+    os.umask(0o077)
+
+
 def address_space_limit(memory: int) -> int:
     """The address-space limit that leaves `memory` bytes to what runs next: what this process has mapped now
     (the interpreter, torch and the grader's own imports) plus `memory`. A CUDA build of torch maps about
@@ -299,59 +272,6 @@ def apply_limits(limits: dict, *, processes: bool = False) -> None:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         used = int(usage.ru_utime + usage.ru_stime)
         resource.setrlimit(resource.RLIMIT_CPU, (used + limits["cpu"], used + limits["cpu"] + 2))
-
-
-def probe(spec: dict) -> dict[str, str]:
-    """Enter the jail as a worker would, then test from inside what it must forbid: {property: problem}
-    (empty when the jail holds). `sandbox.jail_support()` runs this once per grading process."""
-    problems: dict[str, str] = {}
-    try:
-        enter_jail(spec)
-    except JailError as exc:
-        return {exc.piece: str(exc)}
-    scratch = spec["scratch"]
-    try:
-        with open(os.path.join(scratch, "probe.txt"), "w") as f:
-            f.write("x")
-    except OSError as exc:
-        problems["writable scratch"] = str(exc)
-    for path in ("/probe-file", "/etc/probe-file", os.path.join(os.path.dirname(os.__file__), "probe-file"),
-                 "/tmp/probe-file"):
-        try:
-            open(path, "w").close()
-            problems["read-only file system"] = f"{path} could be created"
-        except OSError:
-            pass
-    for path in ("/proc/sys/kernel/hostname", "/proc/sysrq-trigger"):
-        try:
-            open(path, "w").close()
-            problems["read-only /proc"] = f"{path} could be opened for writing"
-        except OSError:
-            pass
-    others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
-    if others:
-        problems["private /proc"] = f"/proc shows other processes ({', '.join(others[:5])})"
-    cgroups = []
-    try:
-        with open("/proc/self/cgroup", encoding="utf-8") as f:
-            for line in f:
-                path = line.strip().split(":", 2)[-1]
-                cgroups.append(path)
-    except OSError:
-        pass
-    for root, _, files in os.walk("/sys/fs/cgroup"):
-        for name in files:
-            if name in ("pids.max", "cgroup.procs", "memory.limit_in_bytes", "memory.max"):
-                try:
-                    open(os.path.join(root, name), "w").close()
-                    problems["read-only cgroups"] = f"{os.path.join(root, name)} could be opened for writing"
-                except OSError:
-                    pass
-        if root.count("/") > 6:
-            break
-    if os.getuid() == 0 or os.geteuid() == 0:
-        problems["unprivileged uid"] = "still uid 0"
-    return problems
 
 
 def _snapshot(modules: list[types.ModuleType]) -> dict[str, dict[str, object]]:
@@ -493,21 +413,7 @@ def main(job_path: str) -> int:
     os._exit(0)
 
 
-def _probe_main(job_path: str) -> int:
-    with open(job_path, "rb") as f:
-        spec = json.loads(f.read(2**20))
-    os.unlink(job_path)
-    try:
-        problems = probe(spec)
-    except Exception as exc:  # what the trial found, not a traceback the grader would take for missing namespaces
-        problems = {"jail": f"the trial stopped in the jail: {type(exc).__name__}: {exc}"}
-    os.write(1, json.dumps(problems).encode() + b"\n")
-    return 0
-
-
 if __name__ == "__main__":
-    if sys.argv[1] == "--probe":
-        sys.exit(_probe_main(sys.argv[2]))
     try:
         sys.exit(main(sys.argv[1]))
     except JailError as exc:  # the grader says which piece of the jail is missing and refuses to grade

@@ -123,6 +123,8 @@ def _drop_cases(hidden: bool) -> list[Case]:
                    OutputDropNet, ((3, 5),), train=True, seed=3),
         _drop_case("F.dropout/torch.dropout with training=self.training traced in train mode, one input "
                    "passed by keyword (torch.dropout(input=h, ...))", FunctionalDropNet, ((4, 6),), train=True, seed=4),
+        _drop_case("F.dropout/torch.dropout traced in eval mode: the calls stay in the graph with training=False",
+                   FunctionalDropNet, ((4, 6),), train=False, seed=8),
         _drop_case("Dropout2d, AlphaDropout, FeatureAlphaDropout, F.dropout2d, F.alpha_dropout, F.dropout, an "
                    "nn.Dropout and a subclass of it, traced as a call_module", DropoutZooNet, ((2, 3, 5, 5),), train=True, seed=5,
                    tracer=DropoutLeafTracer),

@@ -43,6 +43,7 @@ def _ep_cases(hidden: bool) -> list[Case]:
         _ep_case("RandomStack seed 12, exported with a dynamic batch (unseen)", "RandomStack seed 12", dynamic=True),
         _ep_case("CondRouter(4): torch.cond with two subgraphs", "CondRouter(4)"),
         _ep_case("Sequence(5, 4), exported with a dynamic batch", "Sequence(5, 4)", dynamic=True),
+        _ep_case("Tagger(6), exported: a non-persistent buffer, a lifted constant, a chunk (unseen)", "Tagger(6)"),
     ]
 
 
@@ -96,6 +97,7 @@ def _swap_cases(hidden: bool) -> list[Case]:
         case("RandomStack seed 12 with a dynamic batch: relu -> sigmoid (unseen)", "RandomStack seed 12",
              "relu -> sigmoid", dynamic=True),
         case("Tagger(6): gelu -> relu, an operator the program does not call", "Tagger(6)", "gelu -> relu"),
+        case("Tagger(6): relu -> sigmoid, two relus beside a leaky_relu (unseen)", "Tagger(6)", "relu -> sigmoid"),
         case("CondRouter(4): relu -> sigmoid (the relu in a torch.cond branch is another graph's)", "CondRouter(4)",
              "relu -> sigmoid"),
     ]

@@ -128,7 +128,18 @@ def _count_cases(hidden: bool) -> list[Case]:
              lambda: (_prepared("QATNet PTQ"),)),
         Case("QATNet exported, not prepared", lambda: (_fresh("exported QATNet", lambda: torch.export.export(
             _qatnet(), (_x(4, 16),)).module()),)),
+        Case("another hand-built graph: the same modules called in another order and number (unseen)",
+             lambda: (_diagnostic(_HIDDEN_ORDER, spares=3),)),
     ]
+
+
+# A hidden hand-built graph: answer 8, and each usual mistake gives its own count: by the name
+# activation_post_process 7, by 'fake' in the name 1, unique modules 3, every registered fake-quant module 6, with
+# observers 10, every call_module 16, exact type FusedMovingAvgObsFakeQuantize 5, torch.ao's base class 2,
+# 'FakeQuantize' in the class name 13, a fake_quant_enabled attribute 12.
+_HIDDEN_ORDER = ("activation_post_process_0", "activation_post_process_0", "sig", "deco", "activation_post_process_0",
+                 "lin", "activation_post_process_0", "activation_post_process_1", "mimic", "mimic",
+                 "activation_post_process_1", "sig", "old", "activation_post_process_0", "weight_fake_quant", "old")
 
 
 class _Batches(list):
@@ -192,6 +203,8 @@ def _count_qdq_cases(hidden: bool) -> list[Case]:
         Case("DropoutNet converted (unseen)", lambda: (_converted("DropoutNet"),)),
         Case("a residual add and a sigmoid head, converted (unseen)", lambda: (_converted("SigmoidHead"),)),
         Case("a hand-built graph with per-channel nodes only", lambda: (_handmade_qdq(per_channel_only=True),)),
+        Case("a hand-built graph, three per-tensor rounds: overloads, decoys and choose_qparams (unseen)",
+             lambda: (_handmade_qdq(rounds=3),)),
         Case("QATNet exported, never quantized", lambda: (_fresh("exported QATNet", lambda: torch.export.export(
             _qatnet(), (_x(4, 16),)).module()),)),
     ]

@@ -98,8 +98,14 @@ class _Diagnostic(nn.Module):
         self.mimic = FakeQuantizeLookalike()                               # an attribute that lies
 
 
-def _diagnostic() -> fx.GraphModule:
-    """Answer 7 (activation_post_process_0 four times, weight_fake_quant twice, sig). Every usual mistake gives
+_DIAGNOSTIC_ORDER = ("activation_post_process_0", "lin", "activation_post_process_0", "weight_fake_quant",
+                     "activation_post_process_1", "sig", "deco", "old", "mimic", "activation_post_process_0",
+                     "weight_fake_quant", "lin", "activation_post_process_0")
+
+
+def _diagnostic(order: tuple[str, ...] = _DIAGNOSTIC_ORDER, spares: int = 3) -> fx.GraphModule:
+    """With the default order and spares: answer 7 (activation_post_process_0 four times, weight_fake_quant
+    twice, sig). Every usual mistake gives
     another count: by the name activation_post_process 5, by 'fake' in the name 2, unique modules 3, every
     registered fake-quant module 6, with observers 8, every call_module 13, exact type
     FusedMovingAvgObsFakeQuantize 4, torch.ao's base class 1, 'FakeQuantize' in the class name 10, a
@@ -108,20 +114,16 @@ def _diagnostic() -> fx.GraphModule:
     root = _Diagnostic()
     g = fx.Graph()
     h = g.placeholder("x")
-    order = ("activation_post_process_0", "lin", "activation_post_process_0", "weight_fake_quant",
-             "activation_post_process_1", "sig", "deco", "old", "mimic", "activation_post_process_0",
-             "weight_fake_quant",
-             "lin", "activation_post_process_0")
     for target in order:
         h = g.call_module(target, (h,))
     g.output(h)
     gm = fx.GraphModule(root, g)
-    for i in range(3):   # registered, never called (a GraphModule keeps only what its graph calls: add them after)
+    for i in range(spares):   # registered, never called (a GraphModule keeps only what its graph calls: add them after)
         gm.add_submodule(f"spare{i}", FusedMovingAvgObsFakeQuantize())
     return gm
 
 
-def _handmade_qdq(per_channel_only: bool = False) -> fx.GraphModule:
+def _handmade_qdq(per_channel_only: bool = False, rounds: int = 2) -> fx.GraphModule:
     """quantized_decomposed nodes in every form the counts must cover, beside decoys that are not Q/DQ nodes.
 
     Answer (4, 5); only .default overloads give (3, 4), only per-tensor ops (3, 3), 'quantize' anywhere in the
@@ -148,7 +150,7 @@ def _handmade_qdq(per_channel_only: bool = False) -> fx.GraphModule:
         h = g.call_function(QD.dequantize_per_channel.default,
                             (g.call_function(torch.ops.aten.round.default, (h,)), sc, zp, 1, lo, hi, torch.int8))
     else:
-        for _ in range(2):
+        for _ in range(rounds):   # rounds=2 gives the answers above
             q = g.call_function(QD.quantize_per_tensor.default, (h, 0.05, 0, lo, hi, torch.int8))
             h = g.call_function(QD.dequantize_per_tensor.default, (q, 0.05, 0, lo, hi, torch.int8))
         # what dynamic quantization computes its scale with: quantized_decomposed ops that quantize nothing

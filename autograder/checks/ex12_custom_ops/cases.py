@@ -14,7 +14,8 @@ import warnings
 import torch
 
 from autograder.checks.framework import Case
-from autograder.checks.ex12_custom_ops.models import PROBE, exported_model, operators, scaled_gelu, traced_model
+from autograder.checks.ex12_custom_ops.models import (PROBE, exported_model, operators, scaled_gelu, traced_model,
+                                                      watch_lint)
 
 _COUNT = itertools.count()
 
@@ -60,6 +61,8 @@ def _count_cases(hidden: bool) -> list[Case]:
              "fxc12.scaled_gelu"),
         case("Decoys(5), the overload fxc12.scaled_gelu.default", "Decoys(5)", "fxc12.scaled_gelu.default"),
         case("Shifts(4), the overload fxc12.shift.default", "Shifts(4)", "fxc12.shift.default"),
+        case("Shifts(4) with a dynamic batch, the packet fxc12.shift: both overloads count (unseen)", "Shifts(4)",
+             "fxc12.shift", dynamic=True),
         case("TwoGelus(4), aten's gelu: an ATen operator counts the same way", "TwoGelus(4)", "aten.gelu"),
         case("TwoGelus(4) with a dynamic batch", "TwoGelus(4)", "fxc12.scaled_gelu.default", dynamic=True),
         case("RandomOps seed 3 (unseen), the packet", "RandomOps seed 3", "fxc12.scaled_gelu"),
@@ -74,6 +77,7 @@ def _replace_cases(hidden: bool) -> list[Case]:
         def make():
             gm, x = traced_model(model, seed, dtype)
             object.__setattr__(gm, PROBE, x)
+            watch_lint(gm.graph)
             return gm, scaled_gelu, _op(op)
         return Case(label, make, data={"model": model, "op": op})
 

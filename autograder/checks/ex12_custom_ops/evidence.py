@@ -9,8 +9,8 @@ import torch.nn as nn
 
 from autograder.checks.randmodels import generator
 from autograder.checks.framework import CheckFailed
-from autograder.checks.evidence import lint_error, stale_code
-from autograder.checks.ex12_custom_ops.models import PROBE, other_scaled_gelu
+from autograder.checks.evidence import lint_error, printed, stale_code
+from autograder.checks.ex12_custom_ops.models import LINTED, PROBE, other_scaled_gelu
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -23,6 +23,12 @@ def probes() -> list[tuple[torch.Tensor, float]]:
             (torch.randn(2, 5, generator=_gen(2), dtype=torch.float64), -0.5),
             (torch.tensor(0.7), 2.0),
             (torch.randn(4, generator=_gen(3)), 0.0)]
+
+
+def _none_hint() -> str:
+    """For a function that returned None: printing is named only when it printed something."""
+    return ("return the value instead of printing it" if printed() else
+            "return the value: the function ended without a `return` of it, so it returned None")
 
 
 def _error(exc: BaseException) -> str:
@@ -42,7 +48,7 @@ def _overload(result: Any):
     if isinstance(result, torch._ops.OpOverload):
         return result
     raise CheckFailed(f"register_scaled_gelu returned {type(result).__name__}, expected the operator",
-                      "return the value instead of printing it" if result is None else
+                      _none_hint() if result is None else
                       "return what torch.library.custom_op returns (or torch.ops.<namespace>.scaled_gelu)")
 
 
@@ -63,7 +69,7 @@ def _register_evidence(result: Any, args: tuple) -> dict:
             ev["outputs"].append(_error(exc))
         ev["kept"].append(torch.equal(before, x))
     ev["grad"] = _grad(result)
-    ev["fake"] = _fake(result)
+    ev["fake"], ev["fake_alias"] = _fake(result)
     ev["opcheck"] = _opcheck(overload)
     ev["export"] = _export_count(result, overload)
     ev["compile"] = compile_evidence(result, overload)
@@ -79,17 +85,20 @@ def _grad(op) -> Any:
     return x.grad.detach().clone() if x.grad is not None else "x.grad is None after backward"
 
 
-def _fake(op) -> Any:
+def _fake(op) -> tuple[Any, bool]:
+    """([shape, dtype] of the op's result on two fake tensors, or the error; whether a result was x itself)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
-    out = []
+    out, alias = [], False
     try:
         with FakeTensorMode() as mode:
             for shape, dtype in (((2, 7), torch.float32), ((3,), torch.float64)):
-                y = op(mode.from_tensor(torch.empty(shape, dtype=dtype)), 2.0)
+                x = mode.from_tensor(torch.empty(shape, dtype=dtype))
+                y = op(x, 2.0)
+                alias = alias or y is x
                 out.append([list(y.shape), str(y.dtype)])
     except Exception as exc:
-        return _error(exc)
-    return out
+        return _error(exc), False
+    return out, alias
 
 
 def _opcheck(overload) -> Any:
@@ -150,7 +159,7 @@ def compile_evidence(op, overload) -> dict:
 def _count_evidence(result: Any, args: tuple) -> dict:
     if type(result) is not int:
         raise CheckFailed(f"count_op_nodes returned {type(result).__name__}, expected an int",
-                          "return the value instead of printing it" if result is None else
+                          _none_hint() if result is None else
                           "return the number of matching nodes, an int")
     return {"count": result}
 
@@ -195,10 +204,14 @@ def _replace_evidence(result: Any, args: tuple) -> dict:
     gm, fn, op = args
     if not isinstance(result, fx.GraphModule):
         raise CheckFailed(f"replace_with_op returned {type(result).__name__}, expected an fx.GraphModule",
-                          "return the value instead of printing it" if result is None else
+                          _none_hint() if result is None else
                           "return the GraphModule (gm itself, changed, is fine)")
     rewrapped = [n.name for n in result.graph.nodes if n.op == "call_function" and n.target is op
                  and n.meta.get("is_wrapped")]
-    return {"nodes": describe(result, fn, op), "lint": lint_error(result), "stale": stale_code(result),
+    # whether the answer linted the graph it was given, read before lint_error lints it (None: the answer
+    # returned a graph of its own, where no mark was set up)
+    linted = getattr(result.graph, LINTED, None) if result.graph is gm.graph else None
+    return {"nodes": describe(result, fn, op), "linted": linted, "lint": lint_error(result),
+            "stale": stale_code(result),
             "rewrapped": rewrapped,
             "output": run(result, getattr(gm, PROBE))}

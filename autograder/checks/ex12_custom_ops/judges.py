@@ -1,6 +1,7 @@
 """The judges of ex12_custom_ops: compare a result's evidence with the reference and say what differs."""
 from __future__ import annotations
 
+import math
 import re
 
 import torch
@@ -18,6 +19,11 @@ NO_AUTOGRAD = "register_autograd(backward, setup_context=...): without it the op
 def _schema_hint(got: str, namespace: str) -> str:
     name = got.split("(")[0]
     if name != f"{namespace}::scaled_gelu":
+        other = name.split("::")[0]
+        if name.split("::")[-1] == "scaled_gelu" and re.fullmatch(r"ex12_[a-z]+_\d+_\d+", other):
+            return (f"the operator returned lives in {other!r}, the namespace of an earlier call: every call "
+                    f"defines the operator anew in the namespace it is given ({namespace!r} here), it does not "
+                    "return one defined before")
         if name.split("::")[-1] == "scaled_gelu":
             return (f"the operator's namespace is the argument `namespace` ({namespace!r} here): define "
                     f"f\"{{namespace}}::scaled_gelu\", not a namespace of your own")
@@ -50,8 +56,11 @@ def _register_judge(case: Case, ev: dict) -> None:
                               "keep x's shape and dtype: scale * F.gelu(x)")
         if not torch.allclose(got, reference, rtol=1e-5, atol=1e-6):
             tanh = scale * F.gelu(x, approximate="tanh")
+            inside = F.gelu(scale * x)
             hint = ("F.gelu(x) is the exact gelu; approximate=\"tanh\" computes something else"
-                    if torch.allclose(got, tanh, rtol=1e-5, atol=1e-6) else "scale * torch.nn.functional.gelu(x)")
+                    if torch.allclose(got, tanh, rtol=1e-5, atol=1e-6) else
+                    "scale multiplies gelu's result: scale * F.gelu(x), not F.gelu(scale * x)"
+                    if torch.allclose(got, inside, rtol=1e-5, atol=1e-6) else "scale * torch.nn.functional.gelu(x)")
             raise CheckFailed(f"{what} differs from scale * gelu(x) by up to "
                               f"{(got - reference).abs().max().item():.3g}", hint)
     fake = ev["fake"]
@@ -59,6 +68,9 @@ def _register_judge(case: Case, ev: dict) -> None:
         hint = NO_FAKE if "no fake impl" in fake or "fake" in fake.lower() else \
             "the fake kernel makes an empty tensor like x (torch.empty_like(x)) and reads no data"
         raise CheckFailed(f"the op on fake tensors raised {fake}", hint)
+    expect(not ev.get("fake_alias"), "the fake kernel returned its input x itself",
+           "the fake kernel returns a new empty tensor like x (torch.empty_like(x)), not x itself: the real kernel "
+           "returns a new tensor, and the fake one must say the same")
     for (got_shape, got_dtype), (shape, dtype) in zip(fake, (([2, 7], "torch.float32"), ([3], "torch.float64"))):
         expect(got_shape == shape and got_dtype == dtype,
                f"on a fake {tuple(shape)} {dtype} tensor the fake kernel returned {tuple(got_shape)} {got_dtype}",
@@ -97,6 +109,10 @@ def _judge_grad(grad) -> None:
         hint = "the gradient is scale times gelu's: multiply by scale (save it on ctx in setup_context)"
     elif grad.shape == reference.shape and torch.allclose(grad, torch.full_like(x, scale)):
         hint = "the gradient is scale times the derivative of gelu at x, not scale alone"
+    elif grad.shape == reference.shape and torch.allclose(grad, scale * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0))),
+                                                          rtol=1e-6, atol=1e-8):
+        hint = ("gelu(x) = x * Phi(x), so gelu'(x) = Phi(x) + x * phi(x): the backward leaves out the x * phi(x) "
+                "term")
     else:
         hint = ("backward returns grad * scale * gelu'(x), with gelu'(x) = Phi(x) + x * phi(x) (save x in "
                 "setup_context)")
@@ -111,6 +127,13 @@ def _matches(target, op) -> bool:
     return target == op or getattr(target, "overloadpacket", None) is op
 
 
+def _same_name(target, op) -> bool:
+    """A name-only match: target and op share their operator's name (and overload), whatever their namespaces."""
+    if isinstance(op, torch._ops.OpOverloadPacket):
+        return getattr(getattr(target, "overloadpacket", None), "__name__", None) == op.__name__
+    return isinstance(target, torch._ops.OpOverload) and target.__name__ == op.__name__
+
+
 def _count_judge(case: Case, ev: dict) -> None:
     ep, op = case.make()
     calls = [n for n in ep.graph.nodes if n.op == "call_function"]
@@ -123,18 +146,27 @@ def _count_judge(case: Case, ev: dict) -> None:
     exact = sum(1 for n in calls if n.target == op)
     whole = sum(1 for n in calls if getattr(n.target, "overloadpacket", None) is packet)
     short = str(packet).split(".")[-1]
-    by_name = sum(1 for n in calls if short in str(n.target))
+    name_hint = ("compare the target objects, not their names: an operator of the same name in another namespace, "
+                 "or one whose name contains op's, is another operator")
+    by_name = {sum(1 for n in calls if short in str(n.target)),      # the short name within the target's name
+               sum(1 for n in calls if str(op) in str(n.target)),    # op's whole name within the target's name
+               sum(1 for n in calls if _same_name(n.target, op))}    # the same name, whatever the namespace
     names = sum(1 for n in ep.graph.nodes if n.name.startswith(short))
+    default = getattr(packet, "default", None) if is_packet else None
     readings = [  # what the answer's count would be under each misreading, and what to tell it
         (exact if is_packet else None, "op is an overload packet here, and nodes target its overloads: compare "
                                        "node.target.overloadpacket with op"),
         (whole if not is_packet else None, "op is one overload here: count only nodes whose target is that exact "
                                            "overload, not its other overloads"),
-        (by_name, "compare the target objects, not their names: another namespace's scaled_gelu and "
-                  "scaled_gelu_fast are other operators"),
+        (0 if not is_packet else None, "op is one overload here, not a packet: count the nodes whose target == op "
+                                       "(no node's target has an overload as its overloadpacket)"),
+        (sum(1 for n in calls if n.target == default) if default is not None else None,
+         "a packet's nodes may target any of its overloads (op.overloads() names them), not only op.default: "
+         "compare node.target.overloadpacket with op"),
+        *((value, name_hint) for value in by_name),
         (names, "compare node.target with op, not node names: a node's name says nothing of its target"),
     ]
-    hints = [hint for value, hint in readings if value == got]
+    hints = list(dict.fromkeys(hint for value, hint in readings if value == got))
     if not hints:
         hints = ["only call_function nodes whose target is op (or, for a packet, one of its overloads)"
                  if got > expected else
@@ -168,12 +200,31 @@ def _replace_judge(case: Case, ev: dict) -> None:
            and torch.allclose(out, reference, rtol=1e-5, atol=1e-6),
            "the returned GraphModule computes something else than the model did",
            "the op computes what fn computed: only the targets change")
+    expect(ev.get("linted") is not False or expected == before,
+           "gm.graph.lint() was not called on the changed graph",
+           "after changing the graph call gm.graph.lint(), then gm.recompile(), as the task asks: lint checks that "
+           "every node's inputs are defined before it and belong to the graph")
+
+
+def _replace_raise(case: Case, raised: dict) -> str | None:
+    """A raise on a model without a call of fn: nothing to replace is no error."""
+    if case.data.get("model") == "NoCall(4)":
+        return ("a graph without a call of fn is no error: there is nothing to replace, so lint, recompile and "
+                "return gm as it is")
+    return None
 
 
 def _explain_nodes(got: list, expected: list, before: list) -> None:
     if got == before and any(t == "fn" for _, t, _, _ in before):
         raise CheckFailed("nothing changed: the graph still calls fn",
                           "set node.target = op on every call_function node whose target is fn, in gm.graph")
+    fns = sum(1 for _, t, _, _ in before if t == "fn")
+    if len(got) == len(expected) + fns and sum(1 for _, t, _, _ in got if t == "fn") == fns \
+            and sum(1 for _, t, _, _ in got if t == "op") == fns + sum(1 for _, t, _, _ in before if t == "op"):
+        raise CheckFailed(f"the graph has {len(got)} nodes, expected {len(expected)}: next to each new call of op, "
+                          "the old node that calls fn is still in the graph",
+                          "erase each old node (gm.graph.erase_node(node)) once its users call the new one "
+                          "(node.replace_all_uses_with(new)): only op is called")
     if len(got) != len(expected):
         raise CheckFailed(f"the graph has {len(got)} nodes, expected {len(expected)}",
                           "replace each call of fn by one call of op: keep every other node")

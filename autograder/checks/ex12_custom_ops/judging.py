@@ -9,7 +9,7 @@ from __future__ import annotations
 from autograder.checks.framework import Check
 from autograder.checks.ex12_custom_ops.cases import _count_cases, _register_cases, _replace_cases, fresh_namespace
 from autograder.checks.ex12_custom_ops.evidence import _count_evidence, _register_evidence, _replace_evidence
-from autograder.checks.ex12_custom_ops.judges import _count_judge, _register_judge, _replace_judge
+from autograder.checks.ex12_custom_ops.judges import _count_judge, _register_judge, _replace_judge, _replace_raise
 from autograder.checks.ex12_custom_ops.models import operators
 
 __all__ = ["CHECKS", "fresh_namespace", "operators"]
@@ -18,5 +18,6 @@ __all__ = ["CHECKS", "fresh_namespace", "operators"]
 CHECKS = {
     "register_scaled_gelu": Check("register_scaled_gelu", _register_cases, _register_evidence, _register_judge),
     "count_op_nodes": Check("count_op_nodes", _count_cases, _count_evidence, _count_judge),
-    "replace_with_op": Check("replace_with_op", _replace_cases, _replace_evidence, _replace_judge),
+    "replace_with_op": Check("replace_with_op", _replace_cases, _replace_evidence, _replace_judge,
+                             explain_raise=_replace_raise),
 }

@@ -65,15 +65,19 @@ def operators() -> dict:
                              lambda x, scale: scale * F.gelu(x, approximate="tanh")),
         "shift": ("shift(Tensor x, float by) -> Tensor", lambda x, by: x + by),
         "shift.Tensor": ("shift.Tensor(Tensor x, Tensor by) -> Tensor", lambda x, by: x + by),
+        "shift_fast": ("shift_fast(Tensor x, float by) -> Tensor", lambda x, by: x + 2 * by),
+        "upshift": ("upshift(Tensor x, float by) -> Tensor", lambda x, by: x + abs(by)),
     })
     _define("fxc12b", {"scaled_gelu": ("scaled_gelu(Tensor x, float scale) -> Tensor",
-                                       lambda x, scale: scale * torch.tanh(x))})
+                                       lambda x, scale: scale * torch.tanh(x)),
+                       "shift": ("shift(Tensor x, float by) -> Tensor", lambda x, by: x - by)})
     if defined:   # the backward of the reference op, registered with the operator
         torch.library.register_autograd("fxc12::scaled_gelu", _backward, setup_context=_setup)
     ops = torch.ops
     _OPS.update({
         "scaled_gelu": ops.fxc12.scaled_gelu, "scaled_gelu_fast": ops.fxc12.scaled_gelu_fast,
         "shift": ops.fxc12.shift, "other scaled_gelu": ops.fxc12b.scaled_gelu,
+        "shift_fast": ops.fxc12.shift_fast, "upshift": ops.fxc12.upshift, "other shift": ops.fxc12b.shift,
     })
     return _OPS
 
@@ -119,16 +123,22 @@ class Decoys(nn.Module):
 
 
 class Shifts(nn.Module):
-    """fxc12::shift through both of its overloads: shift.default twice, shift.Tensor once."""
+    """fxc12::shift through both of its overloads: shift.default twice, shift.Tensor once; then operators that are
+    not it: fxc12b::shift twice (the same name in another namespace), fxc12::shift_fast (its node's name starts
+    with shift too) and fxc12::upshift (its name contains shift). Each misreading of "count op's nodes" (by
+    exact target, by packet, by a target's name in any of its forms, by node name) counts another number here."""
 
     def __init__(self, width: int = 4) -> None:
         super().__init__()
         self.register_buffer("offset", torch.linspace(-1.0, 1.0, width))
 
     def forward(self, x: Tensor) -> Tensor:
-        shift = operators()["shift"]
+        ops = operators()
+        shift = ops["shift"]
         h = shift(x, 1.0)
-        return shift(h, self.offset) * shift.default(h, -2.0) + h.sum(dim=-1, keepdim=True)
+        h = shift(h, self.offset) * shift.default(h, -2.0) + h.sum(dim=-1, keepdim=True)
+        h = ops["other shift"](ops["other shift"](h, 0.5), -0.25)
+        return ops["upshift"](ops["shift_fast"](h, 0.125), 0.5)
 
 
 class RandomOps(nn.Module):
@@ -301,3 +311,20 @@ def traced_model(name: str, seed: int = 0, dtype: torch.dtype = torch.float32) -
     tracer = fx.Tracer(autowrap_functions=(scaled_gelu, other_scaled_gelu))
     gm = fx.GraphModule(model, tracer.trace(model), type(model).__name__)
     return gm, torch.randn(*shape, generator=_gen(seed + 1), dtype=dtype)
+
+
+LINTED = "_ex12_linted"
+
+
+def watch_lint(graph: fx.Graph) -> None:
+    """Make `graph.lint()` leave a mark on the graph (graph._ex12_linted), so that the evidence can tell whether
+    the answer linted the graph it changed: lint raises only on a broken graph, and a sound one shows nothing."""
+    lint = type(graph).lint
+
+    def linted(*args, **kwargs):
+        setattr(graph, LINTED, True)
+        return lint(graph, *args, **kwargs)
+
+    setattr(graph, LINTED, False)
+    graph.lint = linted
+

@@ -19,6 +19,7 @@ DETACH = "the weights are copied into new parameters under no_grad: whether the 
          "change the values, and the new parameters are leaves either way"
 EXPORTED_STR_TARGETS = ("an exported program's other nodes (placeholders, output) have str targets, which never "
                         "equal an operator: without the skip they are compared and not counted")
+DEFAULT_BACKEND = "inductor is torch.compile's default backend: backend=\"inductor\" only says so"
 UNUSED_SUBMODULES = "the task text asks for this as a habit, not as a rule: the graph no longer calls the modules"
 
 EQUIVALENT: dict[str, dict[str, str]] = {
@@ -167,7 +168,11 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "count_op_nodes: delete `continue` -> pass in `continue`": EXPORTED_STR_TARGETS,
         "count_op_nodes: is->== is -> == in `if node.target == op or getattr(node.target, \"overloadpacket\", None) "
         "is op:`": "an OpOverloadPacket defines no __eq__: == compares identity, as `is` does",
-        "replace_with_op: delete `gm.graph.lint()` -> pass in `gm.graph.lint()`": LINT,
         "replace_with_op: is->== is -> == in `if node.op == \"call_function\" and node.target is fn:`": NODE_EQ,
+    },
+    "ex13_inductor_passes": {
+        "apply_pattern_pass: delete `gm.graph.lint()` -> pass in `gm.graph.lint()`": LINT,
+        "compile_with_post_grad_pass: drop-kwarg drop backend= in `return torch.compile(model, backend=\"inductor\",`":
+            DEFAULT_BACKEND,
     },
 }

@@ -1,5 +1,5 @@
 """Mutants and alternatives of ex12_custom_ops."""
-from autograder.coursedata.mutants import Alternative, Mutant
+from autograder.coursedata.mutants import Alternative, Mutant, from_task_text
 
 _DEF = '    @torch.library.custom_op(f"{namespace}::scaled_gelu", mutates_args=())'
 _FAKE = "    @op.register_fake\n    def _(x, scale):\n        return torch.empty_like(x)\n"
@@ -25,7 +25,8 @@ _REGISTER_MUTANTS = [
            hint="not scale alone", edits=((_GRAD, "        return grad * ctx.scale, None"),)),
     Mutant("register_scaled_gelu", "a fake kernel in float32 whatever x's dtype: torch.empty(x.shape)",
            hint="x's shape and dtype", edits=(("        return torch.empty_like(x)", "        return torch.empty(x.shape)"),)),
-    Mutant("register_scaled_gelu", "returns nothing", hint="return the value instead of printing",
+    Mutant("register_scaled_gelu", "returns nothing", hint="ended without a `return`",
+           not_hints=("instead of printing",),
            edits=(("    return op\n", ""),)),
     Mutant("register_scaled_gelu", "the operator named gelu_scaled", hint="the operator is called scaled_gelu",
            edits=((_DEF, _DEF.replace("::scaled_gelu", "::gelu_scaled")),)),
@@ -182,3 +183,9 @@ def replace_with_op(gm, fn, op):
     return fx.GraphModule(gm, gm.graph)
 '''),
 ]
+
+# Written from the task text alone, by someone who had not read the checks (mutants/task_text/).
+_TASK_TEXT_MUTANTS, _TASK_TEXT_ALTERNATIVES = from_task_text("ex12_custom_ops")
+MUTANTS += _TASK_TEXT_MUTANTS
+ALTERNATIVES += _TASK_TEXT_ALTERNATIVES
+

@@ -1,0 +1,108 @@
+"""The cases of ex13_inductor_passes.
+
+Every case builds its inputs afresh: the ATen graphs are traced anew (a pass changes its graph in place), the
+passes are the course's own (`models.reference_pass`), and a compile case resets dynamo first, so that no case
+meets a model an earlier case compiled. The cases of make_pattern_pass run in order in one process: a pass an
+answer keeps between calls meets the next case's replacement.
+
+A torch.compile with inductor costs seconds: compile_with_post_grad_pass has one visible and one hidden case,
+and each calls the compiled model on two inputs of one shape (one compile for both). While a compile case runs,
+inductor's `fallback_by_default` is on: every operator of the compiled graph is a call of its ATen kernel, so no
+C++ is built (a grading worker starts with an empty inductor cache, and building the kernels of both models cost
+30 s there, the precompiled header alone 150 MB). Every pass runs as in any compile, the custom ones included;
+only the code generated after them differs.
+"""
+from __future__ import annotations
+
+import torch
+
+from autograder.checks.framework import Case
+from autograder.checks.ex13_inductor_passes.models import (COMPILED, aten_graph, compiled_model, recording_pass_class,
+                                                           reference_pass, replacement)
+
+PROBE = "_ex13_probe"
+CONFIG_KEYS = ("pre_grad_custom_pass", "post_grad_custom_pre_pass", "post_grad_custom_post_pass",
+               "joint_custom_pre_pass", "joint_custom_post_pass", "freezing")
+
+MM_RELU, MUL_ADD, CONV_BN = "relu(mm) -> clamp_min(mm)", "x * y + z -> addcmul", "batch_norm(conv) -> folded conv"
+
+
+class ExampleInputs(list):
+    """The example inputs of a replacement, a list that also names the graphs its case applies the pass to."""
+
+    graphs: tuple[str, ...] = ()
+
+
+def _make_cases(hidden: bool) -> list[Case]:
+    def case(label: str, name: str, graphs: tuple[str, ...]) -> Case:
+        def make():
+            search, replace, inputs = replacement(name)
+            inputs = ExampleInputs(inputs)
+            inputs.graphs = graphs
+            return search, replace, inputs
+        return Case(label, make, data={"replacement": name, "graphs": graphs})
+
+    if not hidden:
+        return [case("relu(mm) -> clamp_min(mm), applied to an MLP (three matches) and to a graph where the mm has "
+                     "two users", MM_RELU, ("mlp", "shared")),
+                case("x * y + z -> addcmul, applied to a graph that holds a relu(mm) too", MUL_ADD, ("mixed",))]
+    return [
+        case("relu(mm) again: a second pass of the same replacement (unseen graphs)", MM_RELU, ("random 3", "mixed")),
+        case("batch_norm(conv) -> folded conv, seven inputs (unseen)", CONV_BN, ("convnet", "mlp")),
+        case("x * y + z on random graphs (unseen)", MUL_ADD, ("random 5", "random 9")),
+    ]
+
+
+def _apply_cases(hidden: bool) -> list[Case]:
+    def case(label: str, graph: str, name: str, seed: int = 0) -> Case:
+        def make():
+            gm, inputs = aten_graph(graph, seed)
+            object.__setattr__(gm, PROBE, inputs)
+            return gm, reference_pass(name)
+        return Case(label, make, data={"graph": graph, "replacement": name, "seed": seed})
+
+    if not hidden:
+        return [case("an MLP, relu(mm): three matches", "mlp", MM_RELU),
+                case("relu(mm) feeding x * y + z, the pass x * y + z: two matches", "mixed", MUL_ADD)]
+    return [
+        case("an mm read by a relu and by an add stays, the next relu(mm) goes: one match", "shared", MM_RELU),
+        case("two conv -> batch_norm, the fold (unseen)", "convnet", CONV_BN, seed=1),
+        case("a random graph, seed 4 (unseen)", "random 4", MM_RELU),
+        case("a random graph, seed 9, x * y + z (unseen)", "random 9", MUL_ADD),
+        case("an MLP, x * y + z: nothing to replace", "mlp", MUL_ADD, seed=2),
+    ]
+
+
+def config_state() -> list:
+    """Which of inductor's pass settings are set (the course leaves them all at their defaults)."""
+    import torch._inductor.config as config
+    return [[key, getattr(config, key) not in (None, False, [], ())] for key in CONFIG_KEYS]
+
+
+def restore_config() -> None:
+    import torch._inductor.config as config
+    for key in CONFIG_KEYS:
+        setattr(config, key, False if key == "freezing" else None)
+
+
+def build_nothing(on: bool) -> None:
+    """Inductor calls the ATen kernel of every operator (on) or generates code as it does by default (off)."""
+    import torch._inductor.config as config
+    config.fallback_by_default = on
+
+
+def _compile_cases(hidden: bool) -> list[Case]:
+    def case(label: str, name: str, seed: int = 0) -> Case:
+        def make():
+            torch._dynamo.reset()
+            build_nothing(True)
+            model, inputs = compiled_model(name, seed)
+            object.__setattr__(model, PROBE, inputs)
+            pattern_pass = reference_pass(COMPILED[name][2], recording_pass_class())
+            pattern_pass.config_before = config_state()
+            return model, pattern_pass
+        return Case(label, make, data={"model": name, "seed": seed})
+
+    if not hidden:
+        return [case("TwoLayers(6), the pass relu(mm) -> clamp_min(mm)", "TwoLayers(6)")]
+    return [case("ConvBN with trained statistics, the fold of batch_norm(conv) (unseen)", "ConvBN (unseen)", seed=2)]

@@ -1,0 +1,102 @@
+"""What the checks of ex13_inductor_passes record of a learner's result, as plain data (runs where learner code
+runs)."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from autograder.checks.evidence import lint_error, qualified, stale_code
+from autograder.checks.framework import CheckFailed
+from autograder.checks.ex13_inductor_passes.cases import PROBE, build_nothing, config_state, restore_config
+from autograder.checks.ex13_inductor_passes.models import aten_graph, run_graph
+
+
+def _error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"
+
+
+def targets(gm: fx.GraphModule) -> list[str]:
+    """The targets of the call_function nodes the output depends on, in graph order (dead nodes, which
+    eliminate_dead_code may remove or not, are left out)."""
+    live, todo = set(), [n for n in gm.graph.nodes if n.op == "output"]
+    while todo:
+        node = todo.pop()
+        if node not in live:
+            live.add(node)
+            todo.extend(node.all_input_nodes)
+    return [qualified(n.target) for n in gm.graph.nodes if n.op == "call_function" and n in live]
+
+
+def applied(pattern_pass: Any, graph: str, seed: int = 0) -> dict:
+    """A pass applied to a fresh ATen graph: its count, the targets after it, the graph's output."""
+    gm, inputs = aten_graph(graph, seed)
+    try:
+        count = pattern_pass.apply(gm)
+    except Exception as exc:
+        return {"graph": graph, "error": _error(exc)}
+    gm.recompile()
+    try:
+        out = run_graph(gm, inputs)
+    except Exception as exc:
+        out = _error(exc)
+    return {"graph": graph, "count": int(count) if isinstance(count, int) else repr(count)[:80],
+            "targets": targets(gm), "output": out}
+
+
+def _make_evidence(result: Any, args: tuple) -> dict:
+    from torch._inductor.pattern_matcher import PatternMatcherPass
+    if not isinstance(result, PatternMatcherPass):
+        raise CheckFailed(f"make_pattern_pass returned {type(result).__name__}, expected a PatternMatcherPass",
+                          "return the pass: the function ended without a `return` of it" if result is None else
+                          "return the pass itself: register_replacement returns the pattern it registered (or "
+                          "False), not the pass")
+    from torch._inductor.fx_passes import post_grad
+    inductors = [p for p in getattr(post_grad, "pass_patterns", [])]
+    return {"entries": sum(len(v) for v in result.patterns.values()),
+            "inductor_s_own": any(result is p for p in inductors),
+            "applied": [applied(result, g) for g in getattr(args[2], "graphs", ())]}
+
+
+def _apply_evidence(result: Any, args: tuple) -> dict:
+    gm = args[0]
+    if type(result) is not int:
+        raise CheckFailed(f"apply_pattern_pass returned {type(result).__name__}"
+                          f"{' ' + repr(result)[:40] if type(result) is bool else ''}, expected an int",
+                          "return the number of replacements, the int that pattern_pass.apply(gm) returns"
+                          if result is not None else
+                          "return the number of replacements: the function ended without a `return` of it")
+    try:
+        out = run_graph(gm, getattr(gm, PROBE))
+    except Exception as exc:
+        out = _error(exc)
+    return {"count": result, "targets": targets(gm), "lint": lint_error(gm), "stale": stale_code(gm), "output": out}
+
+
+def _compile_evidence(result: Any, args: tuple) -> dict:
+    from torch._dynamo.utils import counters
+    model, pattern_pass = args
+    leaked = [key for key, on in config_state() if on and [key, on] not in pattern_pass.config_before]
+    if not callable(result):
+        restore_config()
+        build_nothing(False)
+        raise CheckFailed(f"compile_with_post_grad_pass returned {type(result).__name__}, expected a callable",
+                          "return what torch.compile returns" if result is not None else
+                          "return the compiled model: the function ended without a `return` of it")
+    before = sum(counters["inductor"].values())
+    outputs = []
+    try:
+        with torch.no_grad():
+            for x in getattr(model, PROBE):
+                out = result(x)
+                outputs.append(out.detach().clone() if isinstance(out, torch.Tensor) else
+                               f"returned {type(out).__name__}, not a tensor")
+    except Exception as exc:
+        outputs.append(_error(exc))
+    finally:   # an answer that set inductor's config for good leaves it set for no later case
+        restore_config()
+        build_nothing(False)
+        torch._dynamo.reset()
+    return {"leaked": leaked, "outputs": outputs, "runs": list(pattern_pass.runs),
+            "inductor": sum(counters["inductor"].values()) > before}

@@ -1,0 +1,239 @@
+"""The replacements, ATen graphs and models the cases of ex13_inductor_passes are built from.
+
+A replacement is a pair of functions over tensors (`search`, `replace`) and example inputs, as
+`torch._inductor.pattern_matcher.register_replacement` takes them. The ATen graphs are traced as inductor receives
+them: `make_fx` with inductor's decomposition table, in one fake mode (the pattern matcher reads each node's
+`meta["val"]`, and every value of one graph must come from one fake mode). The parameters are inputs, as in the
+graphs AOTAutograd hands inductor.
+"""
+from __future__ import annotations
+
+import random
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import Tensor
+
+from autograder.checks.randmodels import generator, manual_seed
+
+EPS = 1e-5
+
+
+def _gen(seed: int) -> torch.Generator:
+    return generator(seed)
+
+
+# ------------------------------------------------------------------------------------- the replacements
+
+def mm_relu(x: Tensor, w: Tensor) -> Tensor:
+    return torch.relu(torch.mm(x, w))
+
+
+def mm_clamp(x: Tensor, w: Tensor) -> Tensor:
+    return torch.clamp_min(torch.mm(x, w), 0.0)
+
+
+def mul_add(x: Tensor, y: Tensor, z: Tensor) -> Tensor:
+    return x * y + z
+
+
+def fused_addcmul(x: Tensor, y: Tensor, z: Tensor) -> Tensor:
+    return torch.addcmul(z, x, y)
+
+
+def conv_bn(x: Tensor, w: Tensor, b: Tensor, mean: Tensor, var: Tensor, gamma: Tensor, beta: Tensor) -> Tensor:
+    return F.batch_norm(F.conv2d(x, w, b), mean, var, gamma, beta, False, 0.1, EPS)
+
+
+def folded_conv(x: Tensor, w: Tensor, b: Tensor, mean: Tensor, var: Tensor, gamma: Tensor, beta: Tensor) -> Tensor:
+    k = gamma * torch.rsqrt(var + EPS)
+    return F.conv2d(x, w * k.reshape(-1, 1, 1, 1), (b - mean) * k + beta)
+
+
+def _conv_bn_inputs() -> list[Tensor]:
+    g = _gen(7)
+    return [torch.randn(1, 2, 5, 5, generator=g), torch.randn(3, 2, 3, 3, generator=g)] + \
+        [torch.randn(3, generator=g) for _ in range(2)] + [torch.rand(3, generator=g) + 0.5] + \
+        [torch.randn(3, generator=g) for _ in range(2)]
+
+
+REPLACEMENTS = {   # name -> (search, replace, example inputs)
+    "relu(mm) -> clamp_min(mm)": (mm_relu, mm_clamp, lambda: [torch.randn(2, 3, generator=_gen(1)),
+                                                             torch.randn(3, 4, generator=_gen(2))]),
+    "x * y + z -> addcmul": (mul_add, fused_addcmul, lambda: [torch.randn(4, 4, generator=_gen(s)) for s in (3, 4, 5)]),
+    "batch_norm(conv) -> folded conv": (conv_bn, folded_conv, _conv_bn_inputs),
+}
+
+
+def replacement(name: str) -> tuple:
+    search, replace, inputs = REPLACEMENTS[name]
+    return search, replace, inputs()
+
+
+def reference_pass(name: str, cls: type | None = None):
+    """The course's pass of one replacement (a fresh PatternMatcherPass, or one of class `cls`)."""
+    from torch._inductor.pattern_matcher import PatternMatcherPass, fwd_only, register_replacement
+    pattern_pass = (cls or PatternMatcherPass)()
+    search, replace, inputs = replacement(name)
+    register_replacement(search, replace, inputs, fwd_only, pattern_pass)
+    return pattern_pass
+
+
+def recording_pass_class() -> type:
+    from torch._inductor.pattern_matcher import PatternMatcherPass
+
+    class RecordingPatternMatcherPass(PatternMatcherPass):
+        """A PatternMatcherPass that remembers how many replacements each of its runs made."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.runs: list[list] = []   # per run: [replacements, whether the graph was an ATen one]
+
+        def apply(self, gm):
+            graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
+            aten = any(isinstance(n.target, torch._ops.OpOverload) for n in graph.nodes)
+            count = super().apply(gm)
+            self.runs.append([int(count), aten])
+            return count
+
+    return RecordingPatternMatcherPass
+
+
+# ------------------------------------------------------------------------------------- the ATen graphs
+
+def mlp(x, w1, w2, w3):
+    """relu(mm) three times: three matches of relu(mm)."""
+    return torch.relu(torch.mm(torch.relu(torch.mm(torch.relu(torch.mm(x, w1)), w2)), w3)).sum(1)
+
+
+def shared(x, w, v):
+    """mm read twice (by relu and by add): no match, the mm's value is needed as it is."""
+    h = torch.mm(x, w)
+    return torch.relu(h) + h + torch.relu(torch.mm(h, v))
+
+
+def mixed(x, w, y, z):
+    """One relu(mm), one x * y + z on its result, a sigmoid beside."""
+    h = torch.relu(torch.mm(x, w))
+    return torch.sigmoid(h * y + z) * z + torch.sigmoid(h)
+
+
+def convnet(x, w1, b1, m1, v1, g1, be1, w2, b2, m2, v2, g2, be2):
+    """conv -> batch_norm -> relu twice (two folds), then a conv without a BatchNorm."""
+    h = torch.relu(conv_bn(x, w1, b1, m1, v1, g1, be1))
+    h = torch.relu(conv_bn(h, w2, b2, m2, v2, g2, be2))
+    return F.conv2d(h, w2[:, :, :1, :1]).mean((2, 3))
+
+
+def _bn_stats(c: int, g: torch.Generator) -> list[Tensor]:
+    return [torch.randn(c, generator=g) * 0.5, torch.rand(c, generator=g) + 0.5, 1 + 0.3 * torch.randn(c, generator=g),
+            0.3 * torch.randn(c, generator=g)]
+
+
+def _random_graph(seed: int):
+    """A chain of steps drawn from a seed: relu(mm), sigmoid(mm), x * y + z, a plain add, a residual."""
+    rng = random.Random(seed)
+    width = rng.choice([3, 4, 5])
+    plan = [rng.choice(["relu_mm", "sigmoid_mm", "mul_add", "add", "relu_mm_residual"]) for _ in range(rng.randint(4, 7))]
+    g = _gen(seed)
+    weights = [torch.randn(width, width, generator=g) * 0.6 for _ in plan]
+
+    def fn(x, y, *ws):
+        for step, w in zip(plan, ws):
+            if step == "relu_mm":
+                x = torch.relu(torch.mm(x, w))
+            elif step == "sigmoid_mm":
+                x = torch.sigmoid(torch.mm(x, w))
+            elif step == "mul_add":
+                x = x * y + w
+            elif step == "add":
+                x = x + w
+            else:
+                x = torch.relu(torch.mm(x, w)) + x
+        return x
+
+    fn.__name__ = f"random_{seed}"
+    return fn, [torch.randn(width, width, generator=g), torch.randn(width, width, generator=g), *weights]
+
+
+def _graph_inputs(name: str, seed: int):
+    g = _gen(seed + 11)
+    if name == "mlp":
+        return mlp, [torch.randn(4, 5, generator=g), torch.randn(5, 6, generator=g), torch.randn(6, 6, generator=g),
+                     torch.randn(6, 3, generator=g)]
+    if name == "shared":
+        return shared, [torch.randn(4, 4, generator=g) for _ in range(3)]
+    if name == "mixed":
+        return mixed, [torch.randn(3, 4, generator=g), torch.randn(4, 4, generator=g), torch.randn(3, 4, generator=g),
+                       torch.randn(3, 4, generator=g)]
+    if name == "convnet":
+        return convnet, [torch.randn(2, 2, 7, 7, generator=g), torch.randn(3, 2, 3, 3, generator=g),
+                         torch.randn(3, generator=g), *_bn_stats(3, g), torch.randn(3, 3, 3, 3, generator=g),
+                         torch.randn(3, generator=g), *_bn_stats(3, g)]
+    if name.startswith("random "):
+        return _random_graph(int(name.split()[1]))
+    raise KeyError(name)
+
+
+def aten_graph(name: str, seed: int = 0) -> tuple[fx.GraphModule, list[Tensor]]:
+    """The ATen graph `name` as inductor receives it (decomposed, in one fake mode), and real inputs for it."""
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.fx.experimental.proxy_tensor import make_fx
+    fn, inputs = _graph_inputs(name, seed)
+    gm = make_fx(fn, select_decomp_table(), tracing_mode="fake")(*inputs)
+    return gm, inputs
+
+
+def run_graph(gm, inputs) -> Tensor:
+    with torch.no_grad():
+        return gm(*inputs)
+
+
+# ------------------------------------------------------------------------------------- the compiled models
+
+class TwoLayers(nn.Module):
+    """Linear (no bias) -> relu twice: two relu(mm) in the graph inductor receives."""
+
+    def __init__(self, width: int = 6) -> None:
+        super().__init__()
+        self.a = nn.Linear(width, width, bias=False)
+        self.b = nn.Linear(width, 3, bias=False)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.relu(self.b(torch.relu(self.a(x))))
+
+
+class ConvBN(nn.Module):
+    """Conv2d -> BatchNorm2d -> relu, twice, with statistics as if trained: two folds in inference."""
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        self.c1, self.n1 = nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)
+        self.c2, self.n2 = nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4)
+        g = _gen(seed + 5)
+        with torch.no_grad():
+            for bn in (self.n1, self.n2):
+                mean, var, gamma, beta = _bn_stats(4, g)
+                bn.running_mean.copy_(mean)
+                bn.running_var.copy_(var)
+                bn.weight.copy_(gamma)
+                bn.bias.copy_(beta)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.relu(self.n2(self.c2(torch.relu(self.n1(self.c1(x)))))).mean((2, 3))
+
+
+COMPILED = {   # name -> (model factory, input shape, replacement)
+    "TwoLayers(6)": (lambda seed: TwoLayers(6), (5, 6), "relu(mm) -> clamp_min(mm)"),
+    "ConvBN (unseen)": (lambda seed: ConvBN(seed), (2, 3, 8, 8), "batch_norm(conv) -> folded conv"),
+}
+
+
+def compiled_model(name: str, seed: int = 0) -> tuple[nn.Module, list[Tensor]]:
+    """The model (eval mode) and two inputs of one shape (a second shape would make dynamo compile again)."""
+    factory, shape, _ = COMPILED[name]
+    manual_seed(seed)
+    g = _gen(seed + 3)
+    return factory(seed).eval(), [torch.randn(*shape, generator=g) for _ in range(2)]

@@ -1,0 +1,208 @@
+"""The judges of ex14_exported_programs: compare a result's evidence with the reference and say what differs.
+
+The references are the judge's own: the eager model's numbers, and the judge's own export (and decomposition)
+of the case's model, cached per process.
+"""
+from __future__ import annotations
+
+import torch
+
+from autograder.checks.randmodels import current_salt
+from autograder.checks.framework import Case, CheckFailed
+from autograder.checks.evidence import expect
+from autograder.checks.ex14_exported_programs.cases import KEEPS, _fqn
+from autograder.checks.ex14_exported_programs.evidence import histogram
+from autograder.checks.ex14_exported_programs.models import model, probes, program, submodule_io
+
+_CACHE: dict = {}
+
+
+def innermost(node) -> str:
+    """The qualified name of the innermost module a node came from: the last entry of its nn_module_stack."""
+    stack = node.meta.get("nn_module_stack") or {}
+    return list(stack.values())[-1][0] if stack else ""
+
+
+def _reference_modules(data: dict) -> dict:
+    key = ("modules", data["model"], data["strict"], data["dynamic"], data["seed"], data["decompose"], current_salt())
+    if key not in _CACHE:
+        ep = program(data["model"], strict=data["strict"], dynamic=data["dynamic"], seed=data["seed"])
+        if data["decompose"]:
+            ep = ep.run_decompositions()
+        _CACHE[key] = ({n.name: innermost(n) for n in ep.graph.nodes if n.op == "call_function"},
+                       {n.name: n.meta.get("nn_module_stack") or {} for n in ep.graph.nodes})
+    return _CACHE[key]
+
+
+def _eager(data: dict) -> list:
+    m, _ = model(data["model"], data.get("seed", 0))
+    with torch.no_grad():
+        return [m(x) for x in probes(data["model"], data.get("seed", 0), data["dynamic"])]
+
+
+def _expect_outputs(got: list, data: dict, what: str, hint: str) -> None:
+    for x, out, ref in zip(probes(data["model"], data.get("seed", 0), data["dynamic"]), got, _eager(data)):
+        batch = f"on a batch of {x.shape[0]}"
+        if isinstance(out, str):
+            dynamic = data["dynamic"] and x.shape[0] != probes(data["model"], data.get("seed", 0))[0].shape[0]
+            raise CheckFailed(f"{what} raised {out} {batch}",
+                              "keep the program's dynamic batch: torch.export.save writes the program as it is, "
+                              "range constraints included, and load reads them back" if dynamic else hint)
+        expect(isinstance(out, torch.Tensor) and out.shape == ref.shape
+               and torch.allclose(out, ref, rtol=1e-5, atol=1e-5),
+               f"{what} {batch} computes something else than the model", hint)
+
+
+# ----------------------------------------------------------------------------------------- save_and_reload
+
+def _save_judge(case: Case, ev: dict) -> None:
+    data = case.data
+    if not ev["file"]:
+        others = f" (the folder holds {', '.join(ev['others'])})" if ev["others"] else ""
+        raise CheckFailed(f"after save_and_reload there is no file at the path it was given, "
+                          f"{data['file']!r}{others}",
+                          "write to the path you are given, as it is: torch.export.save(ep, path), adding no "
+                          "suffix and choosing no name of your own")
+    if ev["loads"] != "ok":
+        raise CheckFailed(f"the file at the path is no exported program torch.export.load can read: {ev['loads']}",
+                          "write it with torch.export.save(ep, path): torch.save pickles, and a .pt2 archive is "
+                          "what torch.export.load reads")
+    expect(not ev["same"], "save_and_reload returned the very program it was given, not the one read back",
+           "return what torch.export.load(path) reads back: the point is that the file alone holds the program")
+    key = ("histogram", data["model"], data["strict"], data["dynamic"], data["seed"], current_salt())
+    if key not in _CACHE:
+        _CACHE[key] = histogram(program(data["model"], strict=data["strict"], dynamic=data["dynamic"],
+                                        seed=data["seed"]).graph)
+    expected = _CACHE[key]
+    if ev["histogram"] != expected:
+        extra = sorted(set(ev["histogram"]) - set(expected))
+        raise CheckFailed("the program read back calls other operators than the one saved"
+                          + (f": {', '.join(extra[:3])} appeared" if extra else ""),
+                          "save ep as it is: no run_decompositions, no new export, before torch.export.save")
+    _expect_outputs(ev["outputs"], data, "the program read back",
+                    "save ep itself and return torch.export.load(path)")
+
+
+# ----------------------------------------------------------------------------------------- module_of_nodes
+
+def _diff(got: dict, expected: dict) -> str:
+    missing = [k for k in expected if k not in got]
+    extra = [k for k in got if k not in expected]
+    wrong = [k for k in expected if k in got and got[k] != expected[k]]
+    parts = []
+    if missing:
+        parts.append(f"missing {', '.join(repr(k) for k in missing[:3])}" + (" ..." if len(missing) > 3 else ""))
+    if extra:
+        parts.append(f"unexpected {', '.join(repr(k) for k in extra[:3])}" + (" ..." if len(extra) > 3 else ""))
+    if wrong:
+        k = wrong[0]
+        parts.append(f"node {k!r} maps to {got[k]!r}, expected {expected[k]!r}")
+    return "; ".join(parts)
+
+
+def _module_judge(case: Case, got: dict) -> None:
+    expected, stacks = _reference_modules(case.data)
+    if got == expected:
+        return
+    bad = [k for k, v in got.items() if isinstance(v, dict)]
+    if bad:
+        k = bad[0]
+        raise CheckFailed(f"node {k!r} maps to a {got[k]['type']} ({got[k]['repr']}), expected a module's qualified "
+                          "name, a str", "each entry of nn_module_stack is key: (qualified name, module type): take "
+                          "the name, element [0] of the last entry's value")
+    msg = f"the mapping differs: {_diff(got, expected)}"
+    extra = [k for k in got if k not in expected]
+    wrong = [k for k in expected if k in got and got[k] != expected[k]]
+    if extra and all(k in stacks for k in extra):
+        raise CheckFailed(msg, "call_function nodes only: placeholders (parameters, buffers, inputs) and the output "
+                               "node are left out")
+    if extra:
+        raise CheckFailed(msg, "the keys are the names of the nodes of ep.graph (node.name)")
+    if [k for k in expected if k not in got]:
+        if all(expected[k] == "" for k in expected if k not in got):
+            raise CheckFailed(msg, "a node of the root module maps to \"\": its innermost module is the root")
+        raise CheckFailed(msg, "every call_function node of ep.graph, each with its innermost module")
+    k = wrong[0]
+    keys, values = list(stacks[k]), [v[0] for v in stacks[k].values()]
+    g = got[k]
+    if g in keys and g not in values:
+        hint = ("a stack's keys are torch's own (L__self__fc, an object id under strict export, @1 for a second "
+                "call): the qualified name is the first element of each value")
+    elif g in values[:-1]:
+        hint = ("the last entry of nn_module_stack is the innermost module; the entries run from the root module "
+                "inwards")
+    elif values and g == values[-1].split(".")[-1] and g != values[-1]:
+        hint = "the whole qualified name, with its parents' path: blocks.0.fc, not fc"
+    elif values and g == str(list(stacks[k].values())[-1][1]):
+        hint = "the qualified name is element [0] of the value; element [1] is the module's type"
+    else:
+        hint = "read node.meta[\"nn_module_stack\"]: its last value is (qualified name, type) of the innermost module"
+    raise CheckFailed(msg, hint)
+
+
+# ----------------------------------------------------------------------------------------- decompose_except
+
+def _reference_decomposed(data: dict) -> dict:
+    key = ("decomposed", data["model"], data["keep"], data["dynamic"], data["strict"], current_salt())
+    if key not in _CACHE:
+        from torch.export import default_decompositions
+        table = default_decompositions()
+        for op in KEEPS[data["keep"]]:
+            table.pop(op, None)
+        ep = program(data["model"], strict=data["strict"], dynamic=data["dynamic"])
+        _CACHE[key] = (histogram(ep.graph), histogram(ep.run_decompositions(table).graph))
+    return _CACHE[key]
+
+
+def _decompose_judge(case: Case, ev: dict) -> None:
+    data = case.data
+    before, expected = _reference_decomposed(data)
+    keep = {str(op) for op in KEEPS[data["keep"]]}
+    got = ev["histogram"]
+    expect(ev["argument"] == before, "the program passed in changed: decompose_except must leave ep as it is",
+           "run_decompositions returns a new program: return it, and leave ep alone")
+    if got != expected:
+        kept = sorted(t for t in got if t in keep)
+        lost = sorted(t for t in keep if t in expected and t not in got)
+        undecomposed = sorted(t for t in got if t not in expected and t in before)
+        if got == before:
+            hint = ("nothing was decomposed: ep.run_decompositions(table) with the default table minus the kept "
+                    "overloads (an empty table {} decomposes nothing)")
+        elif lost:
+            hint = (f"{lost[0]} is in keep and must stay: take torch.export.default_decompositions() and pop the "
+                    "kept overloads from it before run_decompositions")
+        elif undecomposed:
+            hint = (f"{undecomposed[0]} is not in keep, yet it stays: keep only the overloads in `keep`, exactly "
+                    "(not their whole packets, not other operators)")
+        else:
+            hint = "ep.run_decompositions(table), where table is torch.export.default_decompositions() minus keep"
+        raise CheckFailed(f"the decomposed program calls {_diff(got, expected).replace('node ', 'operator ')}"
+                          + (f" (kept: {', '.join(kept)})" if kept else ""), hint)
+    _expect_outputs(ev["outputs"], data, "the decomposed program", "decompositions compute the same numbers: "
+                    "change the table, not the graph")
+
+
+# ----------------------------------------------------------------------------------------- unflatten_module
+
+def _unflatten_judge(case: Case, ev: dict) -> None:
+    data = case.data
+    fqn = _fqn(data["model"], data["fqn"])
+    io = submodule_io(data["model"], fqn, probes(data["model"], 0, data["dynamic"]))
+    for (inputs, ref), got in zip(io, ev["outputs"]):
+        shapes = ", ".join(str(tuple(a.shape)) for a in inputs)
+        what = f"the module returned, called on the inputs {fqn!r} receives ({shapes})"
+        if isinstance(got, str):
+            if ev["type"] == "UnflattenedModule":
+                hint = (f"that is the whole unflattened program: return its submodule {fqn!r}, "
+                        "unflatten(ep).get_submodule(fqn)")
+            elif "forward" in got and "missing" in got:
+                hint = ("ep.module() is one flat graph: its submodules only hold parameters and have no forward. "
+                        "torch.export.unflatten(ep) rebuilds the module hierarchy, with a graph per submodule")
+            else:
+                hint = "torch.export.unflatten(ep).get_submodule(fqn)"
+            raise CheckFailed(f"{what} raised {got}", hint)
+        if got.shape != ref.shape or not torch.allclose(got, ref, rtol=1e-5, atol=1e-5):
+            hint = (f"that is the whole unflattened program: return its submodule {fqn!r}"
+                    if ev["type"] == "UnflattenedModule" else
+                    f"the submodule {fqn!r} itself: unflatten(ep).get_submodule(fqn)")
+            raise CheckFailed(f"{what} computes something else than the model's {fqn!r}", hint)
