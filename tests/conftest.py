@@ -59,6 +59,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # A learner's `fxcourse check` keeps its fork server for the next one; nothing started by a test outlives it
     # (test_forkserver.py turns keeping on where it tests it, and stops what it started).
     os.environ["FXCOURSE_FORKSERVER_KEEP"] = "0"
+    # Hidden cases are drawn from a course secret (autograder.grader.secret): the tests pin one, so that every
+    # checkout grades them alike and none writes a .fxcourse-secret into the repository (test_integrity.py sets
+    # others where it needs them).
+    os.environ["FXCOURSE_SECRET"] = "the course secret of fxcourse's own tests"
     # The kernel spec python3 must be the interpreter running the tests.
     from jupyter_client.kernelspec import KernelSpecManager  # noqa: F401
     if os.environ.get("FXCOURSE_REQUIRE_JAIL") and not hasattr(config, "workerinput"):

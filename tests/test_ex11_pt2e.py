@@ -86,12 +86,12 @@ def test_the_diagnostic_graphs_give_every_usual_mistake_its_own_count():
     case = get_check(A, "pt2e_fake_quant_count").cases(False)[0]
     with pytest.raises(AssertionError):
         checks._count_judge(case, -1)
-    counts = checks._CACHE[("pt2e_fake_quant_count", case.label)]
+    counts = checks._CACHE[("pt2e_fake_quant_count", case.label, case.salt)]
     assert counts["expected"] == 7 and len(set(counts.values())) == len(counts), counts
     case = get_check(A, "qdq_counts").cases(False)[1]
     with pytest.raises(AssertionError):
         checks._qdq_count_judge(case, [-1, -1])
-    counts = dict(checks._CACHE[("qdq_counts", case.label)])   # a copy: the cache serves the judge too
+    counts = dict(checks._CACHE[("qdq_counts", case.label, case.salt)])   # a copy: the cache serves the judge too
     # distinct targets give per-tensor-only's count here: the converted QATNet, checked first, tells them apart
     unique = counts.pop("unique")
     assert counts["expected"] == [4, 5] and len({tuple(v) for v in counts.values()}) == len(counts), counts
@@ -99,7 +99,7 @@ def test_the_diagnostic_graphs_give_every_usual_mistake_its_own_count():
     case = get_check(A, "qdq_counts").cases(False)[0]
     with pytest.raises(AssertionError):
         checks._qdq_count_judge(case, [-1, -1])
-    counts = checks._CACHE[("qdq_counts", case.label)]
+    counts = checks._CACHE[("qdq_counts", case.label, case.salt)]
     assert [v for v in counts.values() if v == counts["unique"]] == [counts["unique"]], counts
 
 

@@ -1,5 +1,6 @@
-"""The check library: one module per exercise (`exNN_topic.py`, or a package `exNN_topic/` of models, cases,
-evidence and judges), each with a `CHECKS` dict of `framework.Check` objects.
+"""The check library: one package per exercise (`exNN_topic/`), whose `PARTS` (`framework.Part`: cases,
+evidence) are all the jailed worker imports, and whose `CHECKS` dict of `framework.Check` objects (judges and
+references too, in its `judging` module) the judge, tests and validation use (autograder/ARCHITECTURE.md).
 
 Test cells of the exercise notebooks call `run_check` and `check_quiz`; `check()` in a notebook, mutant
 validation, `fxcourse check`/`grade` and pytest use the same `Check` objects and the same runner

@@ -26,10 +26,12 @@ from typing import Any, Callable, Iterable
 import torch
 
 from autograder.checks.errors import hint_for_error
+from autograder.checks.randmodels import salted
+from autograder.checks.secrecy import grading_object, hidden_cases
 
 __all__ = [
-    "CheckFailed", "Case", "Check", "CaseResult", "run_cases", "run_check", "check_quiz", "get_check",
-    "collect_evidence", "judge_evidence", "plain", "QUIZ_CHOICES",
+    "CheckFailed", "Case", "Check", "Part", "CaseResult", "run_cases", "run_check", "check_quiz", "get_check", "get_part",
+    "collect_evidence", "judge_evidence", "plain", "QUIZ_CHOICES", "hidden_cases", "grading_object",
 ]
 
 QUIZ_CHOICES = "ABCDE"
@@ -54,6 +56,7 @@ class Case:
     data: dict = field(default_factory=dict)  # anything the judge wants to know about the case
     # data["raises"] = "ValueError": the function must raise; its error evidence
     # ({"__raised__": type name, "message", "where", "bases"}) then goes to judge() instead of failing the case.
+    salt: int = 0  # a hidden case's salt (hidden_cases): its inputs are built, run and judged under it (randmodels)
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,24 @@ class Check:
     def all_cases(self, hidden: bool) -> list[Case]:
         """The visible cases, then (with `hidden`) the hidden ones: what check(hidden=True) and validation run."""
         return list(self.cases(False)) + (list(self.cases(True)) if hidden else [])
+
+
+@dataclass(frozen=True)
+class Part:
+    """The part of a check that runs where learner code runs (the jailed worker): how to build each case's
+    inputs, how to turn a result into plain evidence, what the function must leave unchanged. No judge, no
+    reference, nothing the judge wants to know about a case (`Case.data` is the judge's: the worker drops it).
+    An exercise's package lists its parts in `PARTS`, importable without its judges (ARCHITECTURE.md)."""
+
+    function: str
+    cases: Callable[[bool], list[Case]]
+    evidence: Callable[[Any, tuple], Any]
+    unchanged: str = ""
+
+    def same_as(self, check: Check) -> bool:
+        """The part is the check's own: the same cases, evidence and `unchanged` (the judge's `Check.cases` may
+        add what it knows of a case to the part's, under the same labels)."""
+        return self.evidence is check.evidence and self.unchanged == check.unchanged and self.function == check.function
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,17 @@ def get_check(assignment: str, function: str) -> Check:
         raise KeyError(f"assignment {assignment!r} has no check for {function!r}; "
                        f"it checks {', '.join(sorted(checks))}")
     return checks[function]
+
+
+def get_part(assignment: str, function: str) -> Part:
+    """The worker's part of `function`'s check in exercise `assignment` (autograder.checks.<assignment>.PARTS):
+    imports the exercise's models, cases and evidence, never its judges or references."""
+    if not re.fullmatch(r"ex\d\d_[a-z0-9_]+", assignment):
+        raise KeyError(f"unknown assignment {assignment!r}: expected a name like 'ex01_tracing'")
+    parts: dict[str, Part] = importlib.import_module(f"autograder.checks.{assignment}").PARTS
+    if function not in parts:
+        raise KeyError(f"assignment {assignment!r} has no check for {function!r}; it checks {', '.join(sorted(parts))}")
+    return parts[function]
 
 
 # ------------------------------------------------------------------------------------ plain evidence
@@ -235,15 +267,21 @@ def collect_evidence(check: Check, fn: Any, case: Case) -> Any:
     """
     if not callable(fn):
         return {"__missing__": f"{check.function} is {type(fn).__name__}, not a function"}
-    evidence = _collect_unchanged(check, fn, case)
-    names = [n for n in check.helpers if callable(getattr(fn, "__globals__", {}).get(n))]
+    course = grading_object(fn)
+    if course is not None:
+        return _borrowed(check.function, f"{check.function} is {course}")
+    with salted(case.salt):
+        evidence = _collect_unchanged(check, fn, case)
+    helpers = getattr(check, "helpers", {})   # a worker's Part has none: no reference is where learner code runs
+    names = [n for n in helpers if callable(getattr(fn, "__globals__", {}).get(n))]
     if not names or _is_todo(evidence):
         return evidence
     space = fn.__globals__
     own = {n: space[n] for n in names}
     try:
-        space.update({n: check.helpers[n] for n in names})
-        with_reference = _collect_unchanged(check, fn, case)
+        space.update({n: helpers[n] for n in names})
+        with salted(case.salt):
+            with_reference = _collect_unchanged(check, fn, case)
     finally:
         space.update(own)
     return {"__helpers__": names, "own": evidence, "reference": with_reference}
@@ -283,6 +321,9 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
             return (_raised(exc) if str(exc) else {"__todo__": ""}), args, before
         except BaseException as exc:  # the learner's error (even SystemExit) is evidence, not a crash
             return _raised(exc), args, before
+        course = grading_object(result)
+        if course is not None:
+            return _borrowed(check.function, f"{check.function} returned {course}"), args, before
         try:
             return plain(check.evidence(result, args)), args, before
         except CheckFailed as exc:
@@ -290,6 +331,12 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
         except Exception as exc:
             return {"__failed__": f"could not inspect what {check.function} returned: "
                                   f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}, args, before
+
+
+def _borrowed(function: str, what: str) -> dict:
+    """The evidence of an answer that hands over the course's own grading code: it earns nothing."""
+    return {"__failed__": f"{what}, the course's own grading code: an answer that is, or hands back, the grader's "
+                          "own functions or records earns nothing", "hint": f"write {function} yourself"}
 
 
 def _signature_hint(name: str, raised: dict) -> str | None:
@@ -304,13 +351,18 @@ def _signature_hint(name: str, raised: dict) -> str | None:
 
 
 def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
-    """Judge one case's evidence; never runs learner code."""
+    """Judge one case's evidence, under the case's salt; never runs learner code."""
+    with salted(case.salt):
+        return _judge_evidence(check, case, evidence)
+
+
+def _judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
     name, label = check.function, case.label
     if isinstance(evidence, dict) and "__helpers__" in evidence and "own" in evidence:
-        own = judge_evidence(check, case, evidence["own"])
+        own = _judge_evidence(check, case, evidence["own"])
         if own.passed:
             return own
-        reference = judge_evidence(check, case, evidence["reference"])
+        reference = _judge_evidence(check, case, evidence["reference"])
         if not reference.passed:
             return reference   # wrong even with the course's helpers: that failure is this function's own
         helpers = " and ".join(str(h) for h in evidence["__helpers__"])
@@ -318,7 +370,7 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
                                        f"{own.message} (that costs points in the test of {helpers} only)",
                           f"fix {helpers} first: its own test says what is wrong with it")
     if isinstance(evidence, dict) and "__value__" in evidence and "__after__" in evidence:
-        result = judge_evidence(check, case, evidence["__value__"])
+        result = _judge_evidence(check, case, evidence["__value__"])
         with _quiet():
             try:
                 change = None if evidence["__before__"] is None else _state_change(

@@ -108,12 +108,15 @@ def _grade_one_notebook(config, steps: list[str], assignment: str, name: str, st
 
 
 def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, bytes], student: str,
-               steps: list[str] | None = None, settings: dict | None = None) -> str:
+               steps: list[str] | None = None, settings: dict | None = None, secret: str | None = None) -> str:
     """Run on a Dask worker: grade one submission, return JSON text (never raises for a bad submission).
 
     `sources`: notebook name -> the instructor source's bytes; `files`: notebook name -> the submission's
     bytes (a notebook the student did not hand in is missing, and scores zero, as nbgrader does); `steps` and
-    `settings`: the course's (worker_steps, plain_settings of its configuration; None: the package's own)."""
+    `settings`: the course's (worker_steps, plain_settings of its configuration; None: the package's own);
+    `secret`: the course's secret, which the task's course root keeps, so that every worker draws the hidden
+    cases the coordinator's course does ("": none, as the coordinator was told by FXCOURSE_SECRET; None: the
+    worker's own)."""
     from traitlets.config import Config
 
     start = time.monotonic()
@@ -121,6 +124,14 @@ def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, byte
     try:
         folder = root / "solutions" / assignment
         folder.mkdir(parents=True)
+        if secret:
+            from autograder.grader.secret import SECRET_FILE
+            os.environ.pop("FXCOURSE_SECRET", None)
+            fd = os.open(root / SECRET_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(secret + "\n")
+        elif secret == "":
+            os.environ["FXCOURSE_SECRET"] = ""
         for name, data in sources.items():
             (folder / f"{name}.ipynb").write_bytes(data)
         if steps is None or settings is None:
@@ -365,6 +376,9 @@ def run_units(course: Course, units: list[Unit], runner, gradebook: Gradebook, *
     `check` is called between results (KeyboardInterrupt from it, for a Ctrl-C: `deferred_interrupt`)."""
     task = task or grade_task
     course_steps = {} if config is None else {"steps": worker_steps(config), "settings": plain_settings(config)}
+    if task is grade_task:   # the course's secret: each task's course root keeps it, the same on every worker
+        from autograder.grader.secret import course_secret
+        course_steps["secret"] = course_secret(course).decode()
     written = 0
 
     def submit(unit: Unit):

@@ -42,8 +42,9 @@ def _prepare() -> None:
 
 
 def _import_checks(names: list[str]) -> None:
-    """The check modules of the exercises a job calls, imported in the server on the first job that needs each
-    (course code only: a name that is not an exercise id of the course is refused)."""
+    """The worker's parts of the exercises a job calls (their cases, evidence and models, never their judges or
+    references: what is imported here is in every worker's memory), imported in the server on the first job that
+    needs each (course code only: a name that is not an exercise id of the course is refused)."""
     import importlib
 
     from autograder.coursedata.exercises import EXERCISES

@@ -12,6 +12,7 @@ The pipeline, in order (each step needs the one before):
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -33,6 +34,8 @@ from autograder.grader.notebook import (NotebookError, defined_names, grade_id, 
 from autograder.grader import forkserver
 from autograder.grader.plan import Call, identify_assignment, parse_test_cell
 from autograder.grader.sandbox import Limits, WorkerOutcome, isolation_level, run_worker
+from autograder.grader.helperblame import blame, first_failure
+from autograder.grader.secret import call_salt, course_secret
 from autograder.grader.worker import SCRATCH_FULL_EXIT
 
 __all__ = ["TestResult", "Report", "grade_restored", "check_notebook", "clean_text", "MAX_MESSAGE"]
@@ -125,9 +128,12 @@ def _name_a_full_scratch(outcome: WorkerOutcome, limits: Limits) -> None:
         outcome.detail = f"the files it wrote filled the scratch folder ({limits.scratch / 2**20:g} MiB in all)"
 
 
-def _worker_calls(calls: list[Call]) -> list[dict]:
-    """What the worker is told to call: never a quiz key (the learner's code can read its job)."""
-    return [{**asdict(c), "key": None, "explanation": None} for c in calls]
+def _worker_calls(calls: list[Call], secret: bytes = b"") -> list[dict]:
+    """What the worker is told to call: never a quiz key (the learner's code can read its job), never the course
+    secret: a hidden call's salt alone (secret.call_salt), which its cases are built under."""
+    return [{**asdict(c), "key": None, "explanation": None,
+             "salt": call_salt(secret, c.assignment, c.function) if c.hidden and c.kind == "check" else 0}
+            for c in calls]
 
 
 def _message_for_missing(var: str, outcome: WorkerOutcome) -> str | None:
@@ -137,9 +143,11 @@ def _message_for_missing(var: str, outcome: WorkerOutcome) -> str | None:
     return None
 
 
-def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tuple[bool, str, str | None, int]:
-    """(passed, message, hint, cases) of one test cell from its worker's outcome."""
-    from autograder.checks.framework import get_check, judge_evidence  # torch: in the judge only
+def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome, secret: bytes = b"",
+                helper_failed=None) -> tuple[bool, str, str | None, int]:
+    """(passed, message, hint, cases) of one test cell from its worker's outcome (hidden cases under `secret`;
+    `helper_failed`: helperblame.blame's)."""
+    from autograder.checks.framework import get_check, hidden_cases, judge_evidence  # torch: in the judge only
     from autograder.coursedata.quizzes import judge as judge_quiz
     if outcome.status != "ok":
         where = ""
@@ -171,7 +179,8 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
                 quiz_message = result.message
             continue
         check = get_check(call.assignment, call.function)
-        expected_cases = check.cases(call.hidden)
+        expected_cases = hidden_cases(check.cases(True), call_salt(secret, call.assignment, call.function)) \
+            if call.hidden else check.cases(False)
         if len(evidence_list) != len(expected_cases):
             return False, f"{call.function}: the grader received {len(evidence_list)} results for " \
                           f"{len(expected_cases)} cases", None, cases
@@ -183,7 +192,8 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome) -> tupl
                     return False, msg, f"fix the error in the cell that defines {call.var}, then run it", cases
             result = judge_evidence(check, case, evidence)
             if not result.passed:
-                return False, result.message, result.hint, cases
+                message, hint = blame(check, call, result.message, helper_failed) or (result.message, result.hint)
+                return False, message, hint, cases
     if all(c.kind == "quiz" for c in calls):
         return True, quiz_message, None, cases
     return True, f"passed ({cases} case{'s' if cases != 1 else ''})", None, cases
@@ -280,16 +290,18 @@ class _Judge:
             return answer
 
     def judge(self, tid: str, calls: list[Call], start: int, outcome: WorkerOutcome, expected: int,
-              limits: Limits) -> tuple[bool, str, str | None, int]:
+              limits: Limits, secret: bytes = b"", plan: list[Call] = ()) -> tuple[bool, str, str | None, int]:
         """Judge one test cell whose calls are `start`.. of `outcome`'s evidence (loaded again if the process
-        was replaced after an earlier test hit a limit)."""
+        was replaced after an earlier test hit a limit); `plan`: every call of that evidence, in order."""
         with self.lock:
             if self.loaded is None or self.loaded[0] is not outcome:
                 summary = self.load(outcome, expected, limits)
                 if not summary.get("ok"):
                     return False, summary.get("error", "the evidence could not be loaded"), None, 0
             answer, why = self._ask({"op": "judge", "tid": tid, "calls": [asdict(c) for c in calls],
-                                     "start": start, "last_step": outcome.last_step}, b"", limits)
+                                     "start": start, "last_step": outcome.last_step, "secret": secret.hex(),
+                                     "plan": [asdict(c) for c in plan]},
+                                    b"", limits)
             if answer is None:
                 return False, f"judging this test stopped: {why}", "answers must not write the grader's files", 0
             if "error" in answer:
@@ -351,8 +363,11 @@ def _judge_server(memory: int) -> int:
                 start, n = req["start"], len(calls)
                 part = {**ev, "calls": ev["calls"][start:start + n],
                         "rejected": {i - start: r for i, r in ev["rejected"].items() if start <= i < start + n}}
+                secret, plan = bytes.fromhex(req.get("secret", "")), [Call(**c) for c in req.get("plan", [])]
+                helper_failed = functools.partial(first_failure, _judge_cell, ev, plan, secret)
                 passed, message, hint, cases = _judge_cell(req["tid"], calls,
-                                                           WorkerOutcome(part, "ok", "", req["last_step"]))
+                                                           WorkerOutcome(part, "ok", "", req["last_step"]), secret,
+                                                           helper_failed)
                 answer = {"passed": passed, "message": str(message), "hint": None if hint is None else str(hint),
                           "cases": cases}
         except (MemoryError, RecursionError) as exc:
@@ -385,6 +400,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             raise NotebookError(too_long())
 
     hide = course.secrets() if course else []
+    secret = course_secret(course)
     cells = []
     for c in nb.cells:
         if c.cell_type == "code" and not is_test(c):
@@ -407,9 +423,9 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         plans.append((tid, points, calls))
 
     def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome, start: int = 0,
-               expected: int = 0) -> TestResult:
+               expected: int = 0, plan: list[Call] = ()) -> TestResult:
         if outcome.status == "ok":  # evidence to judge: in the judge process, under its limits
-            passed, message, hint, ncases = _judge().judge(tid, calls, start, outcome, expected, limits)
+            passed, message, hint, ncases = _judge().judge(tid, calls, start, outcome, expected, limits, secret, plan)
         else:
             passed, message, hint, ncases = _judge_cell(tid, calls, outcome)
         return TestResult(tid, points if passed else 0.0, points, passed, clean_text(message),
@@ -423,7 +439,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             break
         flat = [call for _, _, calls in pending for call in calls]
         in_time()
-        outcome = run_worker([c for c in cells if c["id"] not in skipped], _worker_calls(flat),
+        outcome = run_worker([c for c in cells if c["id"] not in skipped], _worker_calls(flat, secret),
                              limits=limits, hide=hide, require=hardened)
         in_time()
         _name_a_full_scratch(outcome, limits)
@@ -446,7 +462,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             if start + n <= done:
                 saved_status, outcome.status = outcome.status, "ok"  # this part of the evidence is there
                 try:
-                    results[tid] = judged(tid, points, calls, outcome, start, len(flat))
+                    results[tid] = judged(tid, points, calls, outcome, start, len(flat), flat)
                 finally:
                     outcome.status = saved_status
             else:

@@ -336,14 +336,10 @@ def main(job_path: str) -> int:
     import autograder.checks.randmodels
     import fxplayground
     from autograder.checks import run_check  # noqa: F401  (imported so test-style code finds it)
-    assignments = sorted({c["assignment"] for c in job["calls"] if c["kind"] == "check"})
-    check_modules = [__import__(f"autograder.checks.{a}", fromlist=["CHECKS"]) for a in assignments]
-    parts = tuple(f"{m.__name__}." for m in check_modules)  # a check package's models, cases, evidence, judges
-    check_modules += [m for name, m in sorted(sys.modules.items()) if name.startswith(parts)]
-    checks = {(c["assignment"], c["function"]): core.get_check(c["assignment"], c["function"])
-              for c in job["calls"] if c["kind"] == "check"}
-    cases = {(c["assignment"], c["function"], c["hidden"]): checks[(c["assignment"], c["function"])].cases(
-        c["hidden"]) for c in job["calls"] if c["kind"] == "check"}
+    from autograder.grader import jailside
+    checks, cases = jailside.worker_cases(job["calls"])  # the exercises' parts (no judge), cases' inputs only
+    homes = tuple(f"autograder.checks.{a}" for a, _ in checks)
+    check_modules = [m for name, m in sorted(sys.modules.items()) if name.startswith(homes)]
     collect, quiz_evidence, save = core.collect_evidence, core.quiz_evidence, torch.save
     guarded = [core, evidence, autograder.checks.randmodels, torch, torch.fx, torch.fx.graph, torch.fx.node,
                torch.fx.graph_module, torch.nn.functional, builtins, *check_modules]
@@ -358,6 +354,7 @@ def main(job_path: str) -> int:
     if job.get("jail"):
         enter_jail(job["jail"])
     apply_limits(job.get("limits", {}), processes=bool(job.get("jail")))
+    jailside.forbid_judge_side()
     import signal
 
     def _over_cpu(signum, frame):  # the soft CPU limit: say so, then stop (the hard limit follows anyway)
@@ -404,7 +401,7 @@ def main(job_path: str) -> int:
         key = (call["assignment"], call["function"])
         fn = ns.get(call["var"])
         evs = []
-        for case in cases[(*key, call["hidden"])]:
+        for case in cases[(*key, call["hidden"], int(call.get("salt") or 0) if call["hidden"] else 0)]:
             _log(progress, f"case {call['function']}|{case.label}")
             evs.append(collect(checks[key], fn, case))
         out["calls"].append({"evidence": evs})

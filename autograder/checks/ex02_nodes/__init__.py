@@ -8,20 +8,30 @@ users recorded out of graph order, skip connections, get_attr chains, several pl
 
 The unknown-node case of `consumers` expects a KeyError: it sets `Case.data["raises"]`, so the judge sees the
 raised error (type and message) instead of the case failing outright.
+
+This module is the worker's side of the checks (`PARTS`: cases, evidence, `unchanged`); the judges, the
+references and `CHECKS` are in `judging`, loaded on first use of any other name (the jailed worker never does).
 """
 from __future__ import annotations
 
-from autograder.checks.framework import Check
+from autograder.checks.framework import Part
 from autograder.checks.ex02_nodes.cases import _called_cases, _cons_cases, _depth_cases, _hist_cases
 from autograder.checks.ex02_nodes.evidence import _called_evidence, _cons_evidence, _depth_evidence, _hist_evidence
-from autograder.checks.ex02_nodes.judges import _called_judge, _cons_judge, _depth_judge, _hist_judge
 
-__all__ = ["CHECKS"]
+__all__ = ["PARTS"]
 
-
-CHECKS = {
-    "op_histogram": Check("op_histogram", _hist_cases, _hist_evidence, _hist_judge, unchanged="always"),
-    "called_modules": Check("called_modules", _called_cases, _called_evidence, _called_judge, unchanged="always"),
-    "consumers": Check("consumers", _cons_cases, _cons_evidence, _cons_judge, unchanged="always"),
-    "graph_depth": Check("graph_depth", _depth_cases, _depth_evidence, _depth_judge, unchanged="always"),
+PARTS = {
+    "op_histogram": Part("op_histogram", _hist_cases, _hist_evidence, "always"),
+    "called_modules": Part("called_modules", _called_cases, _called_evidence, "always"),
+    "consumers": Part("consumers", _cons_cases, _cons_evidence, "always"),
+    "graph_depth": Part("graph_depth", _depth_cases, _depth_evidence, "always"),
 }
+
+
+def __getattr__(name: str):
+    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.judging"), name)

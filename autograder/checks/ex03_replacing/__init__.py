@@ -11,25 +11,30 @@ the old function by the new one whenever eager code calls it.
 
 Judging order: lambda targets, lint, stale code (forgot recompile), structure, run errors, numbers,
 the original model, shared parameters: the first message a learner sees is the root cause.
+
+This module is the worker's side of the checks (`PARTS`: cases, evidence, `unchanged`); the judges, the
+references and `CHECKS` are in `judging`, loaded on first use of any other name (the jailed worker never does).
 """
 from __future__ import annotations
 
-from autograder.checks.framework import Check
-from autograder.checks.ex03_replacing.models import _EagerSwap
-from autograder.checks.ex03_replacing.cases import _clamp_cases, _gelu_cases, _matmul_cases, _swap_cases, STASH
-from autograder.checks.ex03_replacing.evidence import (
-    _clamp_evidence, _gelu_evidence, _matmul_evidence, _swap_evidence,
-)
-from autograder.checks.ex03_replacing.judges import (
-    _clamp_judge, _eager, _gelu_judge, _gelu_raise, _matmul_judge, _swap_judge, RELU_TO_GELU,
-)
+from autograder.checks.framework import Part
+from autograder.checks.ex03_replacing.cases import _clamp_cases, _gelu_cases, _matmul_cases, _swap_cases
+from autograder.checks.ex03_replacing.evidence import _clamp_evidence, _gelu_evidence, _matmul_evidence, _swap_evidence
 
-__all__ = ["CHECKS", "RELU_TO_GELU", "STASH", "_eager", "_EagerSwap"]
+__all__ = ["PARTS"]
 
-
-CHECKS = {
-    "swap_function": Check("swap_function", _swap_cases, _swap_evidence, _swap_judge),
-    "relu_to_clamp": Check("relu_to_clamp", _clamp_cases, _clamp_evidence, _clamp_judge),
-    "relu_to_gelu": Check("relu_to_gelu", _gelu_cases, _gelu_evidence, _gelu_judge, explain_raise=_gelu_raise),
-    "linear_to_matmul": Check("linear_to_matmul", _matmul_cases, _matmul_evidence, _matmul_judge),
+PARTS = {
+    "swap_function": Part("swap_function", _swap_cases, _swap_evidence),
+    "relu_to_clamp": Part("relu_to_clamp", _clamp_cases, _clamp_evidence),
+    "relu_to_gelu": Part("relu_to_gelu", _gelu_cases, _gelu_evidence),
+    "linear_to_matmul": Part("linear_to_matmul", _matmul_cases, _matmul_evidence),
 }
+
+
+def __getattr__(name: str):
+    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.judging"), name)

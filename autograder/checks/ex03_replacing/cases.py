@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from fxplayground import LinearChain, Net, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_mlp
+from autograder.checks.randmodels import generator, manual_seed, random_mlp
 from autograder.checks.ex03_replacing.models import (
     ClampFunctionNet, InplaceReluNet, KeywordReluNet, NestedAndTopLinear, ReluLikeNet, ReluOutputNet,
     KwargsNet, SharedLinearNet, SharedReluNet, SwapNet,
@@ -23,13 +23,13 @@ STASH = "_fxcourse_case"
 # ---------------------------------------------------------------------------------- case plumbing
 
 def _inputs(shape: tuple[int, ...], seed: int, n: int = 2, scale: float = 2.0) -> list:
-    g = torch.Generator().manual_seed(seed)
+    g = generator(seed)
     return [torch.randn(shape, generator=g) * scale for _ in range(n)]
 
 
 def _prepare(make_model, shape: tuple[int, ...], seed: int = 0):
     """A fresh traced model with its model and seeded inputs stashed on it (deterministic)."""
-    torch.manual_seed(seed)
+    manual_seed(seed)
     model = make_model().eval()
     gm = fx.symbolic_trace(model)
     gm.__dict__[STASH] = {"model": model, "inputs": _inputs(shape, seed + 100)}

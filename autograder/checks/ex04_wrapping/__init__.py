@@ -11,33 +11,29 @@ models whose `forward` looks `gate` up in the notebook's own globals. So the mod
 here, but their `forward` functions are re-bound to the notebook's namespace (`_bind`); that namespace is the
 `__globals__` of the learner's `trace_gated`, found on the call stack (`notebook_namespace`). The judge never
 needs it: it rebuilds the same models bound to `REF` and compares.
+
+This module is the worker's side of the checks (`PARTS`: cases, evidence, `unchanged`); the judges, the
+references and `CHECKS` are in `judging`, loaded on first use of any other name (the jailed worker never does).
 """
 from __future__ import annotations
 
-from autograder.checks.framework import Check
-from autograder.checks.ex04_wrapping.models import MODELS_SOURCE, REF
-from autograder.checks.ex04_wrapping.cases import (
-    _gated_cases, _leaf_cases, _spec_cases, build_gated, FlagNet, gated_inputs, gated_probe, notebook_namespace,
-    ReferenceLeafTracer,
-)
+from autograder.checks.framework import Part
+from autograder.checks.ex04_wrapping.cases import _gated_cases, _leaf_cases, _spec_cases
 from autograder.checks.ex04_wrapping.evidence import _gated_evidence, _leaf_evidence, _spec_evidence
-from autograder.checks.ex04_wrapping.judges import _gated_judge, _leaf_judge, _spec_judge
 
-__all__ = [
-    "CHECKS",
-    "FlagNet",
-    "MODELS_SOURCE",
-    "REF",
-    "build_gated",
-    "gated_inputs",
-    "gated_probe",
-    "notebook_namespace",
-    "ReferenceLeafTracer",
-]
+__all__ = ["PARTS"]
 
-
-CHECKS = {
-    "trace_gated": Check("trace_gated", _gated_cases, _gated_evidence, _gated_judge, unchanged="always"),
-    "trace_with_leaves": Check("trace_with_leaves", _leaf_cases, _leaf_evidence, _leaf_judge, unchanged="always"),
-    "trace_specialized": Check("trace_specialized", _spec_cases, _spec_evidence, _spec_judge, unchanged="always"),
+PARTS = {
+    "trace_gated": Part("trace_gated", _gated_cases, _gated_evidence, "always"),
+    "trace_with_leaves": Part("trace_with_leaves", _leaf_cases, _leaf_evidence, "always"),
+    "trace_specialized": Part("trace_specialized", _spec_cases, _spec_evidence, "always"),
 }
+
+
+def __getattr__(name: str):
+    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.judging"), name)

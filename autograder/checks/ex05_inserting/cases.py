@@ -11,7 +11,7 @@ from fxplayground import DropoutNet, LinearChain, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case
 from autograder.checks.evidence import flat_outputs
-from autograder.checks.randmodels import random_convnet, random_mlp, seeded_randn
+from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp, seeded_randn
 from autograder.checks.ex05_inserting.models import (
     DropoutZooNet, FunctionalDropNet, FunctionalLinearNet, OutputDropNet, ReshapeNet, RowsNet, ShapeZoo,
     SharedDropNet, SharedUse, SingleOut, TwoInputs,
@@ -33,12 +33,6 @@ def _traced(model: nn.Module, *inputs: torch.Tensor, tracer: type[fx.Tracer] | N
     return gm
 
 
-def _reference_outputs(module: nn.Module, inputs: tuple) -> list:
-    with torch.no_grad():
-        out = module(*inputs)
-    return flat_outputs(out)
-
-
 # ===================================================================================== insert_after
 
 def double(t: torch.Tensor) -> torch.Tensor:
@@ -57,7 +51,7 @@ def _width(rows: int, *lead: int):
 
 def _seeded(make, seed):
     def build():
-        torch.manual_seed(seed)
+        manual_seed(seed)
         return make()
     return build
 
@@ -80,19 +74,6 @@ def _pick(gm: fx.GraphModule, rule: str) -> str:
     if rule == "last before output":
         return nodes[-1].args[0].name
     raise ValueError(rule)
-
-
-def reference_insert_after(gm: fx.GraphModule, node_name: str, fn) -> fx.GraphModule:
-    """The reference answer, used by the judge only."""
-    node = next((n for n in gm.graph.nodes if n.name == node_name), None)
-    if node is None:
-        raise KeyError(node_name)
-    with gm.graph.inserting_after(node):
-        new = gm.graph.call_function(fn, (node,))
-    node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)
-    gm.graph.lint()
-    gm.recompile()
-    return gm
 
 
 def _insert_cases(hidden: bool) -> list[Case]:
@@ -122,7 +103,7 @@ def _insert_cases(hidden: bool) -> list[Case]:
 def _drop_case(label: str, make_model, shape: tuple, *, train: bool, seed: int = 0,
                tracer: type[fx.Tracer] | None = None) -> Case:
     def make():
-        torch.manual_seed(seed)
+        manual_seed(seed)
         model = make_model()
         model.train(train)
         return (_traced(model, *[seeded_randn(*s, seed=seed + i) for i, s in enumerate(_shapes(shape, model))],
@@ -155,25 +136,9 @@ def _drop_cases(hidden: bool) -> list[Case]:
     ]
 
 
-def reference_shapes(gm: fx.GraphModule, *inputs: torch.Tensor) -> dict[str, tuple[int, ...]]:
-    """Shapes of every tensor-valued node except output, by name, from an interpreter run."""
-    shapes: dict[str, tuple[int, ...]] = {}
-
-    class Recorder(fx.Interpreter):
-        def run_node(self, n):
-            value = super().run_node(n)
-            if n.op != "output" and isinstance(value, torch.Tensor):
-                shapes[n.name] = tuple(value.shape)
-            return value
-
-    with torch.no_grad():
-        Recorder(gm).run(*inputs)
-    return shapes
-
-
 def _shape_case(label: str, make_model, shapes: tuple, seed: int = 0) -> Case:
     def make():
-        torch.manual_seed(seed)
+        manual_seed(seed)
         model = make_model()
         inputs = [seeded_randn(*s, seed=seed + i) for i, s in enumerate(_shapes(shapes, model))]
         return (fx.symbolic_trace(model), *inputs)
@@ -192,24 +157,6 @@ def _shape_cases(hidden: bool) -> list[Case]:
         _shape_case("random model seed 51", lambda: random_mlp(51), _width(3), 5),
         _shape_case("random conv model seed 52", lambda: random_convnet(52), ((2, 3, 6, 6),), 6),
     ]
-
-
-def reference_linear_flops(gm: fx.GraphModule, *inputs: torch.Tensor) -> int:
-    """2 * rows * in * out for every nn.Linear call, rows from the input the call receives."""
-    total = 0
-
-    class Counter(fx.Interpreter):
-        def call_module(self, target, args, kwargs):
-            nonlocal total
-            module = self.fetch_attr(target)
-            if isinstance(module, nn.Linear):
-                x = args[0] if args else kwargs["input"]
-                total += 2 * math.prod(x.shape[:-1]) * module.in_features * module.out_features
-            return super().call_module(target, args, kwargs)
-
-    with torch.no_grad():
-        Counter(gm).run(*inputs)
-    return total
 
 
 def _flops_case(label: str, make_model, shapes: tuple, seed: int = 0) -> Case:

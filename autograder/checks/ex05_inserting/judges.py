@@ -8,11 +8,12 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.checks.randmodels import manual_seed
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (
     deleted_while_called_hint, describe_graph, expect, expect_close, expect_fresh, expect_lint, qualified,
 )
-from autograder.checks.ex05_inserting.cases import (
+from autograder.checks.ex05_inserting.references import (
     _reference_outputs, reference_insert_after, reference_linear_flops, reference_shapes,
 )
 
@@ -344,7 +345,7 @@ def _drop_judge(case: Case, ev) -> None:
     expect(not lost, f"submodule(s) {', '.join(repr(t) for t in lost)} were deleted but the graph still calls them",
            "delete only the dropout submodules (delete_all_unused_submodules does that)")
     expect_fresh(ev["stale"], RECOMPILE_HINT)
-    torch.manual_seed(case.data["seed"])
+    manual_seed(case.data["seed"])
     eager = case.data["make"]().eval()
     _judge_numbers(ev, _reference_outputs(eager, inputs))
 

@@ -10,7 +10,9 @@ import torch.nn as nn
 from fxplayground import ConvBNNet, LinearChain, Net, SharedConvNet
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import example_input, random_convnet, random_mlp, randomize_batchnorm
+from autograder.checks.randmodels import (
+    example_input, generator, manual_seed, random_convnet, random_mlp, randomize_batchnorm,
+)
 from autograder.checks.ex06_fusing.models import (
     BigEps, Conv1dBN, ForkedChain, FunctionalBreak, KeywordChain, MixedChain, ModuleFedBN, NameClash, NoStatsBN,
     SelfChain, SharedFirst, SharedSecond, TwoBlocks, TwoChains, TwoUserConv,
@@ -23,7 +25,7 @@ PROBE = "_ex06_probe"   # the inputs a case runs the result on, stashed on its f
 # ------------------------------------------------------------------------------------------ helpers
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return generator(seed)
 
 
 def _stash(obj: object, *inputs: torch.Tensor) -> None:
@@ -45,14 +47,14 @@ def _pair(first: nn.Linear, second: nn.Linear, seed: int, lead: tuple[int, ...] 
 
 
 def _linear(i: int, o: int, bias: bool, seed: int, dtype=torch.float32) -> nn.Linear:
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return nn.Linear(i, o, bias=bias, dtype=dtype)
 
 
 def _pair_cases(hidden: bool) -> list[Case]:
     def chain_pair(dims, bias=True, seed=0):
         def make():
-            torch.manual_seed(seed)
+            manual_seed(seed)
             layers = LinearChain(dims, bias=bias).layers
             return _pair(layers[0], layers[1], seed)
         return make
@@ -90,7 +92,7 @@ def _pair_cases(hidden: bool) -> list[Case]:
 def _model_case(label: str, build, seed: int, shape: tuple[int, ...], dtype=torch.float32,
                 data: dict | None = None, bn: bool = False, var=(0.5, 1.5)) -> Case:
     def make():
-        torch.manual_seed(seed)
+        manual_seed(seed)
         model = build()
         if bn:
             randomize_batchnorm(model, seed, *var)
@@ -146,7 +148,7 @@ def _conv_bn(conv: nn.Conv2d, bn: nn.BatchNorm2d, seed: int, var=(0.5, 1.5), hw:
 def _fold_cases(hidden: bool) -> list[Case]:
     def convbnnet(which, seed, var=(0.5, 1.5)):
         def make():
-            torch.manual_seed(seed)
+            manual_seed(seed)
             m = ConvBNNet()
             return _conv_bn(getattr(m, f"conv{which}"), getattr(m, f"bn{which}"), seed, var)
         return make
@@ -158,7 +160,7 @@ def _fold_cases(hidden: bool) -> list[Case]:
     def pair(cin, cout, k, seed, bias=True, affine=True, eps=1e-5, dtype=torch.float32, var=(0.5, 1.5), stats=True,
              **kw):
         def make():
-            torch.manual_seed(seed)
+            manual_seed(seed)
             conv = nn.Conv2d(cin, cout, k, bias=bias, **kw).to(dtype)
             bn = nn.BatchNorm2d(cout, eps=eps, affine=affine, track_running_stats=stats).to(dtype)
             return _conv_bn(conv, bn, seed, var)
@@ -192,7 +194,7 @@ def _fold_cases(hidden: bool) -> list[Case]:
 
 def _train_case(label: str, build, seed: int, shape, where: str, partial: bool = False) -> Case:
     def make():
-        torch.manual_seed(seed)
+        manual_seed(seed)
         model = randomize_batchnorm(build(), seed, 0.5, 1.5).eval()
         if partial:
             model.bn2.train()
@@ -231,30 +233,4 @@ def _fuse_cases(hidden: bool) -> list[Case]:
 # Used only to tell whose fault a failing pass is: a pass that fails with the learner's fuse_linear_pair (or
 # fold_bn_into_conv) but passes with these loses no points; the helper's own test charges for it.
 
-def _reference_fuse_linear_pair(first: nn.Linear, second: nn.Linear) -> nn.Linear:
-    if first.out_features != second.in_features:
-        raise ValueError(f"widths {first.out_features} and {second.in_features} do not meet")
-    w1, w2 = first.weight.detach(), second.weight.detach()
-    b = torch.zeros(second.out_features, dtype=w1.dtype)
-    if first.bias is not None:
-        b = b + w2 @ first.bias.detach()
-    if second.bias is not None:
-        b = b + second.bias.detach()
-    fused = nn.Linear(first.in_features, second.out_features, dtype=w1.dtype)
-    with torch.no_grad():
-        fused.weight.copy_(w2 @ w1)
-        fused.bias.copy_(b)
-    return fused
 
-
-def _reference_fold_bn_into_conv(conv: nn.Conv2d, bn: nn.BatchNorm2d) -> nn.Conv2d:
-    if bn.running_mean is None:
-        raise ValueError("no running statistics")
-    fused = copy.deepcopy(conv)
-    with torch.no_grad():
-        scale = torch.rsqrt(bn.running_var + bn.eps) * (bn.weight if bn.weight is not None else 1.0)
-        b = conv.bias if conv.bias is not None else torch.zeros_like(bn.running_mean)
-        shift = (b - bn.running_mean) * scale + (bn.bias if bn.bias is not None else 0.0)
-        fused.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))
-        fused.bias = nn.Parameter(shift.to(conv.weight.dtype))
-    return fused

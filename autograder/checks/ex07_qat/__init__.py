@@ -8,28 +8,33 @@ deterministic, and preparing a model for QAT is not free.
 torch 2.13 prints DeprecationWarning/UserWarning/FutureWarning from torch.ao.quantization on every prepare
 and convert; `run_check` silences learner code, and `_silent()` silences the references, so a warning never
 decides a verdict.
+
+This module is the worker's side of the checks (`PARTS`: cases, evidence, `unchanged`); the judges, the
+references and `CHECKS` are in `judging`, loaded on first use of any other name (the jailed worker never does).
 """
 from __future__ import annotations
 
-from autograder.checks.evidence import max_difference as _max_diff  # the tests' name for it
-from autograder.checks.framework import Check
-from autograder.checks.ex07_qat.cases import (
-    _count_cases, _count_reference, _ft_cases, _handmade, _int8_cases, _prep_cases, _size_cases,
-)
+from autograder.checks.framework import Part
+from autograder.checks.ex07_qat.cases import _count_cases, _ft_cases, _int8_cases, _prep_cases, _size_cases
 from autograder.checks.ex07_qat.evidence import (
-    _count_evidence, _ft_evidence, _int8_evidence, _int8_reference, _prep_evidence, _size_evidence,
-)
-from autograder.checks.ex07_qat.judges import (
-    _count_judge, _ft_judge, _int8_judge, _loss, _prep_judge, _size_judge,
+    _count_evidence, _ft_evidence, _int8_evidence, _prep_evidence, _size_evidence,
 )
 
-__all__ = ["CHECKS", "_count_reference", "_handmade", "_int8_reference", "_loss", "_max_diff"]
+__all__ = ["PARTS"]
 
-
-CHECKS = {
-    "prepare_for_qat": Check("prepare_for_qat", _prep_cases, _prep_evidence, _prep_judge),
-    "fake_quant_count": Check("fake_quant_count", _count_cases, _count_evidence, _count_judge, unchanged="always"),
-    "qat_finetune": Check("qat_finetune", _ft_cases, _ft_evidence, _ft_judge),
-    "to_int8": Check("to_int8", _int8_cases, _int8_evidence, _int8_judge, unchanged="always"),
-    "state_dict_bytes": Check("state_dict_bytes", _size_cases, _size_evidence, _size_judge, unchanged="always"),
+PARTS = {
+    "prepare_for_qat": Part("prepare_for_qat", _prep_cases, _prep_evidence),
+    "fake_quant_count": Part("fake_quant_count", _count_cases, _count_evidence, "always"),
+    "qat_finetune": Part("qat_finetune", _ft_cases, _ft_evidence),
+    "to_int8": Part("to_int8", _int8_cases, _int8_evidence, "always"),
+    "state_dict_bytes": Part("state_dict_bytes", _size_cases, _size_evidence, "always"),
 }
+
+
+def __getattr__(name: str):
+    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.judging"), name)

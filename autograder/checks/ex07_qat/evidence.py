@@ -87,15 +87,6 @@ def _prep_evidence(result: Any, args: tuple) -> dict:
     }
 
 
-def _prep_reference(case: Case, backend: str | None = None) -> dict:
-    """The reference evidence of a case, prepared for the case's backend (or for `backend`)."""
-    model, example_inputs = case.make()
-    arrived_training = bool(model.training)
-    backend = backend or case.kwargs().get("backend", "x86")
-    ev = _prep_evidence(_prepare_ref(model, example_inputs, backend), (model, example_inputs))
-    return {**ev, "arrived_training": arrived_training}
-
-
 def _count_evidence(result: Any, args: tuple) -> int:
     if isinstance(result, bool) or not isinstance(result, int):
         raise CheckFailed(f"returned {type(result).__name__} {str(result)[:80]}, expected an int",
@@ -152,24 +143,6 @@ def _int8_evidence(result: Any, args: tuple) -> dict:
     }
     ev["outputs"] = None if x is None else _run(result, (x,))
     return ev
-
-
-def _int8_reference(case: Case) -> dict:
-    (prepared,) = case.make()
-    x = prepared.input_for_checks
-    converted = convert_fx(copy.deepcopy(prepared).eval())
-    prepared.eval()
-    # A run in eval mode would otherwise still move the scales. (Convert a copy made before this: convert_fx
-    # re-observes the folded Conv+BN weights, so disabling observers first changes what it produces.)
-    prepared.apply(disable_observer)
-    with torch.no_grad():
-        fake = prepared(x)
-    out_fq = [n for n in prepared.graph.nodes if n.op == "output"][0].args[0]
-    out_scale = float(prepared.get_submodule(out_fq.target).scale.max()) if out_fq.op == "call_module" else 0.0
-    quant_out = _run(converted, (x,))
-    return {"ev": {"graph": describe_graph(converted), "types": sorted({_qual(type(m)) for m in converted.modules()}),
-                   "quant": _quant_params(converted)},
-            "outputs": quant_out, "fake": fake.detach(), "out_scale": out_scale}
 
 
 def _size_evidence(result: Any, args: tuple) -> int:

@@ -16,8 +16,7 @@ from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observ
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (TRAINING_LOOP_HINTS, cached_reference, expect, expect_trained,
                                         first_far_tensor, max_difference, training_loop)
-from autograder.checks.ex07_qat.cases import _count_reference
-from autograder.checks.ex07_qat.evidence import _int8_reference, _prep_reference
+from autograder.checks.ex07_qat.references import _count_reference, _int8_reference, _prep_reference
 
 
 A = "ex07_qat"

@@ -9,22 +9,28 @@ optimize_for_inference is judged on numbers (outputs against model.eval() on see
 atol=1e-5) and on structure, read from the returned graph: no dropout, no BatchNorm2d right after a Conv2d
 that could be folded, no Linear -> Linear chain that could be fused, no dead node, no unused submodule, every
 module in eval mode, and the model passed in left unchanged.
+
+This module is the worker's side of the checks (`PARTS`: cases, evidence, `unchanged`); the judges, the
+references and `CHECKS` are in `judging`, loaded on first use of any other name (the jailed worker never does).
 """
 from __future__ import annotations
 
-from autograder.checks.framework import Check
-from autograder.checks.ex08_pipeline.cases import _opt_cases, _pipeline_cases, _reference_pipeline, explain_raise
+from autograder.checks.framework import Part
+from autograder.checks.ex08_pipeline.cases import _opt_cases, _pipeline_cases
 from autograder.checks.ex08_pipeline.evidence import _opt_evidence, _pipeline_evidence
-from autograder.checks.ex08_pipeline.judges import _opt_judge, _pipeline_judge
 
-__all__ = ["CHECKS", "_reference_pipeline"]
+__all__ = ["PARTS"]
 
-
-CHECKS = {
-    "run_pipeline": Check("run_pipeline", _pipeline_cases, _pipeline_evidence, _pipeline_judge,
-                          explain_raise=explain_raise),
-    # optimize_for_inference calls the learner's run_pipeline: a failure that the course's run_pipeline does not
-    # have costs points in run_pipeline's test only
-    "optimize_for_inference": Check("optimize_for_inference", _opt_cases, _opt_evidence, _opt_judge, unchanged="weights",
-                                    helpers={"run_pipeline": _reference_pipeline}),
+PARTS = {
+    "run_pipeline": Part("run_pipeline", _pipeline_cases, _pipeline_evidence),
+    "optimize_for_inference": Part("optimize_for_inference", _opt_cases, _opt_evidence, "weights"),
 }
+
+
+def __getattr__(name: str):
+    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.judging"), name)

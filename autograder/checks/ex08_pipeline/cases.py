@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_convnet, random_mlp, randomize_batchnorm, seeded_randn
+from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp, randomize_batchnorm, seeded_randn
 from autograder.checks.ex08_pipeline.models import (
     _Log, _misplace_neg, BranchyLinearNet, DropBetweenNet, Knots, MisplaceNeg, ModuleFedNet, SharedChainNet,
     TrainBranchNet,
@@ -192,7 +192,7 @@ def _pipeline_cases(hidden: bool) -> list[Case]:
                     _probe(log, "cancel_double_neg", _cancel_one_double_neg)], 6
 
     def h_dangling():
-        torch.manual_seed(7)
+        manual_seed(7)
         gm = fx.symbolic_trace(DropoutNet().eval())
         log = _Log((seeded_randn(4, 6, seed=7),))
         gm._fxcourse_log = log
@@ -246,20 +246,8 @@ def _pipeline_cases(hidden: bool) -> list[Case]:
     ]
 
 
-def _reference_pipeline(gm: fx.GraphModule, passes: list, max_rounds: int = 10) -> fx.GraphModule:
-    for _ in range(max_rounds):
-        before = gm.code
-        for p in passes:
-            gm = p(gm)
-            gm.graph.lint()
-            gm.recompile()
-        if gm.code == before:
-            return gm
-    raise RuntimeError(f"no fixed point after {max_rounds} rounds")
-
-
 def _seeded(cls, seed: int, *args, **kwargs) -> nn.Module:
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return cls(*args, **kwargs)
 
 

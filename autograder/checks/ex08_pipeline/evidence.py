@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
+from autograder.checks.randmodels import generator
 from autograder.checks.evidence import expect_type, graph_module_evidence
 
 
@@ -22,7 +23,7 @@ def _pipeline_evidence(result, args):
 
 def _trial_inputs(example_inputs: tuple) -> list[tuple]:
     """The example itself and one seeded input shaped like it."""
-    g = torch.Generator().manual_seed(1234)
+    g = generator(1234)
     trials = [tuple(example_inputs)]
     for _ in range(1):
         trials.append(tuple(torch.randn(x.shape, generator=g) for x in example_inputs))

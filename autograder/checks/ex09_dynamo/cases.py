@@ -6,6 +6,7 @@ from typing import Callable
 import torch
 import torch.nn as nn
 
+from autograder.checks.randmodels import manual_seed
 from autograder.checks.framework import Case
 from autograder.checks.ex09_dynamo.models import (
     BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, Stepper, _gen, _recording_backend,
@@ -42,7 +43,7 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
             _reset()
             if not warm:
                 _earlier_compile()
-            torch.manual_seed(seed)
+            manual_seed(seed)
             m = factory().eval().to(dtype)
             _remember_settings()
             return (m, torch.randn(*shape, generator=_gen(seed), dtype=dtype))
@@ -107,7 +108,7 @@ def _pass_cases(hidden: bool) -> list[Case]:
              train: bool = False):
         def make():
             _reset()
-            torch.manual_seed(seed)
+            manual_seed(seed)
             m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
             object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
                                           for i, s in enumerate(shapes)])

@@ -6,6 +6,7 @@ from typing import Callable
 
 import torch
 
+from autograder.checks.randmodels import current_salt
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect
 from autograder.checks.ex09_dynamo.models import PROBE, _recording_backend, _reset
@@ -17,7 +18,7 @@ _CACHE: dict = {}
 
 def _reference_capture(label: str, make: Callable[[], tuple]) -> list[dict]:
     """What a recording backend receives when the case's function is compiled and called once, from a reset."""
-    key = ("capture", label)
+    key = ("capture", label, current_salt())
     if key not in _CACHE:
         fn, *inputs = make()
         _reset()
@@ -33,7 +34,7 @@ def _reference_breaks(label: str, make: Callable[[], tuple]) -> tuple[int, int, 
     """(graph breaks, graphs, entries of break_reasons, kinds of reason among them) as torch._dynamo.explain
     reports them, from a reset."""
     import torch._dynamo
-    key = ("explain", label)
+    key = ("explain", label, current_salt())
     if key not in _CACHE:
         fn, *inputs = make()
         _reset()
@@ -48,7 +49,7 @@ def _reference_breaks(label: str, make: Callable[[], tuple]) -> tuple[int, int, 
 def _compiles_whole(label: str, make: Callable[[], tuple]) -> bool:
     """Whether torch.compile(fn, fullgraph=True) compiles and runs the case's function without an error (it
     captures .item() in one graph, though the defaults break there)."""
-    key = ("fullgraph", label)
+    key = ("fullgraph", label, current_salt())
     if key not in _CACHE:
         fn, *inputs = make()
         _reset()
@@ -235,7 +236,7 @@ def _pass_judge(case: Case, ev: dict) -> None:
 def _reference_graph_count(case: Case) -> int:
     """How many graphs dynamo hands a backend that applies the case's pass when the case's model is compiled and
     called on its inputs (the pass decides branches: a relu made sigmoid changes what h.mean() > 0 says)."""
-    key = ("graphs", case.label)
+    key = ("graphs", case.label, current_salt())
     if key not in _CACHE:
         model, pass_fn = case.make()
         _reset()

@@ -11,6 +11,8 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.checks.randmodels import manual_seed, generator, seed_of
+
 
 PROBE = "_ex09_probe"   # the inputs a compile_with_pass case calls the compiled model on, stashed on the model
 
@@ -76,7 +78,7 @@ SETTINGS_HINT = ("leave torch._dynamo.config as you found it: a setting changed 
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return generator(seed)
 
 
 class GateNet(nn.Module):
@@ -113,7 +115,7 @@ class BreakNet(nn.Module):
     def __init__(self, seed: int, act: str = "relu") -> None:
         super().__init__()
         rng = random.Random(seed)
-        torch.manual_seed(seed)
+        manual_seed(seed)
         self.act = act
         self.width = rng.choice([4, 5, 8])
         self.plan = [rng.choice(self.STEPS) for _ in range(rng.randint(4, 6))]
@@ -156,7 +158,7 @@ class NestedBreak(nn.Module):
 
     def __init__(self, width: int = 5) -> None:
         super().__init__()
-        torch.manual_seed(width)
+        manual_seed(width)
         self.lin = nn.Linear(width, width)
         self.inner = Inner()
 
@@ -167,7 +169,7 @@ class NestedBreak(nn.Module):
 class PlainMLP(nn.Module):
     def __init__(self, width: int = 6, act: str = "relu") -> None:
         super().__init__()
-        torch.manual_seed(width)
+        manual_seed(width)
         self.act = act
         self.a = nn.Linear(width, 2 * width)
         self.b = nn.Linear(2 * width, width)
@@ -184,7 +186,7 @@ class Stepper(nn.Module):
 
     def __init__(self, width: int = 4) -> None:
         super().__init__()
-        torch.manual_seed(width)
+        manual_seed(width)
         self.lin = nn.Linear(width, width)
         self.steps = 0
 

@@ -4,27 +4,33 @@ Exporting costs a fraction of a second per model, so each process exports each c
 and hands every case a deep copy: a learner's pass that edits its program never reaches the next case. The
 references read the copy the judge builds (graph signature, `node.meta["val"]`), and the numbers come from
 the eager models.
+
+This module is the worker's side of the checks (`PARTS`: cases, evidence, `unchanged`); the judges, the
+references and `CHECKS` are in `judging`, loaded on first use of any other name (the jailed worker never does).
 """
 from __future__ import annotations
 
-from autograder.checks.framework import Check
-from autograder.checks.ex10_export.models import RandomStack
-from autograder.checks.ex10_export.cases import _ep_cases, _export_cases, _program, _swap_cases
+from autograder.checks.framework import Part
+from autograder.checks.ex10_export.cases import _ep_cases, _export_cases, _swap_cases
 from autograder.checks.ex10_export.evidence import (
-    _export_evidence, _histogram, _histogram_evidence, _params_evidence, _shapes_evidence, _swap_evidence,
-)
-from autograder.checks.ex10_export.judges import (
-    _export_judge, _export_raise, _histogram_judge, _params_judge, _shapes_judge, _swap_judge,
+    _export_evidence, _histogram_evidence, _params_evidence, _shapes_evidence, _swap_evidence,
 )
 
-__all__ = ["CHECKS", "RandomStack", "_histogram", "_program"]
+__all__ = ["PARTS"]
 
-
-CHECKS = {
-    "export_dynamic_batch": Check("export_dynamic_batch", _export_cases, _export_evidence, _export_judge,
-                                  unchanged="always", explain_raise=_export_raise),
-    "aten_histogram": Check("aten_histogram", _ep_cases, _histogram_evidence, _histogram_judge),
-    "parameter_placeholders": Check("parameter_placeholders", _ep_cases, _params_evidence, _params_judge),
-    "node_shapes": Check("node_shapes", _ep_cases, _shapes_evidence, _shapes_judge),
-    "swap_aten_op": Check("swap_aten_op", _swap_cases, _swap_evidence, _swap_judge),
+PARTS = {
+    "export_dynamic_batch": Part("export_dynamic_batch", _export_cases, _export_evidence, "always"),
+    "aten_histogram": Part("aten_histogram", _ep_cases, _histogram_evidence),
+    "parameter_placeholders": Part("parameter_placeholders", _ep_cases, _params_evidence),
+    "node_shapes": Part("node_shapes", _ep_cases, _shapes_evidence),
+    "swap_aten_op": Part("swap_aten_op", _swap_cases, _swap_evidence),
 }
+
+
+def __getattr__(name: str):
+    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.judging"), name)

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from autograder.checks.randmodels import current_salt
 from autograder.checks.framework import Case
 from autograder.checks.ex10_export.models import PROBE, _gen, _model, aten
 
@@ -17,7 +18,7 @@ _PROGRAMS: dict = {}
 def _program(name: str, dynamic: bool = False, seed: int = 0):
     """The exported program of one model (cached per process), as a fresh deep copy, with its probe input."""
     from torch.export import Dim, export
-    key = (name, dynamic, seed)
+    key = (name, dynamic, seed, current_salt())
     if key not in _PROGRAMS:
         model, x = _model(name, seed)
         shapes = ({0: Dim("batch")},) if dynamic else None

@@ -8,6 +8,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.checks.randmodels import manual_seed, generator, seed_of
+
 
 aten = torch.ops.aten
 
@@ -16,7 +18,7 @@ PROBE = "_ex10_probe"
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return generator(seed)
 
 
 class PatchNet(nn.Module):
@@ -131,7 +133,7 @@ def _stats(model: nn.Module, seed: int) -> nn.Module:
     return model.eval()
 
 
-# (factory of the model, shape of the example input); each model is built under torch.manual_seed(seed)
+# (factory of the model, shape of the example input); each model is built under manual_seed(seed)
 MODELS: dict[str, tuple[Callable[[], nn.Module], tuple]] = {
     "PatchNet(6)": (lambda: PatchNet(6), (2, 3, 8, 8)),
     "PatchNet(4)": (lambda: PatchNet(4), (3, 3, 6, 6)),
@@ -147,5 +149,5 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], tuple]] = {
 
 def _model(name: str, seed: int = 0) -> tuple[nn.Module, torch.Tensor]:
     factory, shape = MODELS[name]
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return _stats(factory(), seed), torch.randn(*shape, generator=_gen(seed + 1))

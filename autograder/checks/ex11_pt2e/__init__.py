@@ -13,30 +13,33 @@ never by the learner's `prepare_pt2e_qat`, so each test charges for its own func
 
 torch and torchao print deprecation and other warnings here; `run_check` silences learner code and `_silent()`
 the references, so a warning never decides a verdict. No check compiles with inductor.
+
+This module is the worker's side of the checks (`PARTS`: cases, evidence, `unchanged`); the judges, the
+references and `CHECKS` are in `judging`, loaded on first use of any other name (the jailed worker never does).
 """
 from __future__ import annotations
 
-from autograder.checks.framework import Check
-from autograder.checks.ex11_pt2e.models import FakeQuantizeBase, ObserverBase
-from autograder.checks.ex11_pt2e.cases import (
-    _CACHE, _count_cases, _count_qdq_cases, _ft_cases, _prep_cases, _prepared, _qdq_cases,
-)
+from autograder.checks.framework import Part
+from autograder.checks.ex11_pt2e.cases import _count_cases, _count_qdq_cases, _ft_cases, _prep_cases, _qdq_cases
 from autograder.checks.ex11_pt2e.evidence import (
-    _count_evidence, _ft_evidence, _prep_evidence, _qdq_count_evidence, _qdq_evidence, _reads,
-)
-from autograder.checks.ex11_pt2e.judges import (
-    _count_judge, _ft_judge, _ft_raise, _prep_judge, _qdq_count_judge, _qdq_judge, _qdq_raise,
+    _count_evidence, _ft_evidence, _prep_evidence, _qdq_count_evidence, _qdq_evidence,
 )
 
-__all__ = ["CHECKS", "FakeQuantizeBase", "ObserverBase", "_CACHE", "_count_judge", "_prepared", "_qdq_count_judge",
-           "_reads"]
+__all__ = ["PARTS"]
 
-
-CHECKS = {
-    "prepare_pt2e_qat": Check("prepare_pt2e_qat", _prep_cases, _prep_evidence, _prep_judge, unchanged="weights"),
-    "pt2e_fake_quant_count": Check("pt2e_fake_quant_count", _count_cases, _count_evidence, _count_judge,
-                                   unchanged="always"),
-    "pt2e_finetune": Check("pt2e_finetune", _ft_cases, _ft_evidence, _ft_judge, explain_raise=_ft_raise),
-    "to_qdq": Check("to_qdq", _qdq_cases, _qdq_evidence, _qdq_judge, explain_raise=_qdq_raise),
-    "qdq_counts": Check("qdq_counts", _count_qdq_cases, _qdq_count_evidence, _qdq_count_judge, unchanged="always"),
+PARTS = {
+    "prepare_pt2e_qat": Part("prepare_pt2e_qat", _prep_cases, _prep_evidence, "weights"),
+    "pt2e_fake_quant_count": Part("pt2e_fake_quant_count", _count_cases, _count_evidence, "always"),
+    "pt2e_finetune": Part("pt2e_finetune", _ft_cases, _ft_evidence),
+    "to_qdq": Part("to_qdq", _qdq_cases, _qdq_evidence),
+    "qdq_counts": Part("qdq_counts", _count_qdq_cases, _qdq_count_evidence, "always"),
 }
+
+
+def __getattr__(name: str):
+    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.judging"), name)

@@ -11,7 +11,7 @@ import torch.nn as nn
 from fxplayground import Net
 from autograder.checks.evidence import cached_reference, quiet_one_thread
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_mlp
+from autograder.checks.randmodels import current_salt, generator, manual_seed, random_mlp
 from autograder.checks.ex11_pt2e.models import (
     PairNet, SigmoidHead, X86InductorQuantizer, _diagnostic, _disallow_eval_train, _dropout, _handmade_qdq, _qatnet, _seeded,
     _x, convert_pt2e, get_default_x86_inductor_quantization_config, move_exported_model_to_eval, prepare_qat_pt2e,
@@ -24,11 +24,12 @@ _silent = quiet_one_thread  # the exercise's references and checks, quiet on one
 _CACHE: dict[tuple[str, str], Any] = {}
 
 
-_PROTOTYPES: dict[str, Any] = {}
+_PROTOTYPES: dict[tuple[str, int], Any] = {}
 
 
 def _fresh(key: str, build: Callable[[], Any]) -> Any:
     """A deep copy of a prototype built once per process: exporting and preparing cost more than copying."""
+    key = (key, current_salt())   # type: ignore[assignment]  (a hidden case's salt: another prototype)
     if key not in _PROTOTYPES:
         with _silent():
             _PROTOTYPES[key] = build()
@@ -39,11 +40,6 @@ def _fresh(key: str, build: Callable[[], Any]) -> Any:
         # those instance attributes, so the copy gets them back, as a learner's own prepared model has them.
         _disallow_eval_train(fresh)
     return fresh
-
-
-def _reference(function: str, case: Case, build: Callable[[Case], Any]) -> Any:
-    """The reference of a case, computed once per process (deterministic, seeded)."""
-    return cached_reference(_CACHE, function, case, build)
 
 
 def _quantizer(**config: Any) -> X86InductorQuantizer:
@@ -80,7 +76,7 @@ def _calibrated(key: str) -> fx.GraphModule:
     """A prepared model that has seen three batches (its fake-quants hold statistics), with an input to test on."""
     def build():
         prepared = _prepared(key)
-        torch.manual_seed(0)
+        manual_seed(0)
         with torch.no_grad():
             for i in range(3):
                 prepared(_x(*_SHAPES[key], seed=10 + i))
@@ -161,7 +157,7 @@ def _batches(key: str, n: int, classes: int, seed: int) -> list:
     rows, features = _SHAPES[key]
     out = _Batches()
     for b in range(n):
-        g = torch.Generator().manual_seed(seed * 100 + b)
+        g = generator(seed * 100 + b)
         out.append((torch.randn(8, features, generator=g), torch.randint(0, classes, (8,), generator=g)))
     return out
 
@@ -170,7 +166,7 @@ def _ft_case(label: str, key: str, classes: int, n_batches: int, steps: int, lr:
     def make():
         prepared = _prepared(key)
         batches = _batches(key, n_batches, classes, seed)
-        torch.manual_seed(seed)   # dropout draws the same masks in the learner's run and the reference's
+        manual_seed(seed)   # dropout draws the same masks in the learner's run and the reference's
         return prepared, batches, steps, lr
     return Case(label, make, data={"steps": steps, "lr": lr, "n_batches": n_batches})
 

@@ -8,6 +8,7 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
+from autograder.checks.randmodels import manual_seed
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect_type, qualified
 from autograder.checks.ex11_pt2e.models import _EXPORTED_TRAINING_ATTR, FakeQuantizeBase, ObserverBase
@@ -24,7 +25,7 @@ def _run(gm: nn.Module, inputs: tuple, seed: int = 0) -> Any:
     Call it last when describing a result: a prepared model updates its fake-quant statistics on every run.
     """
     try:
-        torch.manual_seed(seed)
+        manual_seed(seed)
         with torch.no_grad():
             out = gm(*inputs)
         if isinstance(out, (tuple, list)) and len(out) == 1:
@@ -114,11 +115,6 @@ def _prep_evidence(result: Any, args: tuple) -> dict:
     return {"fake_quants": rows, "observers": observers, "modules": others, "ops": _ops(result),
             "dropouts": _dropouts(result), "is_qat": _prepared_for_qat(result),
             "moved_to_eval": getattr(result, _EXPORTED_TRAINING_ATTR, True) is False, "outputs": _run(result, args[1])}
-
-
-def _prep_reference(case: Case) -> dict:
-    model, example_inputs = case.make()
-    return _prep_evidence(_prepare_ref(model, example_inputs), (model, example_inputs))
 
 
 def _count_evidence(result: Any, args: tuple) -> int:

@@ -13,8 +13,8 @@ from autograder.checks.ex11_pt2e.models import (
     FakeQuantizeBase, FusedMovingAvgObsFakeQuantize, ObserverBase, convert_pt2e, move_exported_model_to_eval,
     move_exported_model_to_train,
 )
-from autograder.checks.ex11_pt2e.cases import _reference
-from autograder.checks.ex11_pt2e.evidence import _dropouts, _module_of, _ops, _prep_reference, _run, _state
+from autograder.checks.ex11_pt2e.evidence import _dropouts, _module_of, _ops, _run, _state
+from autograder.checks.ex11_pt2e.references import _prep_reference, _reference
 
 
 def _short(qualname: str | None) -> str:

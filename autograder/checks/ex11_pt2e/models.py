@@ -8,6 +8,8 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
+from autograder.checks.randmodels import manual_seed, generator
+
 from fxplayground import DropoutNet, QATNet
 
 
@@ -28,11 +30,11 @@ QD = torch.ops.quantized_decomposed
 
 
 def _x(*shape: int, seed: int = 0) -> torch.Tensor:
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+    return torch.randn(*shape, generator=generator(seed))
 
 
 def _seeded(make_model: Callable[[], nn.Module], seed: int) -> nn.Module:
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return make_model()
 
 
@@ -108,7 +110,7 @@ def _diagnostic(order: tuple[str, ...] = _DIAGNOSTIC_ORDER, spares: int = 3) -> 
     registered fake-quant module 6, with observers 8, every call_module 13, exact type
     FusedMovingAvgObsFakeQuantize 4, torch.ao's base class 1, 'FakeQuantize' in the class name 10, a
     fake_quant_enabled attribute 9."""
-    torch.manual_seed(11)
+    manual_seed(11)
     root = _Diagnostic()
     g = fx.Graph()
     h = g.placeholder("x")

@@ -16,6 +16,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
+from autograder.checks.randmodels import manual_seed, generator, seed_of
+
 PROBE = "_ex12_probe"
 
 _LIBS: list = []      # the torch.library.Library objects: an operator lives as long as its library
@@ -23,7 +25,7 @@ _OPS: dict = {}
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return generator(seed)
 
 
 def gelu_grad(x: Tensor) -> Tensor:
@@ -181,7 +183,7 @@ EXPORTED = {
 
 def exported_model(name: str, seed: int = 0) -> tuple[nn.Module, Tensor]:
     factory, shape = EXPORTED[name]
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return factory().eval(), torch.randn(*shape, generator=_gen(seed + 1))
 
 
@@ -304,7 +306,7 @@ def traced_model(name: str, seed: int = 0, dtype: torch.dtype = torch.float32) -
     """The model traced with the function and the decoy kept as call_function nodes (lesson 04's wrapping)."""
     forget_stale_wraps()
     factory, shape = TRACED[name]
-    torch.manual_seed(seed)
+    manual_seed(seed)
     model = factory().to(dtype).eval()
     tracer = fx.Tracer(autowrap_functions=(scaled_gelu, other_scaled_gelu))
     gm = fx.GraphModule(model, tracer.trace(model), type(model).__name__)

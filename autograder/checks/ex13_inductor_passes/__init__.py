@@ -4,22 +4,29 @@ The references are the course's own passes (`models.reference_pass`), applied to
 receives them. compile_with_post_grad_pass is handed a pass that records each of its runs, so the judge knows
 whether inductor ran it, how often and with how many replacements; the cases restore inductor's config and reset
 dynamo after each compile.
+
+This module is the worker's side of the checks (`PARTS`: cases, evidence, `unchanged`); the judges, the
+references and `CHECKS` are in `judging`, loaded on first use of any other name (the jailed worker never does).
 """
 from __future__ import annotations
 
-from autograder.checks.framework import Check
+from autograder.checks.framework import Part
 from autograder.checks.ex13_inductor_passes.cases import _apply_cases, _compile_cases, _make_cases
 from autograder.checks.ex13_inductor_passes.evidence import _apply_evidence, _compile_evidence, _make_evidence
-from autograder.checks.ex13_inductor_passes.judges import (_apply_judge, _compile_judge, _make_judge, explain_compile_raise,
-                                                           explain_make_raise)
 
-__all__ = ["CHECKS"]
+__all__ = ["PARTS"]
 
-
-CHECKS = {
-    "make_pattern_pass": Check("make_pattern_pass", _make_cases, _make_evidence, _make_judge,
-                               explain_raise=explain_make_raise),
-    "apply_pattern_pass": Check("apply_pattern_pass", _apply_cases, _apply_evidence, _apply_judge),
-    "compile_with_post_grad_pass": Check("compile_with_post_grad_pass", _compile_cases, _compile_evidence,
-                                         _compile_judge, unchanged="always", explain_raise=explain_compile_raise),
+PARTS = {
+    "make_pattern_pass": Part("make_pattern_pass", _make_cases, _make_evidence),
+    "apply_pattern_pass": Part("apply_pattern_pass", _apply_cases, _apply_evidence),
+    "compile_with_post_grad_pass": Part("compile_with_post_grad_pass", _compile_cases, _compile_evidence, "always"),
 }
+
+
+def __getattr__(name: str):
+    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.judging"), name)

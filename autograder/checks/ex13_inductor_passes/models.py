@@ -16,11 +16,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
+from autograder.checks.randmodels import generator, manual_seed
+
 EPS = 1e-5
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return generator(seed)
 
 
 # ------------------------------------------------------------------------------------- the replacements
@@ -232,6 +234,6 @@ COMPILED = {   # name -> (model factory, input shape, replacement)
 def compiled_model(name: str, seed: int = 0) -> tuple[nn.Module, list[Tensor]]:
     """The model (eval mode) and two inputs of one shape (a second shape would make dynamo compile again)."""
     factory, shape, _ = COMPILED[name]
-    torch.manual_seed(seed)
+    manual_seed(seed)
     g = _gen(seed + 3)
     return factory(seed).eval(), [torch.randn(*shape, generator=g) for _ in range(2)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from autograder.checks.randmodels import current_salt
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect
 from autograder.checks.ex14_exported_programs.cases import KEEPS, _fqn
@@ -23,7 +24,7 @@ def innermost(node) -> str:
 
 
 def _reference_modules(data: dict) -> dict:
-    key = ("modules", data["model"], data["strict"], data["dynamic"], data["seed"], data["decompose"])
+    key = ("modules", data["model"], data["strict"], data["dynamic"], data["seed"], data["decompose"], current_salt())
     if key not in _CACHE:
         ep = program(data["model"], strict=data["strict"], dynamic=data["dynamic"], seed=data["seed"])
         if data["decompose"]:
@@ -68,7 +69,7 @@ def _save_judge(case: Case, ev: dict) -> None:
                           "what torch.export.load reads")
     expect(not ev["same"], "save_and_reload returned the very program it was given, not the one read back",
            "return what torch.export.load(path) reads back: the point is that the file alone holds the program")
-    key = ("histogram", data["model"], data["strict"], data["dynamic"], data["seed"])
+    key = ("histogram", data["model"], data["strict"], data["dynamic"], data["seed"], current_salt())
     if key not in _CACHE:
         _CACHE[key] = histogram(program(data["model"], strict=data["strict"], dynamic=data["dynamic"],
                                         seed=data["seed"]).graph)
@@ -142,7 +143,7 @@ def _module_judge(case: Case, got: dict) -> None:
 # ----------------------------------------------------------------------------------------- decompose_except
 
 def _reference_decomposed(data: dict) -> dict:
-    key = ("decomposed", data["model"], data["keep"], data["dynamic"], data["strict"])
+    key = ("decomposed", data["model"], data["keep"], data["dynamic"], data["strict"], current_salt())
     if key not in _CACHE:
         from torch.export import default_decompositions
         table = default_decompositions()

@@ -14,6 +14,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.checks.randmodels import current_salt, generator, manual_seed
+
 
 aten = torch.ops.aten
 
@@ -21,7 +23,7 @@ PROBE = "_ex14_probe"
 
 
 def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    return generator(seed)
 
 
 class Block(nn.Module):
@@ -136,7 +138,7 @@ class RandomTower(nn.Module):
         return max(names, key=lambda n: (n.count("."), n))
 
 
-# (factory of the model, shape of the example input); each model is built under torch.manual_seed(seed)
+# (factory of the model, shape of the example input); each model is built under manual_seed(seed)
 MODELS: dict[str, tuple[Callable[[], nn.Module], tuple]] = {
     "Tower(6)": (lambda: Tower(6), (3, 6)),
     "Tower(4)": (lambda: Tower(4, 3), (2, 4)),
@@ -151,7 +153,7 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], tuple]] = {
 def model(name: str, seed: int = 0) -> tuple[nn.Module, torch.Tensor]:
     """The model (eval mode, seeded weights) and its example input."""
     factory, shape = MODELS[name]
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return factory().eval(), torch.randn(*shape, generator=_gen(seed + 1))
 
 
@@ -169,7 +171,7 @@ def program(name: str, *, strict: bool = False, dynamic: bool = False, seed: int
     """The exported program of one model (exported once per process), as a fresh deep copy; `preserve` names the
     submodules whose calling convention export keeps (preserve_module_call_signature)."""
     from torch.export import Dim, export
-    key = (name, strict, dynamic, seed, preserve)
+    key = (name, strict, dynamic, seed, preserve, current_salt())
     if key not in _PROGRAMS:
         m, x = model(name, seed)
         with warnings.catch_warnings():

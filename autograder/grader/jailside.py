@@ -1,0 +1,112 @@
+"""What the jailed worker holds of the checks, and the guard that keeps the judge's side out of its reach.
+
+The worker builds each case's inputs and turns what the learner's function returned into evidence: it needs the
+exercise's `PARTS` (cases, evidence, models: `autograder.checks.framework.Part`), never its judges, references or
+what the judge knows of a case. `worker_cases` loads only those and keeps of each case its inputs alone (the
+`Case.data` the judge reads is dropped, so code that walks the worker's frames or objects finds no expected
+value). `forbid_judge_side` (an audit hook, which Python code cannot remove) refuses every opening of a file of
+the judge's side: an exercise's judging, judges and references, and the mutants' right and wrong answers, so
+learner code cannot import them in the jail either.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+__all__ = ["worker_cases", "judge_side", "forbid_judge_side", "WORKER_MODULES"]
+
+# the modules of an exercise's package that the worker imports (everything else in it is the judge's)
+WORKER_MODULES = frozenset({"__init__", "cases", "evidence", "models"})
+
+
+def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
+    """({(assignment, function): Part}, {(assignment, function, hidden, salt): [Case with inputs only]}) of a job's
+    calls, each case under its hidden salt (the job's "salt" of the call: 0 for visible cases)."""
+    from autograder.checks.framework import Case, get_part
+    from autograder.checks.secrecy import hidden_cases
+
+    parts, cases = {}, {}
+    for call in calls:
+        if call.get("kind") != "check":
+            continue
+        key = (call["assignment"], call["function"])
+        part = parts[key] = parts.get(key) or get_part(*key)
+        salt = int(call.get("salt") or 0) if call["hidden"] else 0
+        built = part.cases(call["hidden"])
+        cases[(*key, call["hidden"], salt)] = [
+            Case(c.label, c.make, c.kwargs, {"raises": True} if "raises" in c.data else {}, salt=c.salt)
+            for c in (hidden_cases(built, salt) if call["hidden"] else built)]
+    return parts, cases
+
+
+def _roots() -> tuple[str, str]:
+    import autograder.checks
+
+    checks = os.path.dirname(os.path.realpath(autograder.checks.__file__))
+    return checks, os.path.join(os.path.dirname(checks), "coursedata", "mutants")
+
+
+def judge_side(path: Any, roots: tuple[str, str] | None = None) -> bool:
+    """Whether `path` is a file of the judge's side (source or compiled): an exercise's module other than
+    WORKER_MODULES, or a mutants file."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str):
+        return False
+    checks, mutants = roots or _roots()
+    real = os.path.realpath(path)
+    if real == mutants or real.startswith(mutants + os.sep):
+        return True
+    if not real.startswith(os.path.join(checks, "ex")):
+        return False
+    parts = real[len(checks) + 1:].split(os.sep)
+    return len(parts) >= 2 and parts[-1].split(".")[0] not in WORKER_MODULES
+
+
+def _judge_side_files() -> list[str]:
+    """Every file of the judge's side, and the folders that hold them (a descriptor of one would let a relative
+    opening past the check below)."""
+    checks, mutants = _roots()
+    found = [mutants]
+    for top, folders, files in os.walk(checks):
+        if top == checks:
+            folders[:] = [f for f in folders if f.startswith("ex")]
+            continue
+        hits = [os.path.join(top, f) for f in files if judge_side(os.path.join(top, f), (checks, mutants))]
+        found += hits + ([top] if hits else [])
+    for top, _, files in os.walk(mutants):
+        found += [top] + [os.path.join(top, f) for f in files]
+    return found
+
+
+def forbid_judge_side() -> None:
+    """From now on, in this process, opening a file of the judge's side (or a folder holding one) raises
+    PermissionError: an audit hook, which stays for the life of the process. It knows those files by device and
+    inode, found now, and uses only what it took now (os.stat, the builtins), so patching os, os.path or the
+    builtins later does not blind it. Relative to a descriptor of another folder (os.open's dir_fd), a file is
+    checked by its name alone: hiding the files from the jail (moving the judge's side out of the install
+    learners get) is the complete answer to that."""
+    blocked = set()
+    for path in _judge_side_files():
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        blocked.add((info.st_dev, info.st_ino))
+    names = frozenset({"judging", "judges", "references", "chains", "mutants"})
+
+    def hook(event: str, args: tuple, blocked=frozenset(blocked), names=names, stat=os.stat, type=type, str=str,
+             bytes=bytes, error=PermissionError, Exception=Exception) -> None:
+        if event != "open" or not args or type(args[0]) not in (str, bytes):
+            return
+        path = args[0] if type(args[0]) is str else bytes.decode(args[0], "utf-8", "surrogateescape")
+        try:
+            info = stat(path)
+            hit = (info.st_dev, info.st_ino) in blocked
+        except Exception:   # not there from here: a name relative to another folder's descriptor, or none
+            hit = str.split(str.rsplit(path, "/", 1)[-1], ".")[0] in names
+        if hit:
+            raise error(f"{path}: the course's judging code is not readable where answers run")
+
+    sys.addaudithook(hook)
