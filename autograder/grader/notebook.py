@@ -9,9 +9,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ from nbformat.notebooknode import NotebookNode
 __all__ = [
     "NotebookError", "MAX_NOTEBOOK_BYTES", "read_notebook", "parse_notebook", "nbgrader_meta", "grade_id",
     "is_answer", "is_test", "answer_cells", "test_cells", "defined_names", "stub_solution", "strip_hidden",
-    "Restored", "restore", "answer_namespace", "read_bounded",
+    "Restored", "restore", "answer_namespace",
 ]
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
@@ -363,27 +361,3 @@ def answer_namespace(nb: NotebookNode | str | Path, overrides: dict[str, str] | 
             linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
             exec(compile(code, name, "exec"), ns)  # noqa: S102 (course code, not submissions)
     return ns
-
-
-def read_bounded(path: Path, limit: int) -> bytes:
-    """The bytes of a regular file, at most `limit` of them: a symlink, pipe or device is refused (OSError) and
-    never blocks; a file larger than `limit` raises ValueError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path.name} is not a regular file")
-        if info.st_size > limit:
-            raise ValueError(f"{path.name} is {info.st_size} bytes, over the limit of {limit}")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(2**20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise ValueError(f"{path.name} is over the limit of {limit} bytes")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -28,10 +29,9 @@ from autograder.grader.forkserver import worker_env
 from autograder.grader.jailhost import (SLOT_DIR, UID_BASE, _make_scratch, _pids_cgroup,  # noqa: F401
                                         _remove_cgroup, _remove_scratch, _Slot, opted_out as _opted_out,
                                         process_cap_available)
-from autograder.grader.notebook import read_bounded
 
 __all__ = ["Limits", "WorkerOutcome", "IsolationError", "isolation_level", "jail_support", "require_isolation",
-           "process_cap_available", "run_worker", "stop_workers", "STOPPING", "EVIDENCE_MAX_BYTES"]
+           "process_cap_available", "run_worker", "stop_workers", "STOPPING", "read_bounded", "EVIDENCE_MAX_BYTES"]
 
 EVIDENCE_MAX_BYTES = 32 * 2**20     # evidence.pt on disk; the judge checks what it unpacks to (autograder.checks.evidence)
 JAIL_ERROR_EXIT = 97
@@ -187,6 +187,30 @@ def _jail_spec(scratch: Path, slot: "_Slot | None", hide: list[str], size: int) 
     if slot is None:  # a grader that is not root: the worker is root of a user namespace mapping the grader's uid
         return {**spec, "userns": True, "scratch_size": size}
     return {**spec, "uid": slot.uid, "gid": slot.uid}
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file, at most `limit` of them: a symlink, pipe or device is refused (OSError) and
+    never blocks; a file larger than `limit` raises ValueError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        if info.st_size > limit:
+            raise ValueError(f"{path.name} is {info.st_size} bytes, over the limit of {limit}")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(2**20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise ValueError(f"{path.name} is over the limit of {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _tail(fd: int, n: int = 1500) -> str:
