@@ -1,7 +1,7 @@
 """Test-wide set-up: Jupyter, IPython, matplotlib and torch write into a temporary home, never the user's (one
 home per process: each pytest-xdist worker has its own).
 
-Under pytest-xdist (`make test` runs `pytest -n 2 --dist loadgroup`), the modules named in XDIST_GROUPS run
+Under pytest-xdist (`make test` runs `pytest -n 3 --dist loadgroup`), the modules named in XDIST_GROUPS run
 whole on one worker, one test after the other: their module fixtures (a JupyterHub with its Unix users, a
 PostgreSQL server, a JupyterLab and chromium, the site build, the benchmarks' smoke run, a dask cluster, a
 graded class) start once per run, never twice at a time. What several modules need from one expensive run (the
