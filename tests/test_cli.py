@@ -344,7 +344,7 @@ def test_a_second_ctrl_c_interrupts_at_once_and_check_does_nothing_outside_the_m
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
         with deferred_interrupt() as check:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
             time.sleep(0.05)  # the first is only noted
             check_raised = False
             try:
@@ -353,7 +353,7 @@ def test_a_second_ctrl_c_interrupts_at_once_and_check_does_nothing_outside_the_m
                 check_raised = True
             assert check_raised
             check()  # noted once: it raises once
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
             time.sleep(5)  # the second raises here
             pytest.fail("the second Ctrl-C did not interrupt")
     assert signal.getsignal(signal.SIGINT) is before

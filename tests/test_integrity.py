@@ -319,7 +319,7 @@ def test_a_cluster_task_draws_the_hidden_cases_of_the_coordinators_secret(tmp_pa
     mine = b"a secret the table was memorised under"
     path = submit(tmp_path, "ex01_tracing", {"outputs_match": TABLE.format(table=_memorised(mine))})
     source = (ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb").read_bytes()
-    monkeypatch.delenv("FXCOURSE_SECRET")
+    monkeypatch.delenv("FXCOURSE_SECRET", raising=False)
 
     def outputs_match_points(secret: bytes) -> float:
         result = json.loads(grade_task("ex01_tracing", {"ex01_tracing": source}, {"ex01_tracing": path.read_bytes()},

@@ -380,4 +380,4 @@ def test_make_test_installs_the_system_pieces_beside_the_venv_as_root():
     assert "bash .ci/deps.sh system > build/system-deps.log 2>&1 & deps=$!" in setup
     assert setup.index("& deps=$!") < setup.index("sh tools/venv.sh; made=$?") < setup.index("wait $deps")
     later = lines[lines.index(setup) + 1:]
-    assert "bash .ci/deps.sh python" in later[0] and "pytest -n 2" in later[1], later
+    assert "bash .ci/deps.sh python" in later[0] and "pytest -n 3" in later[1], later

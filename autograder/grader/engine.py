@@ -109,7 +109,8 @@ def _grade_one_notebook(config, steps: list[str], assignment: str, name: str, st
 
 def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, bytes], student: str,
                steps: list[str] | None = None, settings: dict | None = None, secret: str | None = None) -> str:
-    """Run on a Dask worker: grade one submission, return JSON text (never raises for a bad submission).
+    """Run by a grading thread or a Dask worker: grade one submission, return JSON text (never raises for a bad
+    submission).
 
     `sources`: notebook name -> the instructor source's bytes; `files`: notebook name -> the submission's
     bytes (a notebook the student did not hand in is missing, and scores zero, as nbgrader does); `steps` and
@@ -124,14 +125,12 @@ def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, byte
     try:
         folder = root / "solutions" / assignment
         folder.mkdir(parents=True)
-        if secret:
+        if secret is not None:  # the coordinator's (every task of a run has the same): it wins over a worker's own
             from autograder.grader.secret import SECRET_FILE
-            os.environ.pop("FXCOURSE_SECRET", None)
+            os.environ["FXCOURSE_SECRET"] = secret
             fd = os.open(root / SECRET_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as f:
                 f.write(secret + "\n")
-        elif secret == "":
-            os.environ["FXCOURSE_SECRET"] = ""
         for name, data in sources.items():
             (folder / f"{name}.ipynb").write_bytes(data)
         if steps is None or settings is None:
