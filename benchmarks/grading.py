@@ -324,7 +324,7 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
                  f"**{totals['check'][0] / totals['plain'][0]:.2f}**",
                  f"**{totals['warm'][0] / totals['plain'][0]:.2f}**", ""])
     # The whole course as each tool grades it in one command: `fxcourse grade` without an assignment (one fork
-    # server and one kept nbgrader process per grader for the run), with one grader and with two (shared across
+    # server for the run, one grading thread per grader), with one grader and with two (shared across
     # the assignments); plain nbgrader with the glob "*" as its assignment (one process; it has no parallel mode).
     o_wall, o_cpu, o_r = course.grade_course(FULL).result(timeout=7200)
     o_scores = {a: _scores(course.hard, a, [FULL])[FULL] for a in course.assignments}
@@ -446,7 +446,7 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
         note = (f"`--jobs 2` graded the class {speedup:.2f}x faster than one at a time (ideal on {os.cpu_count()} "
                 f"cores: {min(2, os.cpu_count() or 1)}x). In a batch, {class_assignment} cost "
                 f"{seq['wall'] / len(students):.1f} s per student against {alone:.1f} s for one submission graded "
-                f"alone ({batch_factor:.2f}x: the nbgrader start is paid once per batch). Estimated for the whole "
+                f"alone ({batch_factor:.2f}x: the start-up is paid once per run). Estimated for the whole "
                 f"course ({len(course.assignments)} assignments, {totals['grade'][0]:.0f} s alone per student, "
                 f"scaled by that factor: the other assignments were not graded as a class): a class of {size} "
                 f"takes about {size * course_s / 60:.1f} min one at a time and {size * course_s / speedup / 60:.1f} "
@@ -476,12 +476,12 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
         thr_rows))
 
     phases = _phases(course, class_assignment, repeats, cfg.smoke)
-    sec.notes.append("`fxcourse grade` starts nbgrader after `import autograder`, which keeps jsonschema from "
-                     "importing its optional rfc3987_syntax format checker (it compiles a grammar on import; no "
-                     "notebook schema uses it); plain nbgrader pays that in every process: compare the two "
-                     "nbgrader start rows of the where-the-time-goes table. It grades a group of submissions in "
-                     "one nbgrader process, so that start is paid once per group, not per student; with `--jobs "
-                     "2` both processes are forked from one that imported nbgrader, so it is paid once per run.")
+    sec.notes.append("`fxcourse grade` imports nbgrader's preprocessors once, in its own process, after "
+                     "`import autograder`, which keeps jsonschema from importing its optional rfc3987_syntax format "
+                     "checker (it compiles a grammar on import; no notebook schema uses it); plain nbgrader pays "
+                     "that in every process: compare the two nbgrader start rows of the where-the-time-goes table. "
+                     "Every submission of the run is graded in that process (`--jobs N`: N grading threads), so "
+                     "the start is paid once per run, not per student or per assignment.")
     sec.tables.append(Table(
         f"where the time goes ({class_assignment}), median of {repeats}; seconds wall / CPU (this process and "
         "its children)",
