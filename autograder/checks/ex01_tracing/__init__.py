@@ -6,6 +6,7 @@ case must return and `CHECKS` are in `judging`, loaded on first use of any other
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex01_tracing.cases import _count_cases, _graph_cases, _match_cases
 from autograder.checks.ex01_tracing.evidence import _count_evidence, _match_evidence, _summary_evidence
 
@@ -18,10 +19,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

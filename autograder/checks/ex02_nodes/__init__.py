@@ -15,6 +15,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex02_nodes.cases import _called_cases, _cons_cases, _depth_cases, _hist_cases
 from autograder.checks.ex02_nodes.evidence import _called_evidence, _cons_evidence, _depth_evidence, _hist_evidence
 
@@ -28,10 +29,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

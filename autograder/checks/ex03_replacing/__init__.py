@@ -18,6 +18,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex03_replacing.cases import _clamp_cases, _gelu_cases, _matmul_cases, _swap_cases
 from autograder.checks.ex03_replacing.evidence import _clamp_evidence, _gelu_evidence, _matmul_evidence, _swap_evidence
 
@@ -31,10 +32,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

@@ -18,6 +18,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex04_wrapping.cases import _gated_cases, _leaf_cases, _spec_cases
 from autograder.checks.ex04_wrapping.evidence import _gated_evidence, _leaf_evidence, _spec_evidence
 
@@ -30,10 +31,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

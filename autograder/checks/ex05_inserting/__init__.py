@@ -10,6 +10,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex05_inserting.cases import _drop_cases, _flops_cases, _insert_cases, _shape_cases
 from autograder.checks.ex05_inserting.evidence import _drop_evidence, _flops_evidence, _insert_evidence, _shape_evidence
 
@@ -23,10 +24,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

@@ -10,6 +10,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex06_fusing.cases import _chains_cases, _fold_cases, _fuse_cases, _pair_cases
 from autograder.checks.ex06_fusing.evidence import _chains_evidence, _fold_evidence, _fuse_evidence, _pair_evidence
 
@@ -23,10 +24,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

@@ -11,6 +11,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex09_dynamo.cases import _breaks_cases, _capture_cases, _pass_cases
 from autograder.checks.ex09_dynamo.evidence import _breaks_evidence, _capture_evidence, _pass_evidence
 
@@ -23,10 +24,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

@@ -11,6 +11,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex10_export.cases import _ep_cases, _export_cases, _swap_cases
 from autograder.checks.ex10_export.evidence import (
     _export_evidence, _histogram_evidence, _params_evidence, _shapes_evidence, _swap_evidence,
@@ -27,10 +28,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

@@ -20,6 +20,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex11_pt2e.cases import _count_cases, _count_qdq_cases, _ft_cases, _prep_cases, _qdq_cases
 from autograder.checks.ex11_pt2e.evidence import (
     _count_evidence, _ft_evidence, _prep_evidence, _qdq_count_evidence, _qdq_evidence,
@@ -36,10 +37,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

@@ -11,6 +11,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex13_inductor_passes.cases import _apply_cases, _compile_cases, _make_cases
 from autograder.checks.ex13_inductor_passes.evidence import _apply_evidence, _compile_evidence, _make_evidence
 
@@ -23,10 +24,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)

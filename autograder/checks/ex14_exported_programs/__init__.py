@@ -10,6 +10,7 @@ references and `CHECKS` are in `judging`, loaded on first use of any other name 
 from __future__ import annotations
 
 from autograder.checks.framework import Part
+from autograder.checks.keyring import forward
 from autograder.checks.ex14_exported_programs.cases import (
     _decompose_cases, _module_cases, _save_cases, _unflatten_cases,
 )
@@ -27,10 +28,4 @@ PARTS = {
 }
 
 
-def __getattr__(name: str):
-    """Anything else (CHECKS, judges, references) is the judge's side: loaded on first use."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.judging"), name)
+__getattr__ = forward(__name__)
