@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from autograder.checks.evidence import EvidenceError, EvidenceLimits, check_archive, check_plain, load_evidence
-from autograder.grader.grading import _judge, clean_text
-from autograder.grader.plan import Call
-from autograder.grader.sandbox import Limits, WorkerOutcome
+from autograder.grader.engine.grading import _judge, clean_text
+from autograder.course.plan import Call
+from autograder.grader.jail.sandbox import Limits, WorkerOutcome
 
 
 def saved(obj) -> bytes:
@@ -117,7 +117,7 @@ QUIZ = [Call("quiz", "q1", key="D", choices="ABCD")]
 
 
 def test_evidence_that_takes_too_long_to_load_fails_with_a_message_and_the_judge_goes_on(monkeypatch):
-    from autograder.grader import grading
+    from autograder.grader.engine import grading
 
     monkeypatch.setattr(grading, "JUDGE_CPU_FLOOR", 1)  # the judge gets max(floor, timeout) CPU seconds per request
     limits = Limits(timeout=1.0)
@@ -160,7 +160,7 @@ def test_control_characters_are_escaped_and_long_text_is_cut_with_a_note():
 def test_each_grading_limit_has_one_default_and_one_variable(monkeypatch):
     """The CPU limit of a worker is read in one place (Limits.from_env: FXCOURSE_TIMEOUT, else the default), and the
     submission's wall-clock limit follows it unless FXCOURSE_SUBMISSION_TIMEOUT sets its own."""
-    from autograder.grader.sandbox import Limits
+    from autograder.grader.jail.sandbox import Limits
 
     monkeypatch.delenv("FXCOURSE_TIMEOUT", raising=False)
     monkeypatch.delenv("FXCOURSE_SUBMISSION_TIMEOUT", raising=False)
