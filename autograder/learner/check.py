@@ -43,12 +43,13 @@ def check(notebook: str, as_json: bool = False, visible_only: bool = False, cour
     """`fxcourse check`: exit 0 on full marks, 1 when points are lost, 2 when the notebook cannot be graded."""
     from autograder.grader.jail import forkserver
     from autograder.grader.engine.grading import check_notebook
+    from autograder.grader.jail.sandbox import LimitError
 
     forkserver.keep_warm()  # the next check starts without the imports
     path = Path(notebook)
     try:
         report = check_notebook(path, find_course(path, course), visible_only=visible_only)
-    except NotebookError as exc:
+    except (NotebookError, LimitError) as exc:
         return err(str(exc))
     if as_json:
         print(json.dumps(report.to_json()))

@@ -3,7 +3,7 @@
 The arguments and the course are checked before anything runs; the run's fork server starts first (its imports
 overlap with the jail's one trial, which refuses the run where the jail is missing); the gradebook learns any
 assignment it does not know yet (`ensure_assignment`); then every submission is one task of the engine, on `--jobs`
-grading threads here (`engine.LocalRunner`) or on Dask (`--cluster`: `cluster.DaskRunner`). Either way a
+grading threads here (`runner.LocalRunner`) or on Dask (`--cluster`: `cluster.DaskRunner`). Either way a
 submission already graded from the same files is skipped unless `--regrade`.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from autograder.course.console import EXIT_FAILED, EXIT_USAGE, err
 from autograder.grader.ops.nbgrader import generate_into, known_assignments, why
 from autograder.course.root import Course, find_course
-from autograder.grader.jail.sandbox import IsolationError, require_isolation
+from autograder.grader.jail.sandbox import IsolationError, LimitError, Limits, require_isolation
 
 __all__ = ["ensure_assignment", "grade"]
 
@@ -52,6 +52,10 @@ def grade(assignment: str | None = None, student: list[str] | None = None, jobs:
                 parse(value)
         except ValueError as exc:
             return err(f"{flag}: {exc}")
+    try:
+        Limits.from_env().submission_wall()
+    except LimitError as exc:
+        return err(str(exc))
     if cluster and jobs != 1:
         return err("--jobs and --cluster do not go together: --cluster local:N starts N workers, a scheduler "
                    "decides for tcp://HOST:PORT")

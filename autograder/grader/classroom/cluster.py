@@ -2,7 +2,7 @@
 
 `fxcourse grade --cluster tcp://HOST:8786` sends the tasks to a running Dask scheduler; `--cluster local:N`
 starts N local worker processes for the run. The task is the engine's `grade_task` and the coordinator is the
-engine's (`engine.grade_class`); this module only says how a task reaches a worker and comes back:
+engine's (`runner.grade_class`); this module only says how a task reaches a worker and comes back:
 
 - the coordinator ships the instructor source's and each submission's bytes with each task: workers need the
   package and torch, no shared file system;

@@ -126,11 +126,7 @@ def grade_task(assignment: str, sources: dict[str, bytes], files: dict[str, byte
         folder = root / "solutions" / assignment
         folder.mkdir(parents=True)
         if secret is not None:  # the coordinator's (every task of a run has the same): it wins over a worker's own
-            from autograder.grader.engine.secret import SECRET_FILE
-            os.environ["FXCOURSE_SECRET"] = secret
-            fd = os.open(root / SECRET_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as f:
-                f.write(secret + "\n")
+            os.environ["FXCOURSE_SECRET"] = secret  # secret.course_secret reads it before any course's file
         for name, data in sources.items():
             (folder / f"{name}.ipynb").write_bytes(data)
         if steps is None or settings is None:

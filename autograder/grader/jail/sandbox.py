@@ -61,12 +61,33 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> "Limits":
-        """The limits of a grading run: the defaults above, with the CPU time from FXCOURSE_TIMEOUT where set."""
-        return cls(timeout=float(os.environ["FXCOURSE_TIMEOUT"])) if os.environ.get("FXCOURSE_TIMEOUT") else cls()
+        """The limits of a grading run: the defaults above, with the CPU time from FXCOURSE_TIMEOUT where set
+        (LimitError when it is not a number of seconds)."""
+        seconds = _seconds("FXCOURSE_TIMEOUT")
+        return cls() if seconds is None else cls(timeout=seconds)
 
     def submission_wall(self) -> float:
         """Wall-clock seconds for one submission's grading: FXCOURSE_SUBMISSION_TIMEOUT, else six workers' walls."""
-        return float(os.environ.get("FXCOURSE_SUBMISSION_TIMEOUT") or 6 * self.wall)
+        seconds = _seconds("FXCOURSE_SUBMISSION_TIMEOUT")
+        return 6 * self.wall if seconds is None else seconds
+
+
+class LimitError(ValueError):
+    """A limit set in the environment is not a number of seconds above 0."""
+
+
+def _seconds(var: str) -> float | None:
+    """The seconds environment variable `var` sets, None when unset or empty."""
+    text = os.environ.get(var, "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise LimitError(f"{var} must be a number of seconds above 0, got {text!r}")
+    return value
 
 
 @dataclass
