@@ -1,4 +1,5 @@
-"""The fork server: one pre-imported process per grading process that forks every worker, never running learner code.
+"""The fork server: one pre-imported process per grading process that forks every worker and judge, never running
+learner code; the same server, started for kernels, forks the Jupyter kernels of headless notebook runs.
 
 Without it, every worker is a fresh `python -m autograder.grader.worker` that pays for Python, torch, IPython and
 the check library before it runs one line of the learner's code. The fork server pays for those imports once
@@ -27,8 +28,17 @@ both ends check that the other is the same uid. A changed checkout gets a new se
 The server works in `/`, not in the folder of the command that started it (which the learner may move or remove);
 one whose home folder was removed tells the next command it retired, and that command starts a new one.
 
-Where the server cannot start or a fork fails, `spawn` returns None and the grader starts a fresh process as
-before; one line on stderr says so, once per grading process. FXCOURSE_FORKSERVER=0 turns it off quietly.
+Kernels (`spawn_kernel`, for autograder.grader.headless's forked runs: lessons headless, the site, the tests'
+notebook runs) come from a second server of the same program, started on first use with the caller's own
+environment (not the workers'), in which `forking._prepare` imports numpy and torch and sets nothing: a forked kernel
+is what `python -m ipykernel_launcher` would have been (environment, working folder, session, signal handlers, argv,
+fresh random seeds, torch's default thread count, no matplotlib backend chosen yet). Python's hash seed is the
+server's, shared by its kernels. A kernel whose environment differs from the server's in a variable read at
+interpreter start or import (PYTHON*, thread counts, TORCH*...) starts the usual way.
+
+One fallback and one switch for all of them: where the server cannot start or a fork fails, `spawn`, `spawn_judge`
+and `spawn_kernel` return None and the caller starts a fresh process as before; one line on stderr says so, once
+per server. FXCOURSE_FORKSERVER=0 turns forking off quietly, for workers, judges and kernels alike.
 """
 from __future__ import annotations
 
@@ -44,8 +54,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["Forked", "spawn", "prestart", "keep_warm", "stop", "server_pid", "enabled", "kept_address",
-           "kept_server_pid", "stop_kept_server", "ended", "start_with_socket"]
+__all__ = ["Forked", "spawn", "spawn_judge", "spawn_kernel", "prestart", "keep_warm", "stop", "server_pid",
+           "enabled", "kept_address", "kept_server_pid", "stop_kept_server", "ended", "start_with_socket"]
 
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 ADDRESS_ENV = "FXCOURSE_FORKSERVER_ADDRESS"
@@ -53,10 +63,14 @@ KEEP_ENV = "FXCOURSE_FORKSERVER_KEEP"
 _KEEP_DEFAULT = 300.0
 _CODE = f"{sys.executable}:{Path(__file__).resolve().parents[2]}"  # which Python and which checkout
 _MSG = 1 << 16
+# Read at interpreter start or at import by what a kernels' server imports: a kernel whose environment differs in
+# one of these from its server's starts the usual way.
+_IMPORT_TIME = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "OPENBLAS", "TORCH", "LD_", "CUDA", "NUMPY")
 
 
 def enabled() -> bool:
-    """False when the instructor turned the fork server off (FXCOURSE_FORKSERVER=0) or this is not Linux."""
+    """False when forking is turned off (FXCOURSE_FORKSERVER=0: workers, judges and kernels start fresh) or this is
+    not Linux."""
     return os.environ.get("FXCOURSE_FORKSERVER", "1").strip().lower() not in ("0", "no", "off", "false") \
         and sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(socket, "send_fds")
 
@@ -174,9 +188,12 @@ def worker_env(scratch: Path) -> dict[str, str]:
 
 
 class _Server:
-    """The grading process's one fork server (started on first use, stopped when the process ends)."""
+    """The grading process's one fork server, or (`kernels`) its kernels' one: started on first use, stopped when the
+    process ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, kernels: bool = False) -> None:
+        self.kernels = kernels
+        self.env: dict[str, str] = {}  # the server's environment
         self.lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
@@ -191,6 +208,8 @@ class _Server:
         self.replaced = False  # the user's kept server did not say it was ready: a new one was started
 
     def _argv(self, fd: int) -> list[str]:
+        if self.kernels:  # started as the kernel's own interpreter is (no -s)
+            return [sys.executable, "-m", "autograder.grader.forking", str(fd), "", "--kernels"]
         argv = [sys.executable, "-s", "-m", "autograder.grader.forking", str(fd), self.address]
         return argv + (["--keep", f"{self.keep:g}"] if self.kept else [])
 
@@ -200,6 +219,8 @@ class _Server:
         Either tells us it is ready once its imports are done (`_wait_ready`)."""
         address, _, code = os.environ.get(ADDRESS_ENV, "").partition(" ")
         sock = None
+        if self.kernels:
+            return False
         if address and code == _CODE and address != self.address:
             sock = _connect_to(address)
         if sock is None and self.keep > 0:
@@ -222,23 +243,28 @@ class _Server:
         import tempfile
 
         self.kept = self.keep > 0
-        if self.home is None:  # the server's own home for what its imports may write
+        if self.kernels:
+            self.env = dict(os.environ)
+            atexit.register(self.stop)
+        elif self.home is None:  # the server's own home for what its imports may write
             prefix = "fxcourse-forkserver-kept-" if self.kept else f"fxcourse-forkserver-{os.getpid()}-"
             self.home = Path(tempfile.mkdtemp(prefix=prefix))
             if not self.kept:  # a kept server removes its home itself when it ends
                 atexit.register(shutil.rmtree, self.home, True)
             atexit.register(self.stop)
-        self.address = kept_address() if self.kept else \
-            f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
-        env = worker_env(self.home)
+        if not self.kernels:
+            self.address = kept_address() if self.kept else \
+                f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
+            self.env = worker_env(self.home)
         try:  # in "/": its working directory (and its judges') must outlive the folder the command ran in
             self.proc, self.sock = start_with_socket(self._argv, stdin=subprocess.DEVNULL,
-                                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                                                     cwd="/", start_new_session=self.kept)
+                                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                                     env=self.env, cwd="/", start_new_session=self.kept)
         except OSError as exc:
             self.broken = f"could not start ({exc})"
             return
-        os.environ[ADDRESS_ENV] = f"{self.address} {_CODE}"  # the processes this one starts share it
+        if not self.kernels:
+            os.environ[ADDRESS_ENV] = f"{self.address} {_CODE}"  # the processes this one starts share it
 
     def _wait_ready(self) -> None:
         if self.ready or self.broken:
@@ -311,7 +337,8 @@ class _Server:
     def say_once(self, why: str) -> None:
         if not self.said:
             self.said = True
-            print(f"fxcourse: the fork server {why}; each worker starts as a fresh process instead (slower)",
+            what = "each kernel" if self.kernels else "each worker and judge"
+            print(f"fxcourse: the fork server {why}; {what} starts as a fresh process instead (slower)",
                   file=sys.stderr, flush=True)
 
     def request(self, req: dict, fds: list[int]) -> "Forked | None":
@@ -437,11 +464,15 @@ def spawn(*, job: str, cwd: str, env: dict[str, str], out_fd: int, jail: bool,
 
 
 class ForkedProcess:
-    """A forked judge process, with the part of subprocess.Popen's interface the grader uses."""
+    """A forked judge or kernel, with the part of subprocess.Popen's interface the grader (the judge's pipes) and
+    jupyter_client (signals) use."""
 
-    def __init__(self, forked: Forked, stdin: int, stdout: int) -> None:
+    stdin = stdout = stderr = None
+
+    def __init__(self, forked: Forked, stdin: int | None = None, stdout: int | None = None) -> None:
         self.forked, self.pid, self.returncode = forked, forked.pid, None
-        self.stdin, self.stdout = os.fdopen(stdin, "wb"), os.fdopen(stdout, "rb")
+        if stdin is not None:
+            self.stdin, self.stdout = os.fdopen(stdin, "wb"), os.fdopen(stdout, "rb")
 
     def poll(self) -> int | None:
         if self.returncode is None and select.select([self.forked.conn], [], [], 0)[0]:
@@ -458,6 +489,16 @@ class ForkedProcess:
     def kill(self) -> None:
         if self.returncode is None:
             self.forked.kill()
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, signum)
+            except ProcessLookupError:
+                pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
 
 
 def spawn_judge(memory: int) -> ForkedProcess | None:
@@ -478,11 +519,36 @@ def spawn_judge(memory: int) -> ForkedProcess | None:
     return ForkedProcess(forked, w_in, r_out)
 
 
+_KERNELS = _Server(kernels=True)
+
+
+def _import_time(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(_IMPORT_TIME)}
+
+
+def spawn_kernel(argv: list[str], env: dict[str, str], cwd: str, out_fd: int, err_fd: int) -> ForkedProcess | None:
+    """Fork the kernel `argv` (`python -m ipykernel_launcher -f CONNECTION`) with `env` in `cwd`, its stdout and
+    stderr to `out_fd` and `err_fd`, from the kernels' server; None where the fork server is off or cannot serve,
+    or where `env` wants another interpreter set-up than the server's (the caller then starts the kernel the usual
+    way)."""
+    if not enabled() or argv[:3] != [sys.executable, "-m", "ipykernel_launcher"]:
+        return None
+    _KERNELS.start()
+    if _KERNELS.env and _import_time(env) != _import_time(_KERNELS.env):
+        return None
+    forked = _KERNELS.request({"kernel": argv, "env": env, "cwd": cwd, "jail": False, "cgroup": None},
+                              [out_fd, err_fd])
+    return ForkedProcess(forked) if forked is not None else None
+
+
 def stop() -> None:
+    """End this process's fork servers (the kernels' one too, and what they still run); a later use starts anew."""
     _SERVER.stop()
+    _KERNELS.stop()
 
 
-def server_pid() -> int | None:
-    """The fork server's pid while it runs (for measuring its memory)."""
-    proc = _SERVER.proc
-    return proc.pid if proc is not None and proc.poll() is None and _SERVER.ready else None
+def server_pid(kernels: bool = False) -> int | None:
+    """The fork server's pid (or the kernels' one's) while it runs (for measuring its memory)."""
+    server = _KERNELS if kernels else _SERVER
+    proc = server.proc
+    return proc.pid if proc is not None and proc.poll() is None and server.ready else None
