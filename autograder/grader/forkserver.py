@@ -1,5 +1,4 @@
-"""The fork server: one pre-imported process per grading process that forks every worker and judge, never running
-learner code; the same server, started for kernels, forks the Jupyter kernels of headless notebook runs.
+"""The fork server: a pre-imported process that forks every worker, judge and headless kernel, never learner code.
 
 Without it, every worker is a fresh `python -m autograder.grader.worker` that pays for Python, torch, IPython and
 the check library before it runs one line of the learner's code. The fork server pays for those imports once
@@ -28,20 +27,15 @@ both ends check that the other is the same uid. A changed checkout gets a new se
 The server works in `/`, not in the folder of the command that started it (which the learner may move or remove);
 one whose home folder was removed tells the next command it retired, and that command starts a new one.
 
-Kernels (`spawn_kernel`, for autograder.grader.headless's forked runs: lessons headless, the site, the tests'
-notebook runs) come from a second server of the same program, started on first use with the caller's own
-environment (not the workers'), in which `forking._prepare` imports numpy and torch and sets nothing: a forked kernel
-is what `python -m ipykernel_launcher` would have been (environment, working folder, session, signal handlers, argv,
-fresh random seeds, torch's default thread count, no matplotlib backend chosen yet). Python's hash seed is the
-server's, shared by its kernels. A kernel whose environment differs from the server's in a variable read at
-interpreter start or import (PYTHON*, thread counts, TORCH*...) starts the usual way.
-
-One fallback and one switch for all of them: where the server cannot start or a fork fails, `spawn`, `spawn_judge`
-and `spawn_kernel` return None and the caller starts a fresh process as before; one line on stderr says so, once
-per server. FXCOURSE_FORKSERVER=0 turns forking off quietly, for workers, judges and kernels alike.
+Kernels (`spawn_kernel`, for autograder.grader.headless) come from a second server of the same program, started with
+the caller's environment, whose imports (numpy, torch) set nothing: a forked kernel is what `python -m
+ipykernel_launcher` would be (see forking._kernel) but for Python's hash seed, its server's. One fallback, one switch:
+where the server cannot start or a fork fails, `spawn`, `spawn_judge` and `spawn_kernel` return None and the caller
+starts a fresh process; one line on stderr says so, once per server. FXCOURSE_FORKSERVER=0 turns forking off quietly.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -52,10 +46,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
-__all__ = ["Forked", "spawn", "spawn_judge", "spawn_kernel", "prestart", "keep_warm", "stop", "server_pid",
-           "enabled", "kept_address", "kept_server_pid", "stop_kept_server", "ended", "start_with_socket"]
+__all__ = ["Forked", "spawn", "spawn_kernel", "prestart", "keep_warm", "stop", "server_pid", "enabled",
+           "kept_address", "kept_server_pid", "stop_kept_server", "ended", "start_with_socket"]
 
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 ADDRESS_ENV = "FXCOURSE_FORKSERVER_ADDRESS"
@@ -63,14 +57,11 @@ KEEP_ENV = "FXCOURSE_FORKSERVER_KEEP"
 _KEEP_DEFAULT = 300.0
 _CODE = f"{sys.executable}:{Path(__file__).resolve().parents[2]}"  # which Python and which checkout
 _MSG = 1 << 16
-# Read at interpreter start or at import by what a kernels' server imports: a kernel whose environment differs in
-# one of these from its server's starts the usual way.
-_IMPORT_TIME = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "OPENBLAS", "TORCH", "LD_", "CUDA", "NUMPY")
+_IMPORT_TIME = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "OPENBLAS", "TORCH", "LD_", "CUDA", "NUMPY")  # read early
 
 
 def enabled() -> bool:
-    """False when forking is turned off (FXCOURSE_FORKSERVER=0: workers, judges and kernels start fresh) or this is
-    not Linux."""
+    """False when forking is turned off (FXCOURSE_FORKSERVER=0, for workers, judges and kernels) or off Linux."""
     return os.environ.get("FXCOURSE_FORKSERVER", "1").strip().lower() not in ("0", "no", "off", "false") \
         and sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(socket, "send_fds")
 
@@ -188,12 +179,10 @@ def worker_env(scratch: Path) -> dict[str, str]:
 
 
 class _Server:
-    """The grading process's one fork server, or (`kernels`) its kernels' one: started on first use, stopped when the
-    process ends."""
+    """The grading process's one fork server (or its kernels' one), started on first use, stopped when it ends."""
 
     def __init__(self, kernels: bool = False) -> None:
-        self.kernels = kernels
-        self.env: dict[str, str] = {}  # the server's environment
+        self.kernels, self.env = kernels, {}  # env: the server's environment
         self.lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
@@ -207,11 +196,10 @@ class _Server:
         self.kept = False  # this process started a kept server
         self.replaced = False  # the user's kept server did not say it was ready: a new one was started
 
-    def _argv(self, fd: int) -> list[str]:
-        if self.kernels:  # started as the kernel's own interpreter is (no -s)
-            return [sys.executable, "-m", "autograder.grader.forking", str(fd), "", "--kernels"]
-        argv = [sys.executable, "-s", "-m", "autograder.grader.forking", str(fd), self.address]
-        return argv + (["--keep", f"{self.keep:g}"] if self.kept else [])
+    def _argv(self, fd: int) -> list[str]:  # a kernels' server starts as a kernel's interpreter does (no -s)
+        flags = ["--kernels"] if self.kernels else ["--keep", f"{self.keep:g}"] if self.kept else []
+        return [sys.executable, *([] if self.kernels else ["-s"]), "-m", "autograder.grader.forking", str(fd),
+                self.address, *flags]
 
     def _connect(self) -> bool:
         """Use the fork server of the grading run this process belongs to (FXCOURSE_FORKSERVER_ADDRESS, set by
@@ -219,9 +207,7 @@ class _Server:
         Either tells us it is ready once its imports are done (`_wait_ready`)."""
         address, _, code = os.environ.get(ADDRESS_ENV, "").partition(" ")
         sock = None
-        if self.kernels:
-            return False
-        if address and code == _CODE and address != self.address:
+        if address and code == _CODE and address != self.address and not self.kernels:
             sock = _connect_to(address)
         if sock is None and self.keep > 0:
             sock = _connect_to(kept_address())
@@ -243,19 +229,15 @@ class _Server:
         import tempfile
 
         self.kept = self.keep > 0
-        if self.kernels:
-            self.env = dict(os.environ)
-            atexit.register(self.stop)
-        elif self.home is None:  # the server's own home for what its imports may write
+        if self.home is None and not self.kernels:  # the server's own home for what its imports may write
             prefix = "fxcourse-forkserver-kept-" if self.kept else f"fxcourse-forkserver-{os.getpid()}-"
             self.home = Path(tempfile.mkdtemp(prefix=prefix))
             if not self.kept:  # a kept server removes its home itself when it ends
                 atexit.register(shutil.rmtree, self.home, True)
-            atexit.register(self.stop)
-        if not self.kernels:
-            self.address = kept_address() if self.kept else \
-                f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
-            self.env = worker_env(self.home)
+        atexit.register(self.stop)
+        self.address = "" if self.kernels else kept_address() if self.kept else \
+            f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
+        self.env = dict(os.environ) if self.kernels else worker_env(self.home)
         try:  # in "/": its working directory (and its judges') must outlive the folder the command ran in
             self.proc, self.sock = start_with_socket(self._argv, stdin=subprocess.DEVNULL,
                                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -337,9 +319,8 @@ class _Server:
     def say_once(self, why: str) -> None:
         if not self.said:
             self.said = True
-            what = "each kernel" if self.kernels else "each worker and judge"
-            print(f"fxcourse: the fork server {why}; {what} starts as a fresh process instead (slower)",
-                  file=sys.stderr, flush=True)
+            print(f"fxcourse: the fork server {why}; each {'kernel' if self.kernels else 'worker and judge'} starts "
+                  "as a fresh process instead (slower)", file=sys.stderr, flush=True)
 
     def request(self, req: dict, fds: list[int]) -> "Forked | None":
         self.start()
@@ -435,6 +416,7 @@ class Forked:
 
 
 _SERVER = _Server()
+_KERNELS = _Server(kernels=True)  # a kernels' server is of no use to workers and judges, nor theirs to kernels
 
 
 def prestart() -> None:
@@ -464,15 +446,11 @@ def spawn(*, job: str, cwd: str, env: dict[str, str], out_fd: int, jail: bool,
 
 
 class ForkedProcess:
-    """A forked judge or kernel, with the part of subprocess.Popen's interface the grader (the judge's pipes) and
-    jupyter_client (signals) use."""
+    """A forked judge or kernel, with the part of subprocess.Popen's interface the grader and jupyter_client use."""
 
-    stdin = stdout = stderr = None
-
-    def __init__(self, forked: Forked, stdin: int | None = None, stdout: int | None = None) -> None:
+    def __init__(self, forked: Forked, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
         self.forked, self.pid, self.returncode = forked, forked.pid, None
-        if stdin is not None:
-            self.stdin, self.stdout = os.fdopen(stdin, "wb"), os.fdopen(stdout, "rb")
+        self.stdin, self.stdout, self.stderr = stdin, stdout, None
 
     def poll(self) -> int | None:
         if self.returncode is None and select.select([self.forked.conn], [], [], 0)[0]:
@@ -492,13 +470,9 @@ class ForkedProcess:
 
     def send_signal(self, signum: int) -> None:
         if self.poll() is None:
-            try:
-                os.kill(self.pid, signum)
-            except ProcessLookupError:
-                pass
+            os.kill(self.pid, signum)
 
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
+    terminate = functools.partialmethod(send_signal, signal.SIGTERM)
 
 
 def spawn_judge(memory: int) -> ForkedProcess | None:
@@ -516,25 +490,17 @@ def spawn_judge(memory: int) -> ForkedProcess | None:
         os.close(w_in)
         os.close(r_out)
         return None
-    return ForkedProcess(forked, w_in, r_out)
-
-
-_KERNELS = _Server(kernels=True)
-
-
-def _import_time(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(_IMPORT_TIME)}
+    return ForkedProcess(forked, os.fdopen(w_in, "wb"), os.fdopen(r_out, "rb"))
 
 
 def spawn_kernel(argv: list[str], env: dict[str, str], cwd: str, out_fd: int, err_fd: int) -> ForkedProcess | None:
-    """Fork the kernel `argv` (`python -m ipykernel_launcher -f CONNECTION`) with `env` in `cwd`, its stdout and
-    stderr to `out_fd` and `err_fd`, from the kernels' server; None where the fork server is off or cannot serve,
-    or where `env` wants another interpreter set-up than the server's (the caller then starts the kernel the usual
-    way)."""
+    """Fork the kernel `argv` (`python -m ipykernel_launcher ...`) with `env` in `cwd`, writing to `out_fd` and
+    `err_fd`; None where the fork server cannot serve or `env` differs from the kernels' server's in a variable read
+    at start or import (the caller then starts the kernel the usual way)."""
     if not enabled() or argv[:3] != [sys.executable, "-m", "ipykernel_launcher"]:
         return None
     _KERNELS.start()
-    if _KERNELS.env and _import_time(env) != _import_time(_KERNELS.env):
+    if any(env.get(k) != _KERNELS.env.get(k) for k in {*env, *_KERNELS.env} if k.startswith(_IMPORT_TIME)):
         return None
     forked = _KERNELS.request({"kernel": argv, "env": env, "cwd": cwd, "jail": False, "cgroup": None},
                               [out_fd, err_fd])
@@ -542,13 +508,12 @@ def spawn_kernel(argv: list[str], env: dict[str, str], cwd: str, out_fd: int, er
 
 
 def stop() -> None:
-    """End this process's fork servers (the kernels' one too, and what they still run); a later use starts anew."""
+    """End this process's fork servers (and what they still run); a later use starts anew."""
     _SERVER.stop()
     _KERNELS.stop()
 
 
 def server_pid(kernels: bool = False) -> int | None:
-    """The fork server's pid (or the kernels' one's) while it runs (for measuring its memory)."""
-    server = _KERNELS if kernels else _SERVER
-    proc = server.proc
+    """The fork server's pid (or the kernels' one's) while it runs."""
+    proc = (server := _KERNELS if kernels else _SERVER).proc
     return proc.pid if proc is not None and proc.poll() is None and server.ready else None
