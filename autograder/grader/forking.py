@@ -30,11 +30,8 @@ def _prepare(kernels: bool = False) -> None:
     their classes are defined)."""
     if kernels:
         import numpy  # noqa: F401
-        import torch
         import torch.fx  # noqa: F401
         import torch.nn  # noqa: F401
-
-        torch.get_num_threads()  # torch's default, from the environment (as a fresh process's first call sets it)
         return
     import warnings
     warnings.simplefilter("ignore")
@@ -371,7 +368,7 @@ def serve(fd: int, address: str = "", keep: float = 0.0, kernels: bool = False) 
         sock.send(json.dumps({"error": f"could not import what {'kernels' if kernels else 'workers'} need "
                                        f"({type(exc).__name__}: {exc})"[:400]}).encode())
         return 1
-    threads = (_threads(), torch.get_num_threads())
+    threads = (_threads(), torch.get_num_threads())  # a kernels' server: torch's default, as a fresh process has it
     hello = {"ready": True, "pid": os.getpid(), "threads": threads[0]}
     sock.send(json.dumps(hello).encode())
     if keep:  # nobody reads our stderr once the starter has gone; SIGTERM ends us as idleness does
