@@ -99,7 +99,7 @@ def exit_after(body: Callable[[], int | None]) -> NoReturn:
     try:
         code = body() or 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
         import traceback
 
@@ -185,6 +185,9 @@ def _kernel(req: dict, fds: list[int], manager: int) -> NoReturn:
 
         try:
             kernelapp.launch_new_instance()
+        except SystemExit as exc:
+            if exc.code is not None:  # sys.exit() ends a kernel as it ends a fresh process: with 0
+                raise
         finally:
             atexit._run_exitfuncs()  # what the interpreter's own exit would run
 

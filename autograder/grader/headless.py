@@ -63,8 +63,7 @@ def execute(path: str | Path, timeout: float = 600, allow_errors: bool = False, 
         km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(private) / "kernel"))
         if fork and forkserver.enabled():
             km.kernel_id = str(uuid.uuid4())
-            km.provisioner = ForkedKernelProvisioner(kernel_id=km.kernel_id, kernel_spec=km.kernel_spec,
-                                                             parent=km)
+            km.provisioner = ForkedKernelProvisioner(kernel_id=km.kernel_id, kernel_spec=km.kernel_spec, parent=km)
         client = NotebookClient(nb, km=km, timeout=int(timeout), allow_errors=allow_errors,
                                 resources={"metadata": {"path": str(cwd or Path(path).parent)}})
         try:
