@@ -285,9 +285,9 @@ def generated_course(tmp_path_factory):
 
 
 def _solution_run(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> nbformat.NotebookNode:
-    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.jail.headless.execute, forked from
-    the kernel server of this test process), once per test run for every worker and test that asks (keyed by the
-    notebook's content); the executed notebook, or a failure naming what the run raised."""
+    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.jail.headless.execute, forked by
+    the kernels' fork server of this test process), once per test run for every worker and test that asks (keyed by
+    the notebook's content); the executed notebook, or a failure naming what the run raised."""
     from autograder.grader.jail.headless import execute
 
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"

@@ -14,7 +14,7 @@ import pytest
 from autograder import inline
 from autograder.checks.framework import CheckFailed, run_check
 from autograder.course.root import Course
-from autograder.grader.engine import grading
+from autograder.grader.classroom.runner import grading
 from autograder.coursedata.hints import HINTS
 from autograder.learner.watch import watch_loop
 from autograder.coursedata.mutants import load

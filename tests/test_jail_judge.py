@@ -119,7 +119,7 @@ QUIZ = [Call("quiz", "q1", key="D", choices="ABCD")]
 
 
 def test_evidence_that_takes_too_long_to_load_fails_with_a_message_and_the_judge_goes_on(monkeypatch):
-    from autograder.grader.engine import grading
+    from autograder.grader.classroom.runner import grading
 
     monkeypatch.setattr(grading, "JUDGE_CPU_FLOOR", 1)  # the judge gets max(floor, timeout) CPU seconds per request
     limits = Limits(timeout=1.0)

@@ -4,7 +4,7 @@
    - index.md: the README, with the course path (each lesson and its exercise, in order) after its first part;
    - lessons/NN_topic.ipynb: every lesson executed now, top to bottom, in a fresh kernel (the course's own
      executor, autograder.grader.jail.headless.execute: IPC transport, a temporary working folder per lesson, the
-     kernel forked from a server that has imported torch: autograder.grader.jail.kernels). Lessons are kept in git
+     kernel forked from a server that has imported torch: forkserver.spawn_kernel). Lessons are kept in git
      without outputs; nothing shown on the site comes from an earlier run;
    - exercises/exNN_topic/exNN_topic.ipynb: the task text of each exercise, from the release (exercises/, never
      solutions/), without its graded test cells and empty quiz-answer stubs, not executed;

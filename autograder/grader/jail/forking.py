@@ -1,7 +1,9 @@
-"""The fork server's own process: it imports once, then forks a manager and a worker (or the judge) per request.
+"""The fork server's own process: it imports once, then forks a manager and a worker, judge or kernel per request.
 
-Started by `autograder.grader.jail.forkserver` as `python -m autograder.grader.jail.forking FD` (FD: its end of a
-SOCK_SEQPACKET socket pair). It never runs learner code; see autograder.grader.jail.forkserver for the whole picture.
+Started by `autograder.grader.jail.forkserver` as `python -m autograder.grader.jail.forking FD [ADDRESS] [--keep S]
+[--kernels]` (FD: its end of a SOCK_SEQPACKET socket pair). It never runs learner code itself; see
+autograder.grader.jail.forkserver for the whole picture. `_prepare` is the one place where the server's process-wide
+settings are made; a kernels' server (--kernels) makes none.
 """
 from __future__ import annotations
 
@@ -20,8 +22,17 @@ _CLONE = {"mount": 0x00020000, "uts": 0x04000000, "ipc": 0x08000000, "pid": 0x20
 _MSG = 1 << 16
 
 
-def _prepare() -> None:
-    """Everything a worker imports before the jail, once; no tensor math (no thread pool may be running)."""
+def _prepare(kernels: bool = False) -> None:
+    """Everything a worker imports before the jail, once; no tensor math (no thread pool may be running).
+    For kernels: only what the course's notebooks import first, and no setting of any kind, so that a forked kernel
+    has what a fresh one has (torch's thread count from the environment, no matplotlib backend chosen: the kernel
+    picks its inline one; ipykernel and IPython are left to the child, their settings read the environment when
+    their classes are defined)."""
+    if kernels:
+        import numpy  # noqa: F401
+        import torch.fx  # noqa: F401
+        import torch.nn  # noqa: F401
+        return
     import warnings
     warnings.simplefilter("ignore")
     import matplotlib
@@ -138,6 +149,51 @@ def _worker(req: dict, out_fd: int, manager: int) -> NoReturn:
     exit_after(body)
 
 
+def _kernel(req: dict, fds: list[int], manager: int) -> NoReturn:
+    """The forked kernel: `python -m ipykernel_launcher -f CONNECTION` (req["kernel"]) as its caller asked for it
+    (its environment and working folder, stdout and stderr to fds), in a session of its own, with fresh random
+    seeds (Python's, NumPy's, torch's) and the argv and sys.path a fresh launcher has."""
+
+    def body() -> None:
+        os.setsid()
+        die_with_parent(manager)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        os.closerange(3, 1 << 16)
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.environ.clear()
+        os.environ.update(req["env"])
+        os.chdir(req["cwd"])
+        import atexit
+        import importlib.util
+        import random
+        import tempfile
+
+        import numpy
+        import torch
+
+        random.seed()
+        numpy.random.seed()
+        torch.seed()
+        tempfile.tempdir = None
+        sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *req["kernel"][3:]]  # as `python -m` has it
+        del sys.path[0]  # `python -m` put the working folder first; ipykernel_launcher takes it out again
+        from ipykernel import kernelapp
+
+        try:
+            kernelapp.launch_new_instance()
+        except SystemExit as exc:
+            if exc.code is not None:  # sys.exit() ends a kernel as it ends a fresh process: with 0
+                raise
+        finally:
+            atexit._run_exitfuncs()  # what the interpreter's own exit would run
+
+    exit_after(body)
+
+
 def _judge(memory: int, fds: list[int], manager: int) -> None:
     """The forked judge: requests on stdin, answers on stdout (autograder.grader.engine.grading._judge_server)."""
     code = 1
@@ -195,6 +251,8 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             os.close(conn)
             if "judge" in req:
                 _judge(int(req["judge"]), fds, me)
+            if "kernel" in req:
+                _kernel(req, fds, me)
             _worker(req, fds[0], me)
         for fd in fds:
             os.close(fd)
@@ -287,14 +345,15 @@ def _remove_home(home: str) -> None:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
+def serve(fd: int, address: str = "", keep: float = 0.0, kernels: bool = False) -> int:
     """The server's loop: import once, then one fork per request, until the process that started it closes its
     socket. Processes the grading process started (fxcourse commands a test suite runs) connect at `address`;
     each is told {"ready": ...} once the imports are done.
     A kept server (`keep` > 0 seconds) goes on after that, for the same user's next commands, and ends once it has
     had no client and no child for `keep` seconds (then it removes its home, a folder made for it alone). One whose
     home or working directory was removed (`_unfit`) stops listening at once, tells a command that connected
-    meanwhile {"retired": why} (the command then starts a new server), and ends as soon as it is idle."""
+    meanwhile {"retired": why} (the command then starts a new server), and ends as soon as it is idle.
+    A kernels' server (`kernels`) imports only what kernels need (`_prepare`)."""
     sock: socket.socket | None = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the grader's to handle; the socket's end stops us
     lsock = _listen(address)  # before the imports: who connects meanwhile waits in the backlog
@@ -306,13 +365,14 @@ def serve(fd: int, address: str = "", keep: float = 0.0) -> int:
     except OSError:
         home_id = (-1, -1)
     try:
-        _prepare()
+        _prepare(kernels)
+        import torch
     except BaseException as exc:
-        sock.send(json.dumps({"error": f"could not import what workers need ({type(exc).__name__}: {exc})"[:400]})
-                  .encode())
+        sock.send(json.dumps({"error": f"could not import what {'kernels' if kernels else 'workers'} need "
+                                       f"({type(exc).__name__}: {exc})"[:400]}).encode())
         return 1
-    threads = _threads()
-    hello = {"ready": True, "pid": os.getpid(), "threads": threads}
+    threads = (_threads(), torch.get_num_threads())  # a kernels' server: torch's default, as a fresh process has it
+    hello = {"ready": True, "pid": os.getpid(), "threads": threads[0]}
     sock.send(json.dumps(hello).encode())
     if keep:  # nobody reads our stderr once the starter has gone; SIGTERM ends us as idleness does
         os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
@@ -375,7 +435,7 @@ def _reap() -> bool:
             return True
 
 
-def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.socket]) -> None:
+def _fork(msg: bytes, fds: list[int], threads: tuple[int, int], me: int, ours: list[socket.socket]) -> None:
     """One request: fork its manager, which closes every socket of the server's."""
     if len(fds) < 2:
         for extra in fds:
@@ -387,9 +447,10 @@ def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.s
         import torch
 
         _import_checks(req.get("checks", []))
-        if _threads() > threads or torch.get_num_threads() != 1:
+        if _threads() > threads[0] or torch.get_num_threads() != threads[1]:
             raise RuntimeError(f"the server has {_threads()} threads and torch {torch.get_num_threads()} "
-                               f"intra-op threads (expected at most {threads} and 1): forking now is unsafe")
+                               f"intra-op threads (expected at most {threads[0]} and {threads[1]}): forking now "
+                               "is unsafe")
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -410,7 +471,7 @@ def _fork(msg: bytes, fds: list[int], threads: int, me: int, ours: list[socket.s
 if __name__ == "__main__":
     _args = sys.argv[1:]
     _keep = float(_args[_args.index("--keep") + 1]) if "--keep" in _args else 0.0
-    _code = serve(int(_args[0]), _args[1] if len(_args) > 1 else "", _keep)
+    _code = serve(int(_args[0]), _args[1] if len(_args) > 1 else "", _keep, "--kernels" in _args)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(_code or 0)  # nothing is left to clean up: skip tearing torch down (most of a second)

@@ -1,4 +1,4 @@
-"""The fork server: one pre-imported process per grading process that forks every worker, never running learner code.
+"""The fork server: a pre-imported process that forks every worker, judge and headless kernel, never learner code.
 
 Without it, every worker is a fresh `python -m autograder.grader.jail.worker` that pays for Python, torch, IPython and
 the check library before it runs one line of the learner's code. The fork server pays for those imports once
@@ -27,11 +27,15 @@ both ends check that the other is the same uid. A changed checkout gets a new se
 The server works in `/`, not in the folder of the command that started it (which the learner may move or remove);
 one whose home folder was removed tells the next command it retired, and that command starts a new one.
 
-Where the server cannot start or a fork fails, `spawn` returns None and the grader starts a fresh process as
-before; one line on stderr says so, once per grading process. FXCOURSE_FORKSERVER=0 turns it off quietly.
+Kernels (`spawn_kernel`, for autograder.grader.jail.headless) come from a second server of the same program, started with
+the caller's environment, whose imports (numpy, torch) set nothing: a forked kernel is what `python -m
+ipykernel_launcher` would be (see forking._kernel) but for Python's hash seed, its server's. One fallback, one switch:
+where the server cannot start or a fork fails, `spawn`, `spawn_judge` and `spawn_kernel` return None and the caller
+starts a fresh process; one line on stderr says so, once per server. FXCOURSE_FORKSERVER=0 turns forking off quietly.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -42,10 +46,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
-__all__ = ["Forked", "spawn", "prestart", "keep_warm", "stop", "server_pid", "enabled", "kept_address",
-           "kept_server_pid", "stop_kept_server", "ended", "start_with_socket"]
+__all__ = ["Forked", "spawn", "spawn_kernel", "prestart", "keep_warm", "stop", "server_pid", "enabled",
+           "kept_address", "kept_server_pid", "stop_kept_server", "ended", "start_with_socket"]
 
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 ADDRESS_ENV = "FXCOURSE_FORKSERVER_ADDRESS"
@@ -53,10 +57,11 @@ KEEP_ENV = "FXCOURSE_FORKSERVER_KEEP"
 _KEEP_DEFAULT = 300.0
 _CODE = f"{sys.executable}:{Path(__file__).resolve().parents[3]}"  # which Python and which checkout
 _MSG = 1 << 16
+_IMPORT_TIME = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "OPENBLAS", "TORCH", "LD_", "CUDA", "NUMPY")  # read early
 
 
 def enabled() -> bool:
-    """False when the instructor turned the fork server off (FXCOURSE_FORKSERVER=0) or this is not Linux."""
+    """False when forking is turned off (FXCOURSE_FORKSERVER=0, for workers, judges and kernels) or off Linux."""
     return os.environ.get("FXCOURSE_FORKSERVER", "1").strip().lower() not in ("0", "no", "off", "false") \
         and sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(socket, "send_fds")
 
@@ -174,9 +179,10 @@ def worker_env(scratch: Path) -> dict[str, str]:
 
 
 class _Server:
-    """The grading process's one fork server (started on first use, stopped when the process ends)."""
+    """The grading process's one fork server (or its kernels' one), started on first use, stopped when it ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, kernels: bool = False) -> None:
+        self.kernels, self.env = kernels, {}  # env: the server's environment
         self.lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
@@ -190,9 +196,10 @@ class _Server:
         self.kept = False  # this process started a kept server
         self.replaced = False  # the user's kept server did not say it was ready: a new one was started
 
-    def _argv(self, fd: int) -> list[str]:
-        argv = [sys.executable, "-s", "-m", "autograder.grader.jail.forking", str(fd), self.address]
-        return argv + (["--keep", f"{self.keep:g}"] if self.kept else [])
+    def _argv(self, fd: int) -> list[str]:  # a kernels' server starts as a kernel's interpreter does (no -s)
+        flags = ["--kernels"] if self.kernels else ["--keep", f"{self.keep:g}"] if self.kept else []
+        return [sys.executable, *([] if self.kernels else ["-s"]), "-m", "autograder.grader.jail.forking", str(fd),
+                self.address, *flags]
 
     def _connect(self) -> bool:
         """Use the fork server of the grading run this process belongs to (FXCOURSE_FORKSERVER_ADDRESS, set by
@@ -200,7 +207,7 @@ class _Server:
         Either tells us it is ready once its imports are done (`_wait_ready`)."""
         address, _, code = os.environ.get(ADDRESS_ENV, "").partition(" ")
         sock = None
-        if address and code == _CODE and address != self.address:
+        if address and code == _CODE and address != self.address and not self.kernels:
             sock = _connect_to(address)
         if sock is None and self.keep > 0:
             sock = _connect_to(kept_address())
@@ -222,23 +229,24 @@ class _Server:
         import tempfile
 
         self.kept = self.keep > 0
-        if self.home is None:  # the server's own home for what its imports may write
+        if self.home is None and not self.kernels:  # the server's own home for what its imports may write
             prefix = "fxcourse-forkserver-kept-" if self.kept else f"fxcourse-forkserver-{os.getpid()}-"
             self.home = Path(tempfile.mkdtemp(prefix=prefix))
             if not self.kept:  # a kept server removes its home itself when it ends
                 atexit.register(shutil.rmtree, self.home, True)
-            atexit.register(self.stop)
-        self.address = kept_address() if self.kept else \
+        atexit.register(self.stop)
+        self.address = "" if self.kernels else kept_address() if self.kept else \
             f"fxcourse-forkserver-{os.getpid()}-{os.urandom(8).hex()}"
-        env = worker_env(self.home)
+        self.env = dict(os.environ) if self.kernels else worker_env(self.home)
         try:  # in "/": its working directory (and its judges') must outlive the folder the command ran in
             self.proc, self.sock = start_with_socket(self._argv, stdin=subprocess.DEVNULL,
-                                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                                                     cwd="/", start_new_session=self.kept)
+                                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                                     env=self.env, cwd="/", start_new_session=self.kept)
         except OSError as exc:
             self.broken = f"could not start ({exc})"
             return
-        os.environ[ADDRESS_ENV] = f"{self.address} {_CODE}"  # the processes this one starts share it
+        if not self.kernels:
+            os.environ[ADDRESS_ENV] = f"{self.address} {_CODE}"  # the processes this one starts share it
 
     def _wait_ready(self) -> None:
         if self.ready or self.broken:
@@ -311,8 +319,8 @@ class _Server:
     def say_once(self, why: str) -> None:
         if not self.said:
             self.said = True
-            print(f"fxcourse: the fork server {why}; each worker starts as a fresh process instead (slower)",
-                  file=sys.stderr, flush=True)
+            print(f"fxcourse: the fork server {why}; each {'kernel' if self.kernels else 'worker and judge'} starts "
+                  "as a fresh process instead (slower)", file=sys.stderr, flush=True)
 
     def request(self, req: dict, fds: list[int]) -> "Forked | None":
         self.start()
@@ -408,6 +416,7 @@ class Forked:
 
 
 _SERVER = _Server()
+_KERNELS = _Server(kernels=True)  # a kernels' server is of no use to workers and judges, nor theirs to kernels
 
 
 def prestart() -> None:
@@ -437,11 +446,11 @@ def spawn(*, job: str, cwd: str, env: dict[str, str], out_fd: int, jail: bool,
 
 
 class ForkedProcess:
-    """A forked judge process, with the part of subprocess.Popen's interface the grader uses."""
+    """A forked judge or kernel, with the part of subprocess.Popen's interface the grader and jupyter_client use."""
 
-    def __init__(self, forked: Forked, stdin: int, stdout: int) -> None:
+    def __init__(self, forked: Forked, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> None:
         self.forked, self.pid, self.returncode = forked, forked.pid, None
-        self.stdin, self.stdout = os.fdopen(stdin, "wb"), os.fdopen(stdout, "rb")
+        self.stdin, self.stdout, self.stderr = stdin, stdout, None
 
     def poll(self) -> int | None:
         if self.returncode is None and select.select([self.forked.conn], [], [], 0)[0]:
@@ -459,6 +468,12 @@ class ForkedProcess:
         if self.returncode is None:
             self.forked.kill()
 
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    terminate = functools.partialmethod(send_signal, signal.SIGTERM)
+
 
 def spawn_judge(memory: int) -> ForkedProcess | None:
     """Fork the judge (`autograder.grader.engine.grading._judge_server(memory)`, reading requests on its stdin and
@@ -475,14 +490,30 @@ def spawn_judge(memory: int) -> ForkedProcess | None:
         os.close(w_in)
         os.close(r_out)
         return None
-    return ForkedProcess(forked, w_in, r_out)
+    return ForkedProcess(forked, os.fdopen(w_in, "wb"), os.fdopen(r_out, "rb"))
+
+
+def spawn_kernel(argv: list[str], env: dict[str, str], cwd: str, out_fd: int, err_fd: int) -> ForkedProcess | None:
+    """Fork the kernel `argv` (`python -m ipykernel_launcher ...`) with `env` in `cwd`, writing to `out_fd` and
+    `err_fd`; None where the fork server cannot serve or `env` differs from the kernels' server's in a variable read
+    at start or import (the caller then starts the kernel the usual way)."""
+    if not enabled() or argv[:3] != [sys.executable, "-m", "ipykernel_launcher"]:
+        return None
+    _KERNELS.start()
+    if any(env.get(k) != _KERNELS.env.get(k) for k in {*env, *_KERNELS.env} if k.startswith(_IMPORT_TIME)):
+        return None
+    forked = _KERNELS.request({"kernel": argv, "env": env, "cwd": cwd, "jail": False, "cgroup": None},
+                              [out_fd, err_fd])
+    return ForkedProcess(forked) if forked is not None else None
 
 
 def stop() -> None:
+    """End this process's fork servers (and what they still run); a later use starts anew."""
     _SERVER.stop()
+    _KERNELS.stop()
 
 
-def server_pid() -> int | None:
-    """The fork server's pid while it runs (for measuring its memory)."""
-    proc = _SERVER.proc
-    return proc.pid if proc is not None and proc.poll() is None and _SERVER.ready else None
+def server_pid(kernels: bool = False) -> int | None:
+    """The fork server's pid (or the kernels' one's) while it runs."""
+    proc = (server := _KERNELS if kernels else _SERVER).proc
+    return proc.pid if proc is not None and proc.poll() is None and server.ready else None
