@@ -28,6 +28,7 @@ from typing import Any
 
 from nbformat.notebooknode import NotebookNode
 
+from autograder.checks.hints import hint_of, resolve
 from autograder.grader.root import Course
 from autograder.grader.notebook import (NotebookError, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
                                         read_notebook, restore)
@@ -96,10 +97,10 @@ class Report:
 
 # ---------------------------------------------------------------------------------- probe + judge
 
-_CRASH_HINTS = {"timeout": "look for an endless loop, or work that grows too fast",
-                "crashed": "the answers must not exit the interpreter or use more memory than the limit",
-                "scratch-full": "write fewer or smaller files: every file the answers write counts against that limit",
-                "bad-evidence": "the answers must not exit the interpreter"}
+_CRASH_HINTS = {"timeout": "shared.look_endless_loop_work_grows",
+                "crashed": "shared.answers_must_not_exit_interpreter",
+                "scratch-full": "shared.write_fewer_smaller_files_every",
+                "bad-evidence": "shared.answers_must_not_exit_interpreter_2"}
 
 
 def too_long() -> str:
@@ -156,18 +157,18 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome, secret:
             where = f" while checking {fn} on {label}"
         elif outcome.last_step.startswith("cell "):
             where = f" while running cell {outcome.last_step[5:]!r}"
-        return False, f"{outcome.detail}{where}", _CRASH_HINTS.get(outcome.status), 0
+        return False, f"{outcome.detail}{where}", resolve(_CRASH_HINTS.get(outcome.status)), 0
     ev = outcome.evidence
     if ev.get("tampered"):
         names = ", ".join(ev["tampered"][:5])
         return False, f"the answer cells changed what the grader relies on ({names}); results are not trusted", \
-            "answers must not patch torch, builtins or the autograder", 0
+            hint_of("shared.answers_must_not_patch"), 0
     cases, quiz_message = 0, "answered"
     rejected = ev.get("rejected", {})
     for i, (call, got) in enumerate(zip(calls, ev["calls"])):
         if i in rejected:
             return False, f"{call.function or call.var}: the grader refused this evidence: {rejected[i]}", \
-                "answers must not write the grader's files", cases
+                hint_of("shared.answers_must_not_write_grader_files"), cases
         evidence_list = got.get("evidence", []) if isinstance(got, dict) else []
         if call.kind == "quiz":
             result = judge_quiz(call.var, evidence_list[0] if evidence_list else None, call.key, call.choices,
@@ -189,7 +190,7 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome, secret:
             if isinstance(evidence, dict) and "__missing__" in evidence:
                 msg = _message_for_missing(call.var, outcome)
                 if msg:
-                    return False, msg, f"fix the error in the cell that defines {call.var}, then run it", cases
+                    return False, msg, hint_of("shared.fix_error_cell_defines", var=call.var), cases
             result = judge_evidence(check, case, evidence)
             if not result.passed:
                 message, hint = blame(check, call, result.message, helper_failed) or (result.message, result.hint)
@@ -303,7 +304,7 @@ class _Judge:
                                      "plan": [asdict(c) for c in plan]},
                                     b"", limits)
             if answer is None:
-                return False, f"judging this test stopped: {why}", "answers must not write the grader's files", 0
+                return False, f"judging this test stopped: {why}", hint_of("shared.answers_must_not_write_grader_files"), 0
             if "error" in answer:
                 return False, f"the grader could not judge this test: {answer['error']}", None, 0
             return bool(answer["passed"]), str(answer["message"]), answer.get("hint"), int(answer.get("cases", 0))
@@ -479,7 +480,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             own = [p for p in rest if any(call.var in cell["defines"] or call.var == culprit for call in p[2])]
             for tid, points, calls in own:
                 results[tid] = TestResult(tid, 0.0, points, False, clean_text(
-                    f"the cell {culprit!r} stopped the grader: {outcome.detail}"), _CRASH_HINTS.get(outcome.status))
+                    f"the cell {culprit!r} stopped the grader: {outcome.detail}"), resolve(_CRASH_HINTS.get(outcome.status)))
             pending = [p for p in rest if p not in own]
             continue
         if step.startswith(("case ", "quiz ")) and outcome.evidence is not None:
