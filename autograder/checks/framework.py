@@ -28,11 +28,12 @@ import torch
 from autograder.checks.keyring import judging as judging_side
 from autograder.checks.errors import hint_for_error
 from autograder.checks.randmodels import salted
-from autograder.checks.hints import hint_of, resolve
+from autograder.checks.hints import Hint, hint_of, resolve
 from autograder.checks.secrecy import grading_object, hidden_cases
+from autograder.checks.verdict import Verdict
 
 __all__ = [
-    "CheckFailed", "Case", "Check", "Part", "CaseResult", "run_cases", "run_check", "check_quiz", "get_check", "get_part",
+    "CheckFailed", "Case", "Check", "Part", "CaseResult", "Verdict", "run_cases", "run_check", "check_quiz", "get_check", "get_part",
     "collect_evidence", "judge_evidence", "plain", "QUIZ_CHOICES", "hidden_cases", "grading_object",
 ]
 
@@ -106,22 +107,7 @@ class Part:
         return self.evidence is check.evidence and self.unchanged == check.unchanged and self.function == check.function
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    """The verdict on one case, the check library's one result record: passed or not, and the words for it."""
-
-    label: str
-    passed: bool
-    message: str
-    hint: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "hint", resolve(self.hint))   # a hint named by its id: its text
-
-    @property
-    def text(self) -> str:
-        """The message with its hint, as CheckFailed shows them."""
-        return self.message + (f"\nHint: {self.hint}" if self.hint else "")
+CaseResult = Verdict   # the verdict on one case: autograder/checks/verdict.py
 
 
 # ----------------------------------------------------------------------------------------- registry
@@ -334,7 +320,8 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
         try:
             return plain(check.evidence(result, args)), args, before
         except CheckFailed as exc:
-            return {"__failed__": exc.message, "hint": None if exc.hint is None else str(exc.hint)}, args, before
+            return {"__failed__": exc.message, "hint": None if exc.hint is None else str(exc.hint),
+                    "hint_id": getattr(exc.hint, "id", None)}, args, before
         except Exception as exc:
             return {"__failed__": f"could not inspect what {check.function} returned: "
                                   f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}, args, before
@@ -416,7 +403,9 @@ def _judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
             return CaseResult(label, False, msg, hint or _signature_hint(name, evidence) or hint_for_error(
                 evidence["__raised__"], evidence["message"], evidence.get("where") or None))
         if kind == "__failed__":
-            return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}", evidence.get("hint"))
+            hint = evidence.get("hint")   # its text, made where the answer ran: never read as an id
+            return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}",
+                              Hint(str(hint), evidence.get("hint_id")) if hint is not None else None)
         if kind == "__crashed__":
             return CaseResult(label, False, f"{name} on {label}: {evidence['__crashed__']}", None)
     try:

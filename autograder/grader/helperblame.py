@@ -21,9 +21,9 @@ def first_failure(judge_cell: Callable, ev: dict, plan: list, secret: bytes, ass
         if (call.kind, call.assignment, call.function) == ("check", assignment, function) and i < len(ev["calls"]):
             rejected = {0: ev["rejected"][i]} if i in ev["rejected"] else {}
             own = {**ev, "calls": ev["calls"][i:i + 1], "rejected": rejected}
-            passed, message, _, _ = judge_cell("", [call], WorkerOutcome(own, "ok", "", ""), secret)
-            if not passed:
-                return message
+            verdict = judge_cell("", [call], WorkerOutcome(own, "ok", "", ""), secret)
+            if not verdict.passed:
+                return verdict.message
     return None
 
 
