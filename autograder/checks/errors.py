@@ -7,7 +7,8 @@ from autograder.checks.hints import hint_of
 
 __all__ = ["ERROR_HINTS", "hint_for_error"]
 
-# (exception type or None for any, regex on the message, hint id (autograder/checks/hints/shared.py)[, regex on the learner's failing line]). First match
+# (exception type or None for any, regex on the message, hint id (autograder/checks/hints/shared.py)[, regex on the
+# learner's failing line]). First match
 # wins. With the fourth element the diagnosis must also be confirmed by the line of the learner's code that raised
 # (core's evidence "where"): a NoneType error on a line that reads no .bias or .weight is not about a missing bias.
 ERROR_HINTS: list[tuple] = [

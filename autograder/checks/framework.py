@@ -33,7 +33,8 @@ from autograder.checks.secrecy import grading_object, hidden_cases
 from autograder.checks.verdict import Verdict
 
 __all__ = [
-    "CheckFailed", "Case", "Check", "Part", "CaseResult", "Verdict", "run_cases", "run_check", "check_quiz", "get_check", "get_part",
+    "CheckFailed", "Case", "Check", "Part", "CaseResult", "Verdict", "run_cases", "run_check", "check_quiz", "get_check",
+    "get_part",
     "collect_evidence", "judge_evidence", "plain", "QUIZ_CHOICES", "hidden_cases", "grading_object",
 ]
 

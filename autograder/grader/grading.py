@@ -296,7 +296,8 @@ class _Judge:
                                      "plan": [asdict(c) for c in plan]},
                                     b"", limits)
             if answer is None:
-                return Verdict(tid, False, f"judging this test stopped: {why}", "shared.answers_must_not_write_grader_files")
+                return Verdict(tid, False, f"judging this test stopped: {why}",
+                               "shared.answers_must_not_write_grader_files")
             if "error" in answer:
                 return Verdict(tid, False, f"the grader could not judge this test: {answer['error']}")
             return Verdict.from_json(answer)

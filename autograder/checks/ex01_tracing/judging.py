@@ -87,7 +87,8 @@ def _match_judge(case, ev):
         hint = (("ex01.outputs_different_shapes_do_not" if atol else "ex01.outputs_different_shapes_do_not_2"))
     elif why == "exact" and used & {"allclose", "isclose"} and "equal" not in used:
         tolerances = [c.get("atol") for c in compared if c["fn"] != "equal"]
-        hint = (hint_of("ex01.atol_defaults_0_0_but", v1=tolerances[0]) if tolerances and tolerances[0] not in (None, 0, 0.0)
+        hint = (hint_of("ex01.atol_defaults_0_0_but", v1=tolerances[0])
+                if tolerances and tolerances[0] not in (None, 0, 0.0)
                 and "atol" not in case.kwargs() else
                 "ex01.atol_0_outputs_must_exactly")
     elif why == "rtol" and loose:

@@ -33,7 +33,9 @@ def _called_evidence(result, args):
     for i, item in enumerate(result):
         if not isinstance(item, str):
             raise CheckFailed(f"item {i} is a {type(item).__name__}, expected a str: the qualified name",
-                              ("ex02.return_call_module_node_s" if isinstance(item, nn.Module) else ("ex02.return_call_module_node_s_2" if isinstance(item, fx.Node) else hint_of("ex02.return_call_module_node_s_3", name=type(item).__name__))))
+                              ("ex02.return_call_module_node_s" if isinstance(item, nn.Module) else
+                               "ex02.return_call_module_node_s_2" if isinstance(item, fx.Node) else
+                               hint_of("ex02.return_call_module_node_s_3", name=type(item).__name__)))
         out.append(item)
     return out
 

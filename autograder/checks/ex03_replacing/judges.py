@@ -190,7 +190,8 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     if left:
         fed = [n for n in graph if n["clamp"] and {"node": left[0]["name"]} in n["args"]]
         hint = ("ex03.replace_relu_node_itself_clamp"
-                if fed else ("ex03.set_node_target_torch_clamp" if any(n["clamp"] for n in graph) else "ex03.set_node_target_torch_clamp_2"))
+                if fed else ("ex03.set_node_target_torch_clamp" if any(n["clamp"] for n in graph) else
+                             "ex03.set_node_target_torch_clamp_2"))
         raise CheckFailed(f"call_function node '{left[0]['name']}' still calls torch.relu", hint)
     kinds = lambda g: sorted(n["kind"] for n in g if n["relu"] and n["kind"] != "torch.relu")  # noqa: E731
     if kinds(graph) != kinds(before):
@@ -206,7 +207,8 @@ def _clamp_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"expected {want} call_function node(s) calling torch.clamp (one per torch.relu), "
                           f"found {got}" + (f"; node '{lookalikes[0]['name']}' calls {lookalikes[0]['target']}"
                                             if lookalikes else ""),
-                          hint_of("ex03.use_torch_clamp_itself_not", target=lookalikes[0]['target']) if lookalikes else None)
+                          hint_of("ex03.use_torch_clamp_itself_not", target=lookalikes[0]['target'])
+                          if lookalikes else None)
     _judge_ran(ev)
     if want and "clamp" not in ev["code"]:
         raise CheckFailed("gm.code does not mention clamp", RECOMPILE_HINT)
@@ -219,8 +221,10 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     want = f"every torch.relu(x) must become torch.clamp(x, min=0, max=max_value), here max_value={max_value!r}"
     hint = (hint_of("ex03.node_clamps_min_max_0", name=swapped[0]['name'], max_value=max_value, want=want)
             if swapped else
-            hint_of("ex03.node_has_min_negative_values", name=no_floor[0]['name'], bound=_bound(no_floor[0], 1, 'min')) if no_floor else
-            hint_of("ex03.node_clamps_max", name=off[0]['name'], bound=_bound(off[0], 2, 'max'), want=want) if off else None)
+            hint_of("ex03.node_has_min_negative_values", name=no_floor[0]['name'],
+                    bound=_bound(no_floor[0], 1, 'min')) if no_floor else
+            hint_of("ex03.node_clamps_max", name=off[0]['name'], bound=_bound(off[0], 2, 'max'), want=want)
+            if off else None)
     _judge_outputs(ev["outputs"], expected, "output", hint)
     _judge_original(ev, model, inputs)
 
@@ -272,7 +276,8 @@ def _gelu_judge(case: Case, ev: dict) -> None:
             and n["gelu"] is None and n["name"] not in names]
     _judge_outputs(ev["outputs"], _eager(model, inputs, RELU_TO_GELU),
                    "output (compared with the eager model computing exact GELU where it computed ReLU)",
-                   hint_of("ex03.node_was_replaced_but_computes", name=gone[0]['name'], target=gone[0]['target']) if gone else
+                   hint_of("ex03.node_was_replaced_but_computes", name=gone[0]['name'], target=gone[0]['target'])
+                   if gone else
                    "ex03.each_relu_must_become_exact")
     _judge_original(ev, model, inputs)
 
@@ -325,7 +330,8 @@ def _matmul_judge(case: Case, ev: dict) -> None:
             if getattr(lin, pname) is not None and f"{c['target']}.{pname}" not in read:
                 # copies were caught above: nothing reads this parameter at all
                 raise CheckFailed(f"no get_attr node reads the {pname} of nn.Linear '{c['target']}'",
-                                  (hint_of("ex03.nn_linear_computes_x_w_2", pname=pname) if pname == "bias" else hint_of("ex03.nn_linear_computes_x_w_3", pname=pname)))
+                                  (hint_of("ex03.nn_linear_computes_x_w_2", pname=pname) if pname == "bias" else
+                                   hint_of("ex03.nn_linear_computes_x_w_3", pname=pname)))
     _judge_ran(ev)
     flat = untransposed_weights(graph)
     _judge_outputs(ev["outputs"], _eager(model, inputs), "output (expected x @ W.T + b for each former Linear)",

@@ -165,7 +165,8 @@ def _chain_weights_diagnosis(gm: fx.GraphModule, calls: list[dict], original_tar
             if _close(got_w, reversed_w) and not _close(got_w, w):
                 return hint_of("ex06.fused_layer_chain_has_weights", target=c['target'], names=names)
         if _close(got_w, w) and not _close(torch.zeros_like(b) if got_b is None else got_b, b):
-            return hint_of("ex06.fused_layer_chain_has_right", target=c['target'], names=names, few=_few(b), v1=_few(got_b))
+            return hint_of("ex06.fused_layer_chain_has_right", target=c['target'], names=names, few=_few(b),
+                           v1=_few(got_b))
     return None
 
 

@@ -130,7 +130,7 @@ def _breaks_judge(case: Case, got: int) -> None:
     elif got == kinds and kinds != reasons:
         hint = "ex09.number_different_kinds_break_distinct"
     elif got == reasons:
-        hint = (("ex09.number_entries_explain_s_break" if kinds == reasons else "ex09.number_entries_explain_s_break_2"))
+        hint = "ex09.number_entries_explain_s_break" if kinds == reasons else "ex09.number_entries_explain_s_break_2"
     elif got > graphs:
         hint = "ex09.more_breaks_than_this_one"
     elif got == graphs and graphs != breaks:
@@ -193,7 +193,8 @@ def _pass_judge(case: Case, ev: dict) -> None:
         graphs = _reference_graph_count(case)
         raise CheckFailed(f"{what}: the output differs from the eager model after the pass by up to "
                           f"{float((got.double() - want.double()).abs().max()):.3g}",
-                          hint_of("ex09.pass_fn_ran_graphs_dynamo", calls=ev['calls'], graphs=graphs) if ev["calls"] < graphs else
+                          hint_of("ex09.pass_fn_ran_graphs_dynamo", calls=ev['calls'], graphs=graphs)
+                          if ev["calls"] < graphs else
                           "ex09.run_what_pass_fn_returns")
     expect(not ev.get("frozen"), f"compile_with_pass changed the caller's model: its parameters "
                                  f"{', '.join(ev.get('frozen') or [])} no longer require grad",

@@ -116,7 +116,8 @@ def _params_judge(case: Case, got: dict) -> None:
              and expected[k].endswith("." + got[k])]
     if objects:
         k = objects[0]
-        hint = hint_of("ex10.value_map_each_placeholder_qualified", k=k, type=got[k]['type'], v1=expected.get(k, 'conv.weight'))
+        hint = hint_of("ex10.value_map_each_placeholder_qualified", k=k, type=got[k]['type'],
+                       v1=expected.get(k, 'conv.weight'))
     elif short and set(got) == set(expected):
         k = short[0]
         hint = hint_of("ex10.carries_value_fully_qualified_name", k=k, v1=expected[k], v2=got[k])

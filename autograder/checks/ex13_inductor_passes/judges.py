@@ -59,7 +59,8 @@ def _apply_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"gm still calls {before}: the pass made none of its {count} replacement(s) in gm",
                           "ex13.apply_pass_gm_itself_place")
     if ev["count"] != count:
-        hint = ("ex13.return_int_pattern_pass_apply" if ev["targets"] == expected and ev["count"] == 0 else "ex13.return_int_pattern_pass_apply_2")
+        hint = ("ex13.return_int_pattern_pass_apply" if ev["targets"] == expected and ev["count"] == 0 else
+                "ex13.return_int_pattern_pass_apply_2")
         raise CheckFailed(f"apply_pattern_pass returned {ev['count']}, expected {count} replacement(s)", hint)
     expect(ev["targets"] == expected, f"gm calls {ev['targets']} after the pass, expected {expected}",
            "ex13.apply_pattern_pass_once_change")

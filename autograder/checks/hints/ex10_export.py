@@ -1,6 +1,6 @@
 """The hints of ex10_export: `PROGRESSIVE`, three per graded function from a nudge to nearly the answer (`fxcourse
-hint` shows the next one, the format autograder/coursedata/hints.py describes), and `HINTS`, what its checks
-say when an answer fails, by id (a template's {fields} are filled by the judge that names it)."""
+hint` shows the next one, in the format autograder/coursedata/hints.py describes), and `HINTS`, what its checks say
+when an answer fails, by id (a template's {fields} are filled by the judge that names it)."""
 from __future__ import annotations
 
 __all__ = ["PROGRESSIVE", "HINTS"]
