@@ -24,7 +24,8 @@ RETURNS_HINT = ("_hint", "_raise", "_diagnosis", "_mistake")
 def judge_and_grader_modules() -> list[Path]:
     checks = ROOT / "autograder" / "checks"
     found = [checks / "framework.py", checks / "evidence.py", checks / "errors.py",
-             ROOT / "autograder" / "grader" / "grading.py", ROOT / "autograder" / "grader" / "helperblame.py"]
+             ROOT / "autograder" / "grader" / "grading.py", ROOT / "autograder" / "grader" / "helperblame.py",
+             ROOT / "autograder" / "coursedata" / "quizzes.py"]
     for package in sorted(checks.glob("ex[0-9][0-9]_*")):
         found += sorted(p for p in package.rglob("*.py") if p.name not in ("__init__.py", "models.py", "references.py"))
     return found

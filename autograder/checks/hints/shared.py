@@ -244,4 +244,6 @@ HINTS: dict[str, str] = {
         "answers must not write the grader's files",
     'shared.fix_error_cell_defines':
         'fix the error in the cell that defines {var}, then run it',
+    'shared.reread_section':
+        'reread {section}, then try again',
 }
