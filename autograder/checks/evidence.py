@@ -346,7 +346,7 @@ def removed_nodes_hint(gm: fx.GraphModule, left: Sequence[str]) -> str | None:
     removed = [n.name for n in gm.graph.nodes if n.name not in left]
     if not left or not removed:
         return None
-    return hint_of("shared.your_answer_removed_from_gm", v1=', '.join(removed[:3]))
+    return hint_of("shared.your_answer_removed_from_gm", removed=', '.join(removed[:3]))
 
 
 def deleted_while_called_hint(gm: fx.GraphModule, message: str) -> str | None:
@@ -358,7 +358,7 @@ def deleted_while_called_hint(gm: fx.GraphModule, message: str) -> str | None:
     sites = [n for n in gm.graph.nodes if n.op == "call_module" and n.target == found.group(1)]
     if len(sites) < 2:
         return None
-    return hint_of("shared.module_called_from_nodes_replace", v1=found.group(1), v2=len(sites))
+    return hint_of("shared.module_called_from_nodes_replace", target=found.group(1), sites=len(sites))
 
 
 def nodes_where(graph: list[dict], pred: Callable[[dict], bool]) -> list[dict]:

@@ -494,7 +494,7 @@ def judge_quiz(question: str, evidence: Any, key: str | None, choices: str = QUI
             return CaseResult(question, False, f"{question} is not answered yet",
                               hint_of("shared.assign_one_capital_letter_example", question=question))
         return CaseResult(question, False, f"{question} must be one capital letter in a string, got {kind}",
-                          hint_of("shared.write_quotes_using_one", question=question, v1=", ".join(choices)))
+                          hint_of("shared.write_quotes_using_one", question=question, choices=", ".join(choices)))
     if evidence not in tuple(choices):
         return CaseResult(question, False, f"{question} = {evidence!r} is not one of {', '.join(choices)}",
                           "shared.answer_one_capital_letter_quotes")

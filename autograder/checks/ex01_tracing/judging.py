@@ -28,10 +28,10 @@ def _summary_judge(case, ev):
         ops = list(dict.fromkeys(op for op, _ in missing))
         hint = removed_nodes_hint(gm, ev.get("left", []))
         if hint is None and {name for _, name in missing} <= unused:
-            hint = hint_of("ex01.node_nobody_uses_node_too", v1=', '.join(name for _, name in missing[:3]))
+            hint = hint_of("ex01.node_nobody_uses_node_too", unused=', '.join(name for _, name in missing[:3]))
         elif hint is None:
             hint = ("ex01.placeholder_output_nodes_count_too" if set(ops) <= {"placeholder", "output"} else
-                    hint_of("ex01.every_node_counts_nodes_too", v1=' and '.join(ops)))
+                    hint_of("ex01.every_node_counts_nodes_too", ops=' and '.join(ops)))
     elif got == targets:
         hint = "ex01.second_item_node_name_not"
     where = f" (missing {', '.join(name for _, name in missing[:4])})" if missing and len(got) < len(expected) else ""
@@ -65,7 +65,7 @@ def _count_judge(case, ev):
     which = "every node" if op is None else f"nodes with op={op!r}"
     if got != expected and ev["asked"]:   # it listed gm's modules: what it counted is not the nodes
         raise CheckFailed(f"counted {got} nodes, expected {expected} ({which})",
-                          hint_of("ex01.count_nodes_gm_graph_not", v1=ev['asked'][0]))
+                          hint_of("ex01.count_nodes_gm_graph_not", method=ev['asked'][0]))
     expect(got == expected, f"counted {got} nodes, expected {expected} ({which})",
            sole_hint(got, expected, mistakes))
 
@@ -82,12 +82,12 @@ def _match_judge(case, ev):
     why = case.data["why"]
     hint = None
     if why == "grad" and with_grad:
-        hint = hint_of("ex01.ran_autograd_run_both_modules", v1=' and '.join(dict.fromkeys(with_grad)))
+        hint = hint_of("ex01.ran_autograd_run_both_modules", which=' and '.join(dict.fromkeys(with_grad)))
     elif why == "shape":
         hint = (("ex01.outputs_different_shapes_do_not" if atol else "ex01.outputs_different_shapes_do_not_2"))
     elif why == "exact" and used & {"allclose", "isclose"} and "equal" not in used:
         tolerances = [c.get("atol") for c in compared if c["fn"] != "equal"]
-        hint = (hint_of("ex01.atol_defaults_0_0_but", v1=tolerances[0])
+        hint = (hint_of("ex01.atol_defaults_0_0_but", atol=tolerances[0])
                 if tolerances and tolerances[0] not in (None, 0, 0.0)
                 and "atol" not in case.kwargs() else
                 "ex01.atol_0_outputs_must_exactly")

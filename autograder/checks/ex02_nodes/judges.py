@@ -29,7 +29,7 @@ def _hist_judge(case, ev):
         what = ("node.name" if strangers[0] in names else "node.target" if strangers[0] in targets else None)
         raise CheckFailed(f"{strangers[0]!r} is not an opcode; the keys must be opcodes such as 'call_module'",
                           hint_of("ex02.key_dict_node_op_not", what=what) if what else
-                          hint_of("ex02.key_dict_node_op_one", v1=", ".join(OPS)))
+                          hint_of("ex02.key_dict_node_op_one", ops=", ".join(OPS)))
     zeros = sorted(k for k, v in got.items() if v == 0 and k not in expected)
     if zeros:
         raise CheckFailed(f"{zeros[0]!r} is listed with count 0 but no node has that opcode here",

@@ -89,7 +89,7 @@ def _judge_ran(ev: dict) -> None:
         empty = [n["name"] for n in ev["graph"] if n["op"].startswith("call_") and (
             (n["args"] and n["args"][0] is None) or (not n["args"] and n["kwargs"].get("input", 0) is None))]
         if hint is None and empty:
-            hint = hint_of("ex03.node_has_none_input_take", v1=empty[0])
+            hint = hint_of("ex03.node_has_none_input_take", node=empty[0])
         raise CheckFailed(f"the returned GraphModule raised {ev['run_error']['error']} when run", hint)
 
 
@@ -139,7 +139,7 @@ def _swap_judge(case: Case, ev: dict) -> None:
             still = [i for i in was_old if graph[i]["target"] == old] if len(graph) == len(before) else []
             first_only = still and len(was_old) - len(still) == 1 and was_old[0] not in still
             hint = ("ex03.replace_every_node_targets_old" if first_only else
-                    hint_of("ex03.replace_every_node_targets_old_2", v1=len(left)))
+                    hint_of("ex03.replace_every_node_targets_old_2", left=len(left)))
         else:
             hint = "ex03.set_node_target_new_every"
         raise CheckFailed(f"call_function node '{left[0]['name']}' still targets {old}", hint)
@@ -155,7 +155,7 @@ def _swap_judge(case: Case, ev: dict) -> None:
             name, was = graph[i]["name"], before[i]["target"]
             same_name = g[1] == new and was.rsplit(".", 1)[-1] == old.rsplit(".", 1)[-1]
             hint = "ex03.compare_targets_identity_node_target" if same_name and e[0] == "call_function" else (
-                hint_of("ex03.only_call_function_nodes_change", v1=e[0], short=_short(was))) if same_name else (
+                hint_of("ex03.only_call_function_nodes_change", op=e[0], short=_short(was))) if same_name else (
                 "ex03.only_call_function_nodes_whose")
             now = f"now {g[0]} {g[1]}" if g[0] != e[0] else f"now calls {g[1]}"
             raise CheckFailed(f"{e[0]} node '{name}' ({was}) should have stayed as it was, since {was} is not "
@@ -164,7 +164,7 @@ def _swap_judge(case: Case, ev: dict) -> None:
     changed = [n["name"] for n, b in zip(graph, before) if (n["args"], n["kwargs"]) != (b["args"], b["kwargs"])]
     _judge_outputs(ev["outputs"], _eager(model, inputs, case.data["eager"]),
                    f"output (compared with the eager model calling {new} where it called {old})",
-                   hint_of("ex03.node_has_other_args_kwargs", v1=changed[0]) if changed else None)
+                   hint_of("ex03.node_has_other_args_kwargs", node=changed[0]) if changed else None)
     _judge_original(ev, model, inputs)
 
 
@@ -251,7 +251,7 @@ def _gelu_judge(case: Case, ev: dict) -> None:
         what = {"call_module": f"calls nn.ReLU '{n['target']}'", "call_method": f"calls .{n['target']}()"}.get(
             n["op"], f"calls {n['target']}")
         raise CheckFailed(f"{n['op']} node '{n['name']}' still {what}: no node may compute a ReLU",
-                          hint_of("ex03.relu_comes_three_forms", v1=FORM_HINTS.get(
+                          hint_of("ex03.relu_comes_three_forms", form=FORM_HINTS.get(
                               n["kind"], "match every function, method and module that computes a ReLU")))
     approx = [n for n in graph if n["gelu"] not in (None, "none")]
     if approx:
@@ -335,7 +335,7 @@ def _matmul_judge(case: Case, ev: dict) -> None:
     _judge_ran(ev)
     flat = untransposed_weights(graph)
     _judge_outputs(ev["outputs"], _eager(model, inputs), "output (expected x @ W.T + b for each former Linear)",
-                   hint_of("ex03.matmul_node_multiplies_weight_nn", v1=flat[0]) if flat else None)
+                   hint_of("ex03.matmul_node_multiplies_weight_nn", node=flat[0]) if flat else None)
     _judge_original(ev, model, inputs)
     if ev["stepped_error"]:
         raise CheckFailed(f"after an SGD step on the original model the result raised {ev['stepped_error']['error']}",

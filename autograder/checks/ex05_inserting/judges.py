@@ -305,7 +305,7 @@ def _drop_judge(case: Case, ev) -> None:
                               "ex05.functional_dropout_counts_too_call")
         raise CheckFailed(f"node '{n['name']}' still calls {n['target']}, while the calls of "
                           f"{', '.join(sorted(removed))} were removed",
-                          hint_of("ex05.every_dropout_function_counts_too", v1=n['target'].rsplit('.', 1)[-1]))
+                          hint_of("ex05.every_dropout_function_counts_too", function=n['target'].rsplit('.', 1)[-1]))
     reference = describe_graph(reference_remove_dropout(case.make()[0]))
     ref_keys = sorted((n["op"], n["target"]) for n in reference)
     got_keys = sorted((n["op"], n["target"]) for n in got)

@@ -109,7 +109,7 @@ def _chains_judge(case: Case, ev: dict) -> None:
                           and (n.kwargs or len(n.args) != 1)} - {c["target"] for c in calls})
         if keyword:
             raise CheckFailed(f"{message}; '{keyword[0]}', called with its input by keyword, is no longer called",
-                              hint_of("ex06.linear_called_input_keyword_input_2", v1=keyword[0]))
+                              hint_of("ex06.linear_called_input_keyword_input_2", target=keyword[0]))
         raise CheckFailed(message, None if n_links else "ex06.there_was_nothing_fuse_here")
     x = _probe(gm)
     with torch.no_grad():
@@ -166,7 +166,7 @@ def _chain_weights_diagnosis(gm: fx.GraphModule, calls: list[dict], original_tar
                 return hint_of("ex06.fused_layer_chain_has_weights", target=c['target'], names=names)
         if _close(got_w, w) and not _close(torch.zeros_like(b) if got_b is None else got_b, b):
             return hint_of("ex06.fused_layer_chain_has_right", target=c['target'], names=names, few=_few(b),
-                           v1=_few(got_b))
+                           yours=_few(got_b))
     return None
 
 
@@ -224,7 +224,7 @@ def _chains_raise(case: Case, raised: dict) -> str | None:
     erased = re.match(r"Tried to erase Node (\w+) but it still had \d+ users", raised["message"])
     forks = [n for n in gm.graph.nodes if erased and n.name == erased.group(1) and len(n.users) > 1]
     if forks and isinstance(_module_of(gm, forks[0]), nn.Linear):
-        return hint_of("ex06.has_users_chain_ends_at", name=forks[0].name, v1=len(forks[0].users))
+        return hint_of("ex06.has_users_chain_ends_at", name=forks[0].name, users=len(forks[0].users))
     keyword = [n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear) and not n.args]
     if raised["__raised__"] == "IndexError" and keyword and ".args[" in (raised.get("where") or ".args["):
         return hint_of("ex06.linear_called_input_keyword_input", target=keyword[0].target)

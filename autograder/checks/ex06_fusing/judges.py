@@ -183,7 +183,7 @@ def _pair_judge(case: Case, ev: dict) -> None:
             elif _close(got, x @ W.T + b2) or _close(got, x @ W.T + W2 @ b1):
                 hint = "ex06.first_bias_passes_through_second"
             elif _close(ev["weight"], W) and not (ev["bias"] is not None and _close(ev["bias"], W2 @ b1 + b2)):
-                hint = hint_of("ex06.fused_weight_right_bias_not", few=_few(W2 @ b1 + b2), v1=_few(ev['bias']))
+                hint = hint_of("ex06.fused_weight_right_bias_not", few=_few(W2 @ b1 + b2), yours=_few(ev['bias']))
             elif ev["bias"] is not None and _close(ev["bias"], W2 @ b1 + b2) and not _close(ev["weight"], W):
                 hint = "ex06.fused_bias_right_weight_not"
         _expect_output(got, expected, "fused(x) compared with second(first(x))", hint,
@@ -256,7 +256,7 @@ def _fold_diagnosis(conv: nn.Conv2d, bn: nn.BatchNorm2d, x: torch.Tensor, ev: di
     w_ok = _close(ev["weight"], weight)
     b_ok = ev["bias"] is not None and _close(ev["bias"], bias)
     if w_ok and not b_ok:
-        return hint_of("ex06.folded_weight_right_bias_not", few=_few(bias), v1=_few(ev['bias']))
+        return hint_of("ex06.folded_weight_right_bias_not", few=_few(bias), yours=_few(ev['bias']))
     if b_ok and not w_ok:
         return "ex06.folded_bias_right_weight_not"
     return None
@@ -366,7 +366,7 @@ def _fold_raise(case: Case, raised: dict) -> str | None:
     """A size mismatch folding a grouped conv: the answer built a conv without conv's groups."""
     conv, _ = case.make()
     if conv.groups > 1 and re.search(r"size of tensor|shape|size mismatch", raised["message"]):
-        return hint_of("ex06.conv_has_groups_so_weight", groups=conv.groups, v1=conv.weight.shape[1])
+        return hint_of("ex06.conv_has_groups_so_weight", groups=conv.groups, per_group=conv.weight.shape[1])
     return None
 
 
@@ -383,5 +383,5 @@ def _fuse_raise(case: Case, raised: dict) -> str | None:
         except AttributeError:
             continue
         if name not in called_bn and module is not gm:
-            return hint_of("ex06.not_batchnorm2d_graph_calls_only", name=name, v1=type(module).__name__)
+            return hint_of("ex06.not_batchnorm2d_graph_calls_only", name=name, what=type(module).__name__)
     return None

@@ -94,7 +94,7 @@ def _lint_hint(case: Case, message: str, wanted: str) -> str:
     gm, passes, *_ = case.make()
     others = [n for n in dict.fromkeys(_pass_name(p) for p in passes) if n != wanted and n in message]
     if others:
-        return hint_of("ex08.lint_right_after_each_pass_2", v1=others[0], wanted=wanted)
+        return hint_of("ex08.lint_right_after_each_pass_2", named=others[0], wanted=wanted)
     lint = _lint_text(case)
     if "fixed point" in message or "max_rounds" in message:  # no lint stopped it: the rounds ran out
         return "ex08.call_gm_graph_lint_right"
@@ -127,7 +127,7 @@ def _raise_judge(case: Case, ev) -> None:
         elif "__name__" in message:
             hint = "ex08.name_pass_getattr_p_name"
         elif wanted in message:
-            hint = hint_of("ex08.raise_subclass_fine_not", v1=' or a '.join(allowed), raised=raised)
+            hint = hint_of("ex08.raise_subclass_fine_not", expected=' or a '.join(allowed), raised=raised)
         elif error == "TypeError" and "NoneType" in message:
             hint = _NONE_HINT
         else:
@@ -140,7 +140,7 @@ def _raise_judge(case: Case, ev) -> None:
         numbers = [n for n in re.findall(r"\d+", message) if n != wanted]
         default = "max_rounds" not in case.kwargs()
         if numbers and default:
-            hint = hint_of("ex08.max_rounds_defaults_message_says", wanted=wanted, v1=numbers[0])
+            hint = hint_of("ex08.max_rounds_defaults_message_says", wanted=wanted, said=numbers[0])
         elif numbers:
             hint = hint_of("ex08.max_rounds_was_given_give", wanted=wanted)
         else:

@@ -126,7 +126,7 @@ def _breaks_judge(case: Case, got: int) -> None:
         return
     first_only = case.data.get("first_only")
     if first_only is not None and got == _reference_breaks(case.label + " (first input only)", first_only)[0]:
-        hint = hint_of("ex09.count_fn_called_first_input", v1=len(case.make()) - 1)
+        hint = hint_of("ex09.count_fn_called_first_input", inputs=len(case.make()) - 1)
     elif got == kinds and kinds != reasons:
         hint = "ex09.number_different_kinds_break_distinct"
     elif got == reasons:
@@ -160,7 +160,7 @@ def _pass_judge(case: Case, ev: dict) -> None:
         elif "__call__()" in raised and "positional argument" in raised:
             hint = "ex09.pass_fn_takes_one_argument"
         elif ev.get("dtype") and ev["dtype"] != str(case.data["dtype"]):
-            hint = hint_of("ex09.caller_s_model_was_cast", dtype=ev['dtype'], v1=case.data['dtype'])
+            hint = hint_of("ex09.caller_s_model_was_cast", dtype=ev['dtype'], own=case.data['dtype'])
         else:
             hint = None
         raise CheckFailed(f"calling what compile_with_pass returned raised {raised}", hint)

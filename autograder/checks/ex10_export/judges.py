@@ -81,7 +81,7 @@ def _histogram_judge(case: Case, got: dict) -> None:
         hint = "ex10.count_nodes_ep_graph_only"
     elif set(got) == set(expected) and all(type(v) is int for v in got.values()):
         k = next(k for k in expected if got[k] != expected[k])
-        hint = hint_of("ex10.keys_are_right_counts_are", k=k, v1=got[k], v2=expected[k])
+        hint = hint_of("ex10.keys_are_right_counts_are", k=k, got=got[k], expected=expected[k])
     elif any(k in names and k not in expected for k in got):
         hint = "ex10.key_str_node_target_operator"
     elif any(k in {n.name for n in ep.graph.nodes if n.op != "call_function"} or k == "output" for k in got):
@@ -117,10 +117,10 @@ def _params_judge(case: Case, got: dict) -> None:
     if objects:
         k = objects[0]
         hint = hint_of("ex10.value_map_each_placeholder_qualified", k=k, type=got[k]['type'],
-                       v1=expected.get(k, 'conv.weight'))
+                       example=expected.get(k, 'conv.weight'))
     elif short and set(got) == set(expected):
         k = short[0]
-        hint = hint_of("ex10.carries_value_fully_qualified_name", k=k, v1=expected[k], v2=got[k])
+        hint = hint_of("ex10.carries_value_fully_qualified_name", k=k, got=expected[k], own=got[k])
     elif got and set(got) <= set(expected.values()) and set(got.values()) <= set(expected):
         hint = "ex10.keys_are_placeholder_names_p"
     elif any(k in sig.user_inputs for k in got):

@@ -162,9 +162,9 @@ def _decompose_judge(case: Case, ev: dict) -> None:
         if got == before:
             hint = "ex14.nothing_was_decomposed_ep_run"
         elif lost:
-            hint = hint_of("ex14.keep_must_stay_take_torch", v1=lost[0])
+            hint = hint_of("ex14.keep_must_stay_take_torch", op=lost[0])
         elif undecomposed:
-            hint = hint_of("ex14.not_keep_yet_stays_keep", v1=undecomposed[0])
+            hint = hint_of("ex14.not_keep_yet_stays_keep", op=undecomposed[0])
         else:
             hint = "ex14.ep_run_decompositions_table_where"
         raise CheckFailed(f"the decomposed program calls {_diff(got, expected).replace('node ', 'operator ')}"

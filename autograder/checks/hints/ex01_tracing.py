@@ -37,24 +37,24 @@ HINTS: dict[str, str] = {
     'ex01.node_op_node_name_are':
         'node.op and node.name are strings; build (node.op, node.name) for each node',
     'ex01.node_nobody_uses_node_too':
-        'a node nobody uses is a node too: list {v1} (dead nodes are nodes of gm.graph like any other)',
+        'a node nobody uses is a node too: list {unused} (dead nodes are nodes of gm.graph like any other)',
     'ex01.second_item_node_name_not':
         'the second item is node.name, not node.target (a target is a module path or a function)',
     'ex01.placeholder_output_nodes_count_too':
         'placeholder and output nodes count too',
     'ex01.every_node_counts_nodes_too':
-        'every node counts, {v1} nodes too',
+        'every node counts, {ops} nodes too',
     'ex01.return_node_op_node_name':
         'return (node.op, node.name) with parentheses',
     'ex01.ran_autograd_run_both_modules':
-        '{v1} ran with autograd on: run both modules inside `with torch.no_grad():`',
+        '{which} ran with autograd on: run both modules inside `with torch.no_grad():`',
     'ex01.outputs_different_shapes_do_not':
         'outputs of different shapes do not match, even when they broadcast: compare shapes first, also when atol > '
         '0 (torch.allclose broadcasts)',
     'ex01.outputs_different_shapes_do_not_2':
         'outputs of different shapes do not match, even when they broadcast: compare shapes too',
     'ex01.atol_defaults_0_0_but':
-        "atol defaults to 0.0, but with no atol given your answer compared with atol={v1!r}: keep the signature's "
+        "atol defaults to 0.0, but with no atol given your answer compared with atol={atol!r}: keep the signature's "
         'default, atol=0.0',
     'ex01.atol_0_outputs_must_exactly':
         'with atol == 0 the outputs must be exactly equal: use torch.equal (allclose has tolerances of its own)',
@@ -68,7 +68,7 @@ HINTS: dict[str, str] = {
     'ex01.walk_gm_graph_nodes_already':
         'walk gm.graph.nodes: it is already in graph order',
     'ex01.count_nodes_gm_graph_not':
-        'count the nodes of gm.graph, not the modules of gm (your answer called gm.{v1}())',
+        'count the nodes of gm.graph, not the modules of gm (your answer called gm.{method}())',
     'ex01.placeholder_output_are_nodes_too':
         'placeholder and output are nodes too',
     'ex01.op_none_means_count_every':

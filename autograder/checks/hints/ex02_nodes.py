@@ -129,7 +129,7 @@ HINTS: dict[str, str] = {
     'ex02.key_dict_node_op_not':
         'key the dict by node.op, not by {what}',
     'ex02.key_dict_node_op_one':
-        'key the dict by node.op, one of {v1}',
+        'key the dict by node.op, one of {ops}',
     'ex02.list_only_opcodes_occur_graph':
         'list only the opcodes that occur in the graph',
     'ex02.placeholder_output_nodes_count_too':

@@ -88,8 +88,8 @@ HINTS: dict[str, str] = {
         'the original model changed: gm shares its submodules and parameters with the model it was traced from, so '
         'read them but do not modify them in place',
     'ex03.node_has_other_args_kwargs':
-        "node '{v1}' has other args or kwargs than before: swap_function changes targets only, each node keeps its "
-        'args and kwargs',
+        "node '{node}' has other args or kwargs than before: swap_function changes targets only, each node keeps "
+        'its args and kwargs',
     'ex03.node_clamps_min_max_0':
         "node '{name}' clamps with min={max_value!r} and max=0, the bounds swapped: {want}",
     'ex03.node_has_min_negative_values':
@@ -109,13 +109,13 @@ HINTS: dict[str, str] = {
     'ex03.each_relu_must_become_exact':
         'each ReLU must become exact GELU of the same input; every other node stays as it is',
     'ex03.matmul_node_multiplies_weight_nn':
-        "matmul node '{v1}' multiplies by the weight as it is: nn.Linear computes x @ W.T + b, with W of shape "
+        "matmul node '{node}' multiplies by the weight as it is: nn.Linear computes x @ W.T + b, with W of shape "
         '(out_features, in_features)',
     'ex03.parameters_must_stay_shared_original':
         'parameters must stay shared with the original model: read the original nn.Parameter with a get_attr node '
         "(for example 'fc1.weight'); do not clone it or wrap its data in a new nn.Parameter",
     'ex03.node_has_none_input_take':
-        "node '{v1}' has None as its input: take the old node's input from node.args[0], or from "
+        "node '{node}' has None as its input: take the old node's input from node.args[0], or from "
         "node.kwargs['input'] when it was passed by keyword",
     'ex03.your_new_node_has_no':
         "your new node '{name}' has no users: call old_node.replace_all_uses_with(new_node), then "
@@ -124,13 +124,13 @@ HINTS: dict[str, str] = {
         'compare targets by identity (node.target is old): different functions can share a __name__, such as '
         'torch.relu and F.relu',
     'ex03.only_call_function_nodes_change':
-        'only call_function nodes change: a {v1} node named like `old` ({short!r}) does not call the function `old`',
+        'only call_function nodes change: a {op} node named like `old` ({short!r}) does not call the function `old`',
     'ex03.only_call_function_nodes_whose':
         'only call_function nodes whose target is `old` change; leave every other node as it is',
     'ex03.replace_every_node_targets_old':
         'replace every node that targets `old`, not only the first one',
     'ex03.replace_every_node_targets_old_2':
-        'replace every node that targets `old`: {v1} of them still do',
+        'replace every node that targets `old`: {left} of them still do',
     'ex03.set_node_target_new_every':
         'set node.target = new on every call_function node whose target is old',
     'ex03.retarget_nodes_place_node_target':
@@ -143,7 +143,7 @@ HINTS: dict[str, str] = {
     'ex03.use_torch_clamp_itself_not':
         'use torch.clamp itself, not {target}, as the target of a call_function node',
     'ex03.relu_comes_three_forms':
-        'ReLU comes in three forms; {v1}',
+        'ReLU comes in three forms; {form}',
     'ex03.exact_gelu_means_approximate_none':
         "exact GELU means approximate='none', the default of F.gelu and nn.GELU",
     'ex03.replace_each_relu_node_node':

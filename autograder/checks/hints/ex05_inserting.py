@@ -127,8 +127,8 @@ HINTS: dict[str, str] = {
     'ex05.subclasses_count_too_isinstance_module':
         'subclasses count too: isinstance(module, DROPOUT_MODULES), not type(module) is ...',
     'ex05.every_dropout_function_counts_too':
-        'every dropout function counts, {v1} too: call_function nodes whose target is F.dropout, torch.dropout, '
-        'F.dropout1d/2d/3d, F.alpha_dropout or F.feature_alpha_dropout',
+        'every dropout function counts, {function} too: call_function nodes whose target is F.dropout, '
+        'torch.dropout, F.dropout1d/2d/3d, F.alpha_dropout or F.feature_alpha_dropout',
     'ex05.expected_every_node_original_graph':
         'expected: every node of the original graph except its dropout nodes, unchanged',
     'ex05.skip_node_whose_op_output':

@@ -50,7 +50,7 @@ PROGRESSIVE: dict[str, list[str]] = {
 
 HINTS: dict[str, str] = {
     'ex06.has_users_chain_ends_at':
-        "'{name}' has {v1} users: a chain ends at a Linear whose output has more than one user, so fuse a Linear "
+        "'{name}' has {users} users: a chain ends at a Linear whose output has more than one user, so fuse a Linear "
         'into the next one only when len(node.users) == 1',
     'ex06.linear_called_input_keyword_input':
         'a Linear called with its input by keyword ({target}(input=...)) is left alone: fuse only Linear calls with '
@@ -81,8 +81,8 @@ HINTS: dict[str, str] = {
         'a chain ends at a Linear whose output has more than one user: fuse a Linear into the next one only when '
         'len(node.users) == 1',
     'ex06.linear_called_input_keyword_input_2':
-        'a Linear called with its input by keyword ({v1}(input=...)) is left alone: fuse only Linear calls with one '
-        'positional argument and no kwargs',
+        'a Linear called with its input by keyword ({target}(input=...)) is left alone: fuse only Linear calls with '
+        'one positional argument and no kwargs',
     'ex06.find_linear_calls_module_type':
         'find Linear calls by module type (isinstance(gm.get_submodule(node.target), nn.Linear)), not by their '
         'names',
@@ -105,11 +105,11 @@ HINTS: dict[str, str] = {
     'ex06.fold_batchnorm2d_only_when_input':
         'fold a BatchNorm2d only when its input node is a call of an nn.Conv2d',
     'ex06.conv_has_groups_so_weight':
-        'conv has groups={groups}, so its weight has {v1} input channels per group: build the folded conv with '
-        'every setting of conv (groups, dilation, padding_mode too), e.g. copy.deepcopy(conv), then set its weight '
-        'and bias',
+        'conv has groups={groups}, so its weight has {per_group} input channels per group: build the folded conv '
+        'with every setting of conv (groups, dilation, padding_mode too), e.g. copy.deepcopy(conv), then set its '
+        'weight and bias',
     'ex06.not_batchnorm2d_graph_calls_only':
-        "'{name}' is not a BatchNorm2d that the graph calls ({v1}): only gm.training and the BatchNorm2d modules "
+        "'{name}' is not a BatchNorm2d that the graph calls ({what}): only gm.training and the BatchNorm2d modules "
         "the graph calls decide; tracing re-creates containers such as '{name}' as plain modules in training mode",
     'ex06.call_gm_recompile_after_changing':
         'call gm.recompile() after changing the graph',
@@ -151,7 +151,7 @@ HINTS: dict[str, str] = {
         'zero)',
     'ex06.fused_weight_right_bias_not':
         'the fused weight is right; the bias is not: b = second.weight @ first.bias + second.bias (W2 @ b1 + b2), '
-        'here {few}, yours {v1}',
+        'here {few}, yours {yours}',
     'ex06.fused_bias_right_weight_not':
         'the fused bias is right; the weight is not: W = second.weight @ first.weight, of shape '
         '(second.out_features, first.in_features)',
@@ -178,7 +178,7 @@ HINTS: dict[str, str] = {
         'calls an nn.Conv2d), not by name',
     'ex06.fused_layer_chain_has_right':
         "the fused layer '{target}' of the chain {names} has the right weight but not the right bias: b = W_last @ "
-        '(... (W_2 @ b_1 + b_2) ...) + b_last, here {few}, yours {v1}',
+        '(... (W_2 @ b_1 + b_2) ...) + b_last, here {few}, yours {yours}',
     'ex06.fused_layer_chain_has_weights':
         "the fused layer '{target}' of the chain {names} has the weights multiplied the other way round: the later "
         "layer's weight goes on the left, W = W_last @ ... @ W_first",
@@ -187,7 +187,7 @@ HINTS: dict[str, str] = {
         'deviation, scale = weight / sqrt(running_var + eps)',
     'ex06.folded_weight_right_bias_not':
         "the folded weight is right; the bias is not: b' = (b - running_mean) * scale + bias, with b = 0 when the "
-        'conv has none; here {few}, yours {v1}',
+        'conv has none; here {few}, yours {yours}',
     'ex06.folded_bias_right_weight_not':
         "the folded bias is right; the weight is not: W' = conv.weight * scale.reshape(-1, 1, 1, 1)",
     'ex06.scale_belongs_output_channels_dim':

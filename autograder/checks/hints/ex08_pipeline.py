@@ -40,7 +40,7 @@ HINTS: dict[str, str] = {
     'ex08.lint_right_after_each_pass':
         'lint right after each pass, and when it fails raise a RuntimeError whose message names that pass',
     'ex08.lint_right_after_each_pass_2':
-        "lint right after each pass, so that the error names the pass that just ran: this one names '{v1}', but "
+        "lint right after each pass, so that the error names the pass that just ran: this one names '{named}', but "
         "'{wanted}' broke the graph",
     'ex08.call_gm_graph_lint_right':
         'call gm.graph.lint() right after each pass; when it fails, raise a RuntimeError whose message names that '
@@ -65,7 +65,7 @@ HINTS: dict[str, str] = {
         'fx.GraphModule)), raise TypeError naming the pass; your {raised} came later, from using the None it '
         'returned',
     'ex08.max_rounds_defaults_message_says':
-        'max_rounds defaults to {wanted}: the message says {v1}, so the pipeline gave up after another number of '
+        'max_rounds defaults to {wanted}: the message says {said}, so the pipeline gave up after another number of '
         'rounds (or says another number)',
     'ex08.name_pass_message_raise_typeerror':
         'name the pass in the message: raise TypeError(f"pass {name!r} returned ...")',
@@ -77,7 +77,7 @@ HINTS: dict[str, str] = {
         "say in the message how many rounds ran without a fixed point: for example 'no fixed point after "
         "max_rounds={wanted} rounds'",
     'ex08.raise_subclass_fine_not':
-        'raise a {v1} (a subclass is fine), not a {raised}',
+        'raise a {expected} (a subclass is fine), not a {raised}',
     'ex08.raise_runtimeerror_message_says_what':
         'raise RuntimeError(...) with a message that says what went wrong and where',
     'ex08.call_gm_recompile_after_every':

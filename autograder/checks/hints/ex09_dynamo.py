@@ -48,7 +48,7 @@ HINTS: dict[str, str] = {
         'it',
     'ex09.count_fn_called_first_input':
         'that is the count for fn called on its first input alone: pass every input on, explain(fn)(*inputs) (fn '
-        'takes {v1} here)',
+        'takes {inputs} here)',
     'ex09.number_different_kinds_break_distinct':
         'that is the number of different kinds of break (distinct reasons): two breaks of the same kind, such as '
         'two .item() calls, are two breaks; return explain(fn)(*inputs).graph_break_count',
@@ -118,7 +118,7 @@ HINTS: dict[str, str] = {
         'pass_fn returns a new GraphModule and leaves its argument alone: run what pass_fn returns '
         '(pass_fn(gm).forward), not the gm you gave it',
     'ex09.caller_s_model_was_cast':
-        "the caller's model was cast to {dtype}: compile the model as it is, in its own dtype ({v1})",
+        "the caller's model was cast to {dtype}: compile the model as it is, in its own dtype ({own})",
     'ex09.pass_fn_ran_graphs_dynamo':
         'pass_fn ran on {calls} of the {graphs} graphs dynamo hands the backend: apply it to every graph, each time '
         'the backend is called (graph breaks and recompiles on a new shape bring new graphs), not only to the first',

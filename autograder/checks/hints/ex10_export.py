@@ -64,8 +64,8 @@ HINTS: dict[str, str] = {
         'count the nodes of ep.graph only: the branches of torch.cond are subgraphs of their own (get_attr '
         'true_graph_0, ...), and their nodes are not nodes of ep.graph',
     'ex10.keys_are_right_counts_are':
-        'the keys are right, the counts are not ({k!r}: {v1} for {v2} nodes): add 1 for every call_function node, '
-        'counts[key] = counts.get(key, 0) + 1',
+        'the keys are right, the counts are not ({k!r}: {got} for {expected} nodes): add 1 for every call_function '
+        'node, counts[key] = counts.get(key, 0) + 1',
     'ex10.key_str_node_target_operator':
         'key by str(node.target), the operator overload, not by node.name',
     'ex10.count_call_function_nodes_only':
@@ -81,10 +81,10 @@ HINTS: dict[str, str] = {
         "key by str(node.target), for example 'aten.linear.default'",
     'ex10.value_map_each_placeholder_qualified':
         'the value of {k!r} is a {type}: map each placeholder to the qualified NAME of what it carries, a str such '
-        'as {v1!r}, not to the tensor',
+        'as {example!r}, not to the tensor',
     'ex10.carries_value_fully_qualified_name':
-        "{k!r} carries {v1!r}: the value is the fully qualified name, with the submodules' path, not the "
-        "attribute's own name {v2!r}",
+        "{k!r} carries {got!r}: the value is the fully qualified name, with the submodules' path, not the "
+        "attribute's own name {own!r}",
     'ex10.keys_are_placeholder_names_p':
         'the keys are placeholder names (p_fc_weight), the values the qualified names (fc.weight)',
     'ex10.user_inputs_carry_no_parameter':

@@ -87,10 +87,10 @@ HINTS: dict[str, str] = {
         'nothing was decomposed: ep.run_decompositions(table) with the default table minus the kept overloads (an '
         'empty table {} decomposes nothing)',
     'ex14.keep_must_stay_take_torch':
-        '{v1} is in keep and must stay: take torch.export.default_decompositions() and pop the kept overloads from '
+        '{op} is in keep and must stay: take torch.export.default_decompositions() and pop the kept overloads from '
         'it before run_decompositions',
     'ex14.not_keep_yet_stays_keep':
-        '{v1} is not in keep, yet it stays: keep only the overloads in `keep`, exactly (not their whole packets, '
+        '{op} is not in keep, yet it stays: keep only the overloads in `keep`, exactly (not their whole packets, '
         'not other operators)',
     'ex14.ep_run_decompositions_table_where':
         'ep.run_decompositions(table), where table is torch.export.default_decompositions() minus keep',

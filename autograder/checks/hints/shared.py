@@ -20,7 +20,7 @@ HINTS: dict[str, str] = {
     'shared.work_copy_copy_deepcopy_only':
         'work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them',
     'shared.write_quotes_using_one':
-        'write {question} = "A" (with quotes), using one of {v1}',
+        'write {question} = "A" (with quotes), using one of {choices}',
     'shared.answer_one_capital_letter_quotes':
         'answer with one capital letter, in quotes',
     'shared.reread_lesson_section_question_about':
@@ -51,11 +51,11 @@ HINTS: dict[str, str] = {
     'shared.use_mean_cross_entropy_over':
         'use the mean cross-entropy over the batch: F.cross_entropy(logits, y) with its default reduction',
     'shared.your_answer_removed_from_gm':
-        "your answer removed {v1} from gm's graph (eliminate_dead_code?): only read gm; a node nobody uses is a "
-        "node too, and the caller's graph must stay as it was",
+        "your answer removed {removed} from gm's graph (eliminate_dead_code?): only read gm; a node nobody uses is "
+        "a node too, and the caller's graph must stay as it was",
     'shared.module_called_from_nodes_replace':
-        "the module '{v1}' is called from {v2} nodes: replace every node that calls it before you delete it (or "
-        'delete unused submodules once, after the loop)',
+        "the module '{target}' is called from {sites} nodes: replace every node that calls it before you delete it "
+        '(or delete unused submodules once, after the loop)',
     'shared.call_gm_recompile_after_changing':
         'call gm.recompile() after changing the graph, so gm.code and forward are regenerated',
     'shared.graph_lint_checks_every_node':
