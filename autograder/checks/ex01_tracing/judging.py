@@ -1,9 +1,9 @@
 """The judges of ex01_tracing: node_summary, count_nodes, outputs_match (the judge's side)."""
 from __future__ import annotations
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, Check, CheckFailed
 from autograder.checks.evidence import expect, expect_equal, removed_nodes_hint, sole_hint
-from autograder.checks.hints import hint_of
 from autograder.checks.ex01_tracing.cases import _count_cases, _graph_cases, _match_cases
 from autograder.checks.ex01_tracing.evidence import _count_evidence, _match_evidence, _summary_evidence
 

@@ -10,9 +10,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.randmodels import generator
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import describe_graph, lint_error, qualified
-from autograder.checks.hints import hint_of
 from autograder.checks.ex03_replacing.cases import STASH
 
 

@@ -8,11 +8,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (
     deleted_while_called_hint, describe_graph, expect_close, expect_lint, flat_outputs, qualified,
 )
-from autograder.checks.hints import hint_of
 from autograder.checks.ex03_replacing.models import _EagerSwap
 from autograder.checks.ex03_replacing.cases import STASH
 from autograder.checks.ex03_replacing.evidence import (

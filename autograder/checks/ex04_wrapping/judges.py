@@ -7,11 +7,11 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import (
     describe_graph, expect, expect_close, expect_fresh, expect_lint, first_difference, qualified,
 )
-from autograder.checks.hints import hint_of
 from autograder.checks.ex04_wrapping.models import REF
 from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ORDER_HINT, ReferenceLeafTracer
 

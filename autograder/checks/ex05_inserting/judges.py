@@ -9,11 +9,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.randmodels import manual_seed
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (
     deleted_while_called_hint, describe_graph, expect, expect_close, expect_fresh, expect_lint, qualified,
 )
-from autograder.checks.hints import hint_of
 from autograder.checks.ex05_inserting.references import (
     _reference_outputs, reference_insert_after, reference_linear_flops, reference_shapes,
 )

@@ -9,8 +9,8 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
-from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.hints import hint_of
+from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.ex06_fusing.evidence import _input_kind, _module_of, _probe
 from autograder.checks.ex06_fusing.judges import (
     _close, _common_graph_checks, _expect_output, _few, _float32_of, _shared_changed, _sites,

@@ -12,10 +12,10 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect, expect_fresh, expect_lint, max_difference, worst_difference
 from autograder.checks.randmodels import randomize_batchnorm
-from autograder.checks.hints import hint_of
 from autograder.checks.ex06_fusing.evidence import (
     _HYPER, _input_kind, _module_of, _other_nodes, _probe, _state, BN_FORMULA, LINEAR_FORMULA,
 )

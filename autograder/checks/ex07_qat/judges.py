@@ -13,10 +13,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observer
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (TRAINING_LOOP_HINTS, cached_reference, expect, expect_trained,
                                         first_far_tensor, max_difference, training_loop)
-from autograder.checks.hints import hint_of
 from autograder.checks.ex07_qat.references import _count_reference, _int8_reference, _prep_reference
 
 

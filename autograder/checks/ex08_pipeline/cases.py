@@ -11,9 +11,9 @@ import torch.nn.functional as F
 
 from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp, randomize_batchnorm, seeded_randn
-from autograder.checks.hints import hint_of
 from autograder.checks.ex08_pipeline.models import (
     _Log, _misplace_neg, BranchyLinearNet, DropBetweenNet, Knots, MisplaceNeg, ModuleFedNet, SharedChainNet,
     TrainBranchNet,

@@ -9,10 +9,10 @@ import torch
 import torch.fx as fx
 from torch.nn.utils.fusion import fuse_conv_bn_eval
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (cached_reference, describe_graph, expect_close, expect_fresh, expect_lint, first_difference,
                                         lint_error, stale_code)
-from autograder.checks.hints import hint_of
 from autograder.checks.ex08_pipeline.references import _reference_pipeline
 from autograder.checks.ex08_pipeline.evidence import _trial_inputs
 

@@ -6,9 +6,9 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import qualified
-from autograder.checks.hints import hint_of
 from autograder.checks.ex09_dynamo.models import PROBE, SETTINGS_HINT, _reset, _settings_left_changed
 
 

@@ -7,9 +7,9 @@ from typing import Callable
 import torch
 
 from autograder.checks.randmodels import current_salt
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect
-from autograder.checks.hints import hint_of
 from autograder.checks.ex09_dynamo.models import PROBE, _recording_backend, _reset
 from autograder.checks.ex09_dynamo.evidence import _graph_summary
 

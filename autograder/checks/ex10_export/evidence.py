@@ -7,9 +7,9 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import lint_error, stale_code
-from autograder.checks.hints import hint_of
 from autograder.checks.ex10_export.models import PROBE
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import torch
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect, expect_lint
-from autograder.checks.hints import hint_of
 from autograder.checks.ex10_export.models import PROBE
 from autograder.checks.ex10_export.evidence import _histogram, _subgraph_histograms, _swap_output
 

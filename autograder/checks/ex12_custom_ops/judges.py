@@ -7,9 +7,9 @@ import re
 import torch
 import torch.nn.functional as F
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect, expect_fresh, expect_lint
-from autograder.checks.hints import hint_of
 from autograder.checks.ex12_custom_ops.evidence import _gen, describe, probes, run
 from autograder.checks.ex12_custom_ops.models import PROBE, gelu_grad
 

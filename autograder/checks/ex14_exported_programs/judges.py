@@ -8,9 +8,9 @@ from __future__ import annotations
 import torch
 
 from autograder.checks.randmodels import current_salt
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect
-from autograder.checks.hints import hint_of
 from autograder.checks.ex14_exported_programs.cases import KEEPS, _fqn
 from autograder.checks.ex14_exported_programs.evidence import histogram
 from autograder.checks.ex14_exported_programs.models import model, probes, program, submodule_io
