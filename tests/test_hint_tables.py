@@ -115,12 +115,23 @@ class HintFlow:
                     elif name.endswith(("HINTS", "_MISTAKES", "_HINT")) and isinstance(n.value, ast.Dict):
                         for v in n.value.values:
                             self.hint(v)
-                    elif name.endswith("_HINT") or name in ("hint", "neutral"):
+                    elif name.endswith(("_HINT", "_hint")) or name in ("hint", "neutral"):
                         self.hint(n.value)
                     elif name in ("hints", "readings") and isinstance(n.value, ast.List):
                         for e in n.value.elts:
+                            if isinstance(e, ast.Starred) and isinstance(e.value, ast.GeneratorExp):
+                                e = e.value.elt   # *((value, hint) for value in ...)
                             self.hint(e.elts[1] if isinstance(e, ast.Tuple) and len(e.elts) == 2 else e)
         return self.texts
+
+
+def hints_given_as_values(tree: ast.Module) -> list[ast.AST]:
+    """The values passed to hint_of that are hints themselves (an id, a table of hints): the template would show
+    the id, not its text."""
+    return [k.value for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "hint_of"
+            for k in n.keywords
+            if any(isinstance(x, ast.Constant) and isinstance(x.value, str) and HINT_ID.fullmatch(x.value)
+                   or isinstance(x, ast.Name) and x.id.endswith(("HINTS", "_HINT", "_hint")) for x in ast.walk(k.value))]
 
 
 def _trees() -> dict[Path, ast.Module]:
@@ -139,6 +150,9 @@ def test_judges_and_the_grader_name_hints_by_id_and_write_no_hint_text():
     found = [f"{p.relative_to(ROOT)}:{e.lineno}: {ast.unparse(e)[:80]}"
              for p, t in trees.items() for e in HintFlow(t, params).run()]
     assert not found, "hint text written in a judge or grader module, not named by its id:\n" + "\n".join(found)
+    nested = [f"{p.relative_to(ROOT)}:{e.lineno}: {ast.unparse(e)[:80]}"
+              for p, t in trees.items() for e in hints_given_as_values(t)]
+    assert not nested, "a hint given to hint_of as a value (name the whole hint instead):\n" + "\n".join(nested)
 
 
 def test_the_flow_finds_a_literal_hint_where_it_is_written():
@@ -149,6 +163,13 @@ def test_the_flow_finds_a_literal_hint_where_it_is_written():
            '    raise CheckFailed("wrong", hint or RETRY)\n')
     texts = HintFlow(ast.parse(src), {}).run()
     assert sorted(ast.unparse(e) for e in texts) == ["'try again'", "f'look at {ev}'"]
+    src = ('def judge(got):\n'
+           '    name_hint = "compare the objects"\n'
+           '    readings = [(1, "ex12.compare_node_target_op_not"), *((v, name_hint) for v in got)]\n'
+           '    raise CheckFailed("wrong", hint_of("ex03.relu_comes_three_forms", form=FORM_HINTS["x"]))\n')
+    tree = ast.parse(src)
+    assert [ast.unparse(e) for e in HintFlow(tree, {}).run()] == ["'compare the objects'"]
+    assert [ast.unparse(e) for e in hints_given_as_values(tree)] == ["FORM_HINTS['x']"]
 
 
 def _named_ids() -> list[tuple[str, str, set[str] | None]]:

@@ -231,7 +231,7 @@ def _clamp_judge(case: Case, ev: dict) -> None:
 
 # ----------------------------------------------------------------------------------- relu_to_gelu
 
-FORM_HINTS = {
+FORM_HINTS = {   # by the kind of ReLU a node still computes
     "nn.ReLU": "ex03.nn_relu_call_module_node",
     "Tensor.relu": "ex03.x_relu_call_method_node",
     "Tensor.relu_": "ex03.x_relu_call_method_node_2",
@@ -251,8 +251,7 @@ def _gelu_judge(case: Case, ev: dict) -> None:
         what = {"call_module": f"calls nn.ReLU '{n['target']}'", "call_method": f"calls .{n['target']}()"}.get(
             n["op"], f"calls {n['target']}")
         raise CheckFailed(f"{n['op']} node '{n['name']}' still {what}: no node may compute a ReLU",
-                          hint_of("ex03.relu_comes_three_forms", form=FORM_HINTS.get(
-                              n["kind"], "match every function, method and module that computes a ReLU")))
+                          FORM_HINTS.get(n["kind"], "ex03.relu_three_forms_match_every"))
     approx = [n for n in graph if n["gelu"] not in (None, "none")]
     if approx:
         raise CheckFailed(f"node '{approx[0]['name']}' computes GELU with approximate={approx[0]['gelu']!r}",

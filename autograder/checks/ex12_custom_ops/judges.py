@@ -140,8 +140,7 @@ def _count_judge(case: Case, ev: dict) -> None:
     exact = sum(1 for n in calls if n.target == op)
     whole = sum(1 for n in calls if getattr(n.target, "overloadpacket", None) is packet)
     short = str(packet).split(".")[-1]
-    name_hint = ("compare the target objects, not their names: an operator of the same name in another namespace, "
-                 "or one whose name contains op's, is another operator")
+    name_hint = "ex12.compare_target_objects_not_names"
     by_name = {sum(1 for n in calls if short in str(n.target)),      # the short name within the target's name
                sum(1 for n in calls if str(op) in str(n.target)),    # op's whole name within the target's name
                sum(1 for n in calls if _same_name(n.target, op))}    # the same name, whatever the namespace

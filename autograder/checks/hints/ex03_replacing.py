@@ -73,17 +73,21 @@ HINTS: dict[str, str] = {
     'ex03.return_gm_graphmodule_you_changed':
         'return gm, the GraphModule you changed, not a {name}',
     'ex03.nn_relu_call_module_node':
-        'nn.ReLU is a call_module node: find it with isinstance(gm.get_submodule(node.target), nn.ReLU)',
+        'ReLU comes in three forms; nn.ReLU is a call_module node: find it with '
+        'isinstance(gm.get_submodule(node.target), nn.ReLU)',
     'ex03.x_relu_call_method_node':
-        "x.relu() is a call_method node whose target is the string 'relu' (x.relu_() is 'relu_')",
+        "ReLU comes in three forms; x.relu() is a call_method node whose target is the string 'relu' (x.relu_() is "
+        "'relu_')",
     'ex03.x_relu_call_method_node_2':
-        "x.relu_() is a call_method node whose target is the string 'relu_'",
+        "ReLU comes in three forms; x.relu_() is a call_method node whose target is the string 'relu_'",
     'ex03.torch_relu_place_relu_also':
-        'torch.relu_ (the in-place relu, also F.relu_) is a function of its own: match it too',
+        'ReLU comes in three forms; torch.relu_ (the in-place relu, also F.relu_) is a function of its own: match '
+        'it too',
     'ex03.torch_relu_f_relu_are':
-        'torch.relu and F.relu are different functions: match both (F.relu may carry inplace=True in its kwargs)',
+        'ReLU comes in three forms; torch.relu and F.relu are different functions: match both (F.relu may carry '
+        'inplace=True in its kwargs)',
     'ex03.torch_relu_f_relu_are_2':
-        'torch.relu and F.relu are different functions: match both',
+        'ReLU comes in three forms; torch.relu and F.relu are different functions: match both',
     'ex03.original_model_changed_gm_shares':
         'the original model changed: gm shares its submodules and parameters with the model it was traced from, so '
         'read them but do not modify them in place',
@@ -142,8 +146,6 @@ HINTS: dict[str, str] = {
         'and stay as they are)',
     'ex03.use_torch_clamp_itself_not':
         'use torch.clamp itself, not {target}, as the target of a call_function node',
-    'ex03.relu_comes_three_forms':
-        'ReLU comes in three forms; {form}',
     'ex03.exact_gelu_means_approximate_none':
         "exact GELU means approximate='none', the default of F.gelu and nn.GELU",
     'ex03.replace_each_relu_node_node':
@@ -170,4 +172,6 @@ HINTS: dict[str, str] = {
     'ex03.nn_linear_computes_x_w_3':
         'nn.Linear computes x @ W.T + b: read its {pname} with a get_attr node '
         "(graph.get_attr(f'{{node.target}}.{pname}'))",
+    'ex03.relu_three_forms_match_every':
+        'ReLU comes in three forms; match every function, method and module that computes a ReLU',
 }

@@ -142,4 +142,7 @@ HINTS: dict[str, str] = {
         'only call_function nodes whose target is op (or, for a packet, one of its overloads)',
     'ex12.every_call_function_node_ep':
         'every call_function node of ep.graph whose target is op, or an overload of op when op is a packet',
+    'ex12.compare_target_objects_not_names':
+        'compare the target objects, not their names: an operator of the same name in another namespace, or one '
+        "whose name contains op's, is another operator",
 }
