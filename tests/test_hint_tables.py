@@ -131,7 +131,8 @@ def hints_given_as_values(tree: ast.Module) -> list[ast.AST]:
     return [k.value for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "hint_of"
             for k in n.keywords
             if any(isinstance(x, ast.Constant) and isinstance(x.value, str) and HINT_ID.fullmatch(x.value)
-                   or isinstance(x, ast.Name) and x.id.endswith(("HINTS", "_HINT", "_hint")) for x in ast.walk(k.value))]
+                   or isinstance(x, ast.Name) and (x.id == "hint" or x.id.endswith(("HINTS", "_HINT", "_hint")))
+                   for x in ast.walk(k.value))]
 
 
 def _trees() -> dict[Path, ast.Module]:

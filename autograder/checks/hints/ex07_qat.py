@@ -83,7 +83,8 @@ HINTS: dict[str, str] = {
         'time',
     'ex07.count_what_torch_save_writes':
         'count what torch.save writes (buffers, the zip archive and its metadata too), not only tensor bytes: '
-        '{hint}',
+        'serialize with torch.save(model.state_dict(), buf) into buf = io.BytesIO() and return the number of bytes '
+        'written, buf.tell() or len(buf.getvalue())',
     'ex07.save_into_io_bytesio_not':
         'save into an io.BytesIO, not a file: inside its zip archive torch.save names every record after the file '
         'name, so the size depends on the file name',
