@@ -196,6 +196,8 @@ def test_every_named_hint_has_a_text_with_the_fields_it_is_given():
     assert len(named) > 500
     missing = [f"{where}: {hid}" for where, hid, _ in named if hid not in table]
     assert not missing, "hint ids with no text:\n" + "\n".join(missing)
+    unused = sorted(set(table) - {hid for _, hid, _ in named})
+    assert not unused, f"hint texts no check names: {unused}"
     wrong = []
     for where, hid, fields in named:
         if not fields:   # a text named bare is shown as it reads, braces and all
