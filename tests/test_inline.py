@@ -14,7 +14,7 @@ import pytest
 from autograder import inline
 from autograder.checks.framework import CheckFailed, run_check
 from autograder.course.root import Course
-from autograder.grader.classroom.runner import grading
+from autograder.grader.engine import grading
 from autograder.coursedata.hints import HINTS
 from autograder.learner.watch import watch_loop
 from autograder.coursedata.mutants import load
@@ -254,12 +254,13 @@ def _course(tmp_path: Path, answered: bool) -> Course:
 def _fake_check(calls: list):
     def check(path, course, *, visible_only=False):
         calls.append((Path(path).name, visible_only))
-        tests = [grading.TestResult("test_node_summary", 2, 2, True, "passed (6 cases)"),
-                 grading.TestResult("test_count_nodes", 0, 2, False, "count_nodes is not implemented yet", "replace it"),
-                 grading.TestResult("test_outputs_match", 0, 3, False, "not implemented"),
-                 grading.TestResult("test_quiz_q1", 1, 1, True, "correct"),
-                 grading.TestResult("test_quiz_q2", 0, 1, False, "q2 is not answered yet"),
-                 grading.TestResult("test_quiz_q3", 0, 1, False, "q3 is not answered yet")]
+        tests = [grading.Verdict("test_node_summary", True, "passed (6 cases)", points=2, max_points=2),
+                 grading.Verdict("test_count_nodes", False, "count_nodes is not implemented yet", "replace it",
+                                 max_points=2),
+                 grading.Verdict("test_outputs_match", False, "not implemented", max_points=3),
+                 grading.Verdict("test_quiz_q1", True, "correct", points=1, max_points=1),
+                 grading.Verdict("test_quiz_q2", False, "q2 is not answered yet", max_points=1),
+                 grading.Verdict("test_quiz_q3", False, "q3 is not answered yet", max_points=1)]
         return grading.Report("ex01_tracing", 3.0, 10.0, tests)
     return check
 

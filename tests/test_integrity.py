@@ -260,7 +260,7 @@ def test_the_course_secret_is_made_once_beside_the_gradebook_readable_by_its_own
     first = course_secret(course)
     path = tmp_path / ".fxcourse-secret"
     assert path.is_file() and (path.stat().st_mode & 0o777) == 0o600 and len(first) >= 32
-    from autograder.grader.classroom.runner import secret as module
+    from autograder.grader.engine import secret as module
 
     module._CACHE.clear()
     assert course_secret(course) == first           # read back, not made again

@@ -119,7 +119,7 @@ QUIZ = [Call("quiz", "q1", key="D", choices="ABCD")]
 
 
 def test_evidence_that_takes_too_long_to_load_fails_with_a_message_and_the_judge_goes_on(monkeypatch):
-    from autograder.grader.classroom.runner import grading
+    from autograder.grader.engine import grading
 
     monkeypatch.setattr(grading, "JUDGE_CPU_FLOOR", 1)  # the judge gets max(floor, timeout) CPU seconds per request
     limits = Limits(timeout=1.0)
@@ -128,8 +128,8 @@ def test_evidence_that_takes_too_long_to_load_fails_with_a_message_and_the_judge
     assert not summary["ok"] and "over its limit of 1 s of CPU time" in summary["error"], summary
     honest = outcome(worker_file([{"evidence": ["D"]}]))  # a fresh judge takes the next submission
     assert _judge().load(honest, 1, limits)["ok"]
-    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 0, honest, 1, limits)
-    assert passed, message
+    verdict = _judge().judge("test_quiz_q1", QUIZ, 0, honest, 1, limits)
+    assert verdict.passed, verdict.message
 
 
 def test_refused_evidence_names_the_limit():
@@ -144,10 +144,13 @@ def test_a_rejected_call_fails_its_test_and_the_next_one_is_judged():
     data = worker_file([{"evidence": [deep]}, {"evidence": ["D"]}])
     o = outcome(data)
     assert _judge().load(o, 2, Limits())["ok"]
-    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 0, o, 2, Limits())
-    assert passed is False and "the grader refused this evidence" in message
-    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 1, o, 2, Limits())
-    assert passed, message
+    verdict = _judge().judge("test_quiz_q1", QUIZ, 0, o, 2, Limits())
+    assert verdict.passed is False and "the grader refused this evidence" in verdict.message
+    # the judge process's answer is the verdict's JSON: the hint keeps its id across the process boundary
+    assert verdict.hint == "answers must not write the grader's files"
+    assert verdict.hint_id == "shared.answers_must_not_write_grader_files"
+    verdict = _judge().judge("test_quiz_q1", QUIZ, 1, o, 2, Limits())
+    assert verdict.passed, verdict.message
 
 
 # ---------------------------------------------------------------------------------- text that leaves

@@ -15,7 +15,7 @@ import pytest
 
 from autograder import inline
 from autograder.coursedata import quizzes
-from autograder.grader.classroom.runner import grading
+from autograder.grader.engine import grading
 from autograder.course import plan
 from autograder.checks.framework import CheckFailed
 from autograder.course.notebook import grade_id, read_notebook

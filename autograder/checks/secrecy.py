@@ -50,7 +50,7 @@ def grading_object(value: Any) -> str | None:
             type(inner).__module__
         if not isinstance(home, str) or not home.startswith("autograder.") or _is_model_home(home):
             continue
-        if not kinds and home != "autograder.checks.framework":   # a Case, Check, Part, CaseResult...
+        if not kinds and home not in ("autograder.checks.framework", "autograder.checks.verdict"):  # a Case, Verdict...
             continue
         return f"{getattr(inner, '__qualname__', type(inner).__name__)} from {home}"
     return None

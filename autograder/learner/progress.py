@@ -296,8 +296,7 @@ def collect(course: Course, *, visible_only: bool = False, log: Callable[[str], 
             say(f"  {assignment}: not graded: {detail}")
             continue
         seconds = time.monotonic() - start
-        tests = [TestStatus(t.id, *_test_name(t.id, functions), t.passed, t.points, t.max_points,
-                            t.message + (f" Hint: {t.hint}" if t.hint and not t.passed else ""))
+        tests = [TestStatus(t.id, *_test_name(t.id, functions), t.passed, t.points, t.max_points, t.line)
                  for t in report.tests]
         out.append(ExerciseProgress(assignment, rel, "graded", report.score, report.max_score, tests, seconds,
                                     "", report.full_tests))

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp, randomize_batchnorm, seeded_randn
 from autograder.checks.ex08_pipeline.models import (
@@ -228,12 +229,10 @@ def _pipeline_cases(hidden: bool) -> list[Case]:
                                  "and raise only when round max_rounds still changed the code"),
         _pipeline_case("max_rounds=4, a pass that changes the graph on its first 4 calls",
                        h_grow(4, "grow_four_times"), kwargs={"max_rounds": 4}, raises="4",
-                       hint="after max_rounds rounds that all changed gm.code, raise a RuntimeError that says "
-                            "no fixed point was reached in max_rounds rounds"),
+                       hint="ex08.after_max_rounds_rounds_all"),
         _pipeline_case("default max_rounds, a pass that never stops changing the graph",
                        h_grow(None, "grow_forever"), raises="10",
-                       hint="max_rounds defaults to 10; after that many changing rounds, raise a RuntimeError "
-                            "that says so"),
+                       hint="ex08.max_rounds_defaults_10_after"),
         _pipeline_case("three passes, max_rounds=6 given by position", h_three_positional),
         _pipeline_case("DropoutNet with [delete_dropout_modules, bypass_missing_modules]: the first leaves "
                        "call_module nodes whose submodule is gone, the second repairs the graph",
@@ -308,4 +307,4 @@ def explain_raise(case: Case, raised: dict) -> str | None:
         return None
     if not any(word in message for word in ("fixed", "round", "converg")):
         return None
-    return f"this case reaches its fixed point: {case.data['converges']}"
+    return hint_of("ex08.this_case_reaches_fixed_point", converges=case.data['converges'])

@@ -28,6 +28,8 @@ from typing import Any
 
 from nbformat.notebooknode import NotebookNode
 
+from autograder.checks.hints import hint_of
+from autograder.checks.verdict import Verdict
 from autograder.course.root import Course
 from autograder.course.notebook import (NotebookError, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
                                         read_notebook, restore)
@@ -38,7 +40,7 @@ from autograder.grader.engine.helperblame import blame, first_failure
 from autograder.grader.engine.secret import call_salt, course_secret
 from autograder.grader.jail.worker import SCRATCH_FULL_EXIT
 
-__all__ = ["TestResult", "Report", "grade_restored", "check_notebook", "clean_text", "MAX_MESSAGE"]
+__all__ = ["TestResult", "Verdict", "Report", "grade_restored", "check_notebook", "clean_text", "MAX_MESSAGE"]
 
 MAX_MESSAGE = 2000  # characters of one test's message (and of its hint) as shown to anyone
 
@@ -65,15 +67,7 @@ def clean_text(text: Any, limit: int = MAX_MESSAGE) -> str:
     return escaped + (f" [... {cut} more characters cut]" if cut else "")
 
 
-@dataclass
-class TestResult:
-    id: str
-    points: float
-    max_points: float
-    passed: bool
-    message: str
-    hint: str | None = None
-    cases: int = 0
+TestResult = Verdict   # a test cell's verdict, scored: autograder/checks/verdict.py
 
 
 @dataclass
@@ -81,7 +75,7 @@ class Report:
     notebook: str
     score: float
     max_score: float
-    tests: list[TestResult]
+    tests: list[Verdict]
     notes: list[str] = field(default_factory=list)
     isolation: str = ""
     full_tests: bool = True
@@ -89,17 +83,16 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {"notebook": self.notebook, "score": self.score, "max_score": self.max_score,
                 "tests": [{"id": t.id, "points": t.points, "max_points": t.max_points, "passed": t.passed,
-                           "message": t.message + (f" Hint: {t.hint}" if t.hint and not t.passed else "")}
-                          for t in self.tests],
+                           "message": t.line} for t in self.tests],
                 "notes": self.notes, "isolation": self.isolation, "hidden_tests_applied": self.full_tests}
 
 
 # ---------------------------------------------------------------------------------- probe + judge
 
-_CRASH_HINTS = {"timeout": "look for an endless loop, or work that grows too fast",
-                "crashed": "the answers must not exit the interpreter or use more memory than the limit",
-                "scratch-full": "write fewer or smaller files: every file the answers write counts against that limit",
-                "bad-evidence": "the answers must not exit the interpreter"}
+_CRASH_HINTS = {"timeout": "shared.look_endless_loop_work_grows",
+                "crashed": "shared.answers_must_not_exit_interpreter",
+                "scratch-full": "shared.write_fewer_smaller_files_every",
+                "bad-evidence": "shared.answers_must_not_exit_interpreter_2"}
 
 
 def too_long() -> str:
@@ -144,8 +137,8 @@ def _message_for_missing(var: str, outcome: WorkerOutcome) -> str | None:
 
 
 def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome, secret: bytes = b"",
-                helper_failed=None) -> tuple[bool, str, str | None, int]:
-    """(passed, message, hint, cases) of one test cell from its worker's outcome (hidden cases under `secret`;
+                helper_failed=None) -> Verdict:
+    """The verdict on one test cell from its worker's outcome (hidden cases under `secret`;
     `helper_failed`: helperblame.blame's)."""
     from autograder.checks.framework import get_check, hidden_cases, judge_evidence  # torch: in the judge only
     from autograder.coursedata.quizzes import judge as judge_quiz
@@ -156,25 +149,25 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome, secret:
             where = f" while checking {fn} on {label}"
         elif outcome.last_step.startswith("cell "):
             where = f" while running cell {outcome.last_step[5:]!r}"
-        return False, f"{outcome.detail}{where}", _CRASH_HINTS.get(outcome.status), 0
+        return Verdict(test_id, False, f"{outcome.detail}{where}", _CRASH_HINTS.get(outcome.status), 0)
     ev = outcome.evidence
     if ev.get("tampered"):
         names = ", ".join(ev["tampered"][:5])
-        return False, f"the answer cells changed what the grader relies on ({names}); results are not trusted", \
-            "answers must not patch torch, builtins or the autograder", 0
+        return Verdict(test_id, False, f"the answer cells changed what the grader relies on ({names}); results "
+                       "are not trusted", "shared.answers_must_not_patch")
     cases, quiz_message = 0, "answered"
     rejected = ev.get("rejected", {})
     for i, (call, got) in enumerate(zip(calls, ev["calls"])):
         if i in rejected:
-            return False, f"{call.function or call.var}: the grader refused this evidence: {rejected[i]}", \
-                "answers must not write the grader's files", cases
+            return Verdict(test_id, False, f"{call.function or call.var}: the grader refused this evidence: "
+                           f"{rejected[i]}", "shared.answers_must_not_write_grader_files", cases)
         evidence_list = got.get("evidence", []) if isinstance(got, dict) else []
         if call.kind == "quiz":
             result = judge_quiz(call.var, evidence_list[0] if evidence_list else None, call.key, call.choices,
                                 call.section, call.explanation)
             cases += 1
             if not result.passed:
-                return False, result.message, result.hint, cases
+                return Verdict(test_id, False, result.message, result.hint, cases)
             if call.key is not None:
                 quiz_message = result.message
             continue
@@ -182,21 +175,21 @@ def _judge_cell(test_id: str, calls: list[Call], outcome: WorkerOutcome, secret:
         expected_cases = hidden_cases(check.cases(True), call_salt(secret, call.assignment, call.function)) \
             if call.hidden else check.cases(False)
         if len(evidence_list) != len(expected_cases):
-            return False, f"{call.function}: the grader received {len(evidence_list)} results for " \
-                          f"{len(expected_cases)} cases", None, cases
+            return Verdict(test_id, False, f"{call.function}: the grader received {len(evidence_list)} results for "
+                           f"{len(expected_cases)} cases", None, cases)
         for case, evidence in zip(expected_cases, evidence_list):
             cases += 1
             if isinstance(evidence, dict) and "__missing__" in evidence:
                 msg = _message_for_missing(call.var, outcome)
                 if msg:
-                    return False, msg, f"fix the error in the cell that defines {call.var}, then run it", cases
+                    return Verdict(test_id, False, msg, hint_of("shared.fix_error_cell_defines", var=call.var), cases)
             result = judge_evidence(check, case, evidence)
             if not result.passed:
                 message, hint = blame(check, call, result.message, helper_failed) or (result.message, result.hint)
-                return False, message, hint, cases
+                return Verdict(test_id, False, message, hint, cases)
     if all(c.kind == "quiz" for c in calls):
-        return True, quiz_message, None, cases
-    return True, f"passed ({cases} case{'s' if cases != 1 else ''})", None, cases
+        return Verdict(test_id, True, quiz_message, None, cases)
+    return Verdict(test_id, True, f"passed ({cases} case{'s' if cases != 1 else ''})", None, cases)
 
 
 JUDGE_CPU_FLOOR = 5  # CPU seconds a judge request gets at least, whatever the per-test limit
@@ -290,23 +283,24 @@ class _Judge:
             return answer
 
     def judge(self, tid: str, calls: list[Call], start: int, outcome: WorkerOutcome, expected: int,
-              limits: Limits, secret: bytes = b"", plan: list[Call] = ()) -> tuple[bool, str, str | None, int]:
+              limits: Limits, secret: bytes = b"", plan: list[Call] = ()) -> Verdict:
         """Judge one test cell whose calls are `start`.. of `outcome`'s evidence (loaded again if the process
         was replaced after an earlier test hit a limit); `plan`: every call of that evidence, in order."""
         with self.lock:
             if self.loaded is None or self.loaded[0] is not outcome:
                 summary = self.load(outcome, expected, limits)
                 if not summary.get("ok"):
-                    return False, summary.get("error", "the evidence could not be loaded"), None, 0
+                    return Verdict(tid, False, summary.get("error", "the evidence could not be loaded"))
             answer, why = self._ask({"op": "judge", "tid": tid, "calls": [asdict(c) for c in calls],
                                      "start": start, "last_step": outcome.last_step, "secret": secret.hex(),
                                      "plan": [asdict(c) for c in plan]},
                                     b"", limits)
             if answer is None:
-                return False, f"judging this test stopped: {why}", "answers must not write the grader's files", 0
+                return Verdict(tid, False, f"judging this test stopped: {why}",
+                               "shared.answers_must_not_write_grader_files")
             if "error" in answer:
-                return False, f"the grader could not judge this test: {answer['error']}", None, 0
-            return bool(answer["passed"]), str(answer["message"]), answer.get("hint"), int(answer.get("cases", 0))
+                return Verdict(tid, False, f"the grader could not judge this test: {answer['error']}")
+            return Verdict.from_json(answer)
 
 
 _JUDGES = threading.local()  # a judge process per grading thread: `fxcourse grade --jobs N` judges N at a time
@@ -365,11 +359,8 @@ def _judge_server(memory: int) -> int:
                         "rejected": {i - start: r for i, r in ev["rejected"].items() if start <= i < start + n}}
                 secret, plan = bytes.fromhex(req.get("secret", "")), [Call(**c) for c in req.get("plan", [])]
                 helper_failed = functools.partial(first_failure, _judge_cell, ev, plan, secret)
-                passed, message, hint, cases = _judge_cell(req["tid"], calls,
-                                                           WorkerOutcome(part, "ok", "", req["last_step"]), secret,
-                                                           helper_failed)
-                answer = {"passed": passed, "message": str(message), "hint": None if hint is None else str(hint),
-                          "cases": cases}
+                answer = _judge_cell(req["tid"], calls, WorkerOutcome(part, "ok", "", req["last_step"]), secret,
+                                     helper_failed).to_json()
         except (MemoryError, RecursionError) as exc:
             answer = {"error": f"{type(exc).__name__} while judging (over the judge's limits)"}
         except Exception as exc:
@@ -380,7 +371,7 @@ def _judge_server(memory: int) -> int:
 
 def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Limits | None = None,
                    hardened: bool = False,
-                   notes: list[str] | None = None) -> list[TestResult]:
+                   notes: list[str] | None = None) -> list[Verdict]:
     """Grade a restored notebook (its test cells are the source's).
 
     One worker runs the checks of every test cell in order, saving its evidence after each. If it dies or runs
@@ -415,21 +406,20 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         try:
             calls = parse_test_cell(c.source)
         except (SyntaxError, ValueError) as exc:
-            results[tid] = TestResult(tid, 0.0, points, False, f"the grader cannot read test cell {tid!r}: {exc}")
+            results[tid] = Verdict(tid, False, f"the grader cannot read test cell {tid!r}: {exc}", max_points=points)
             continue
         if not calls:
-            results[tid] = TestResult(tid, 0.0, points, False, f"test cell {tid!r} calls no check the grader knows")
+            results[tid] = Verdict(tid, False, f"test cell {tid!r} calls no check the grader knows", max_points=points)
             continue
         plans.append((tid, points, calls))
 
     def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome, start: int = 0,
-               expected: int = 0, plan: list[Call] = ()) -> TestResult:
+               expected: int = 0, plan: list[Call] = ()) -> Verdict:
         if outcome.status == "ok":  # evidence to judge: in the judge process, under its limits
-            passed, message, hint, ncases = _judge().judge(tid, calls, start, outcome, expected, limits, secret, plan)
+            verdict = _judge().judge(tid, calls, start, outcome, expected, limits, secret, plan)
         else:
-            passed, message, hint, ncases = _judge_cell(tid, calls, outcome)
-        return TestResult(tid, points if passed else 0.0, points, passed, clean_text(message),
-                          clean_text(hint) if hint else None, ncases)
+            verdict = _judge_cell(tid, calls, outcome)
+        return verdict.scored(points, clean_text)
 
     if plans:
         forkserver.prestart()
@@ -478,8 +468,8 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             skipped.append(culprit)
             own = [p for p in rest if any(call.var in cell["defines"] or call.var == culprit for call in p[2])]
             for tid, points, calls in own:
-                results[tid] = TestResult(tid, 0.0, points, False, clean_text(
-                    f"the cell {culprit!r} stopped the grader: {outcome.detail}"), _CRASH_HINTS.get(outcome.status))
+                results[tid] = Verdict(tid, False, f"the cell {culprit!r} stopped the grader: {outcome.detail}",
+                                       _CRASH_HINTS.get(outcome.status)).scored(points, clean_text)
             pending = [p for p in rest if p not in own]
             continue
         if step.startswith(("case ", "quiz ")) and outcome.evidence is not None:

@@ -21,18 +21,20 @@ def first_failure(judge_cell: Callable, ev: dict, plan: list, secret: bytes, ass
         if (call.kind, call.assignment, call.function) == ("check", assignment, function) and i < len(ev["calls"]):
             rejected = {0: ev["rejected"][i]} if i in ev["rejected"] else {}
             own = {**ev, "calls": ev["calls"][i:i + 1], "rejected": rejected}
-            passed, message, _, _ = judge_cell("", [call], WorkerOutcome(own, "ok", "", ""), secret)
-            if not passed:
-                return message
+            verdict = judge_cell("", [call], WorkerOutcome(own, "ok", "", ""), secret)
+            if not verdict.passed:
+                return verdict.message
     return None
 
 
 def blame(check: Any, call: Any, message: str, helper_failed: Callable | None) -> tuple[str, str] | None:
     """(message, hint) of a failed case of `call` whose check names helpers, when one of them fails its own test
     (`helper_failed(assignment, function)` says why); else None."""
+    from autograder.checks.hints import hint_of
+
     for helper in check.helpers if helper_failed else ():
         why = helper_failed(call.assignment, helper)
         if why:
             return (f"{message} ({call.function} calls your {helper}, which fails its own test here: {why})",
-                    f"fix {helper} first: its own test says what is wrong with it")
+                    hint_of("shared.fix_first_own_test_says", helpers=helper))
     return None

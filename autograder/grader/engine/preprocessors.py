@@ -87,7 +87,7 @@ class HardenedExecute(NbGraderPreprocessor):
             if r.passed:
                 cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=f"\u2714 {r.message}\n"))
             else:
-                text = r.message + (f"\nHint: {r.hint}" if r.hint else "")
+                text = r.text   # "message\nHint: hint": what feedback shows and report/data.py reads back
                 cell.outputs.append(nbformat.v4.new_output("error", ename="CheckFailed", evalue=text,
                                                            traceback=[f"CheckFailed: {text}"]))
         return nb, resources
