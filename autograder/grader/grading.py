@@ -315,8 +315,9 @@ _JUDGES = threading.local()  # a judge process per grading thread: `fxcourse gra
 def _judge() -> _Judge:
     """This thread's judge (made on first use; its process ends with the thread's last reference to it)."""
     judge = getattr(_JUDGES, "judge", None)
-    if judge is None:
-        judge = _JUDGES.judge = _Judge()
+    if judge is None:  # with the course's judge service behind it where the judge side is missing here
+        from autograder.grader.judgeclient import with_service
+        judge = _JUDGES.judge = with_service(_Judge)()
     return judge
 
 
@@ -326,6 +327,7 @@ def _judge_server(memory: int) -> int:
     import resource
 
     from autograder.checks.evidence import EvidenceError, load_evidence
+    from autograder.grader.judgeprotocol import judge_cases
     from autograder.grader.worker import address_space_limit
 
     limit = address_space_limit(memory)  # `memory` beyond what the imports mapped
@@ -358,6 +360,8 @@ def _judge_server(memory: int) -> int:
                     answer = {"ok": True, "calls": len(ev["calls"]), "complete": ev["complete"]}
             elif ev is None:
                 answer = {"error": "no evidence is loaded"}
+            elif req["op"] == "cases":  # the judge service's verdicts on named visible cases
+                answer = judge_cases(ev, req)
             else:
                 calls = [Call(**c) for c in req["calls"]]
                 start, n = req["start"], len(calls)
