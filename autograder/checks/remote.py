@@ -24,6 +24,7 @@ __all__ = ["URL_ENV", "TOKEN_ENV", "ServiceError", "configured", "unreachable", 
 URL_ENV, TOKEN_ENV = "FXCOURSE_JUDGE_URL", "JUPYTERHUB_API_TOKEN"
 TIMEOUT = 300  # seconds for one answer: the service may first start its judge process
 MAX_BODY = 32 * 2**20  # what the service accepts (judgeservice.MAX_BODY, less its header)
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class ServiceError(RuntimeError):
@@ -47,6 +48,7 @@ def post(header: dict, evidence: bytes) -> dict:
     """Send one request (a JSON header line, then the evidence archive) and return the service's answer."""
     import urllib.error
     import urllib.request
+    from urllib.parse import urlparse
 
     url = os.environ[URL_ENV].rstrip("/") + "/judge"
     if len(evidence) > MAX_BODY:
@@ -54,8 +56,11 @@ def post(header: dict, evidence: bytes) -> dict:
     request = urllib.request.Request(url, data=json.dumps(header).encode() + b"\n" + evidence, method="POST",
                                      headers={"Authorization": f"token {os.environ.get(TOKEN_ENV, '')}",
                                               "Content-Type": "application/octet-stream"})
+    host = urlparse(url).hostname or ""
+    # the hub's address for the service is a loopback one: never through a web proxy the environment names
+    opener = urllib.request.build_opener(*([urllib.request.ProxyHandler({})] if host in _LOOPBACK else []))
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+        with opener.open(request, timeout=TIMEOUT) as response:
             return json.loads(response.read(16 * 2**20))
     except urllib.error.HTTPError as exc:
         try:

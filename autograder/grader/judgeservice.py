@@ -154,11 +154,6 @@ def make_server(host: str, port: int, authenticate: Callable[[str], str], judges
             try:
                 if self.path.rstrip("/").rsplit("/", 1)[-1] != "judge":
                     raise Refused(f"no such endpoint {self.path[:80]!r}: POST /judge", 404)
-                match = self.headers.get("Authorization", "").split(None, 1)
-                if len(match) != 2 or match[0].lower() not in ("token", "bearer"):
-                    raise Refused("no hub token: send 'Authorization: token ...' with your server's "
-                                  "JUPYTERHUB_API_TOKEN", 401)
-                user = authenticate(match[1].strip())
                 try:
                     size = int(self.headers.get("Content-Length", ""))
                 except ValueError:
@@ -166,9 +161,14 @@ def make_server(host: str, port: int, authenticate: Callable[[str], str], judges
                 if size < 0 or size > MAX_BODY:
                     raise Refused(f"the request is {size} bytes, over the limit of {MAX_BODY} (the evidence of "
                                   "the visible cases is far smaller)", 413)
-                body = self.rfile.read(size)
+                body = self.rfile.read(size)  # read before any answer: the client then always reads the answer
                 if len(body) != size:
                     raise Refused(f"the request ended after {len(body)} of the {size} bytes announced")
+                match = self.headers.get("Authorization", "").split(None, 1)
+                if len(match) != 2 or match[0].lower() not in ("token", "bearer"):
+                    raise Refused("no hub token: send 'Authorization: token ...' with your server's "
+                                  "JUPYTERHUB_API_TOKEN", 401)
+                user = authenticate(match[1].strip())
                 header, evidence = split_body(body)
                 req = parse_header(header)
                 answer = pool.judge(req, evidence)
@@ -176,7 +176,7 @@ def make_server(host: str, port: int, authenticate: Callable[[str], str], judges
                 self._answer(200, answer)
             except Refused as exc:
                 what = f"{req['op']} request" if req else "request"
-                _log(f"{user}: {what} refused ({exc.status}): {str(exc)[:60] if exc.status >= 500 else ''}")
+                _log(f"{user}: {what} refused ({exc.status})" + (f": {str(exc)[:80]}" if exc.status >= 500 else ""))
                 self._answer(exc.status, {"error": str(exc)})
             except Exception as exc:  # a bug here: this request fails, the service goes on
                 _log(f"{user}: request failed ({type(exc).__name__})")
