@@ -404,7 +404,6 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             raise NotebookError(too_long())
 
     hide = course.secrets() if course else []
-    secret = course_secret(course)
     cells = []
     for c in nb.cells:
         if c.cell_type == "code" and not is_test(c):
@@ -425,6 +424,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             results[tid] = TestResult(tid, 0.0, points, False, f"test cell {tid!r} calls no check the grader knows")
             continue
         plans.append((tid, points, calls))
+    secret = course_secret(course) if any(c.hidden for _, _, calls in plans for c in calls) else b""  # hidden: salts
 
     def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome, start: int = 0,
                expected: int = 0, plan: list[Call] = ()) -> TestResult:

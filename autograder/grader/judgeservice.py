@@ -94,7 +94,7 @@ def hub_authenticator() -> Callable[[str], str]:
     """token -> the hub user's name, for a user whose token holds this service's access scope (the hub's role
     for the students' and instructors' groups); Refused(401/403) otherwise. JupyterHub's HubAuth, as the
     service's environment configures it (JUPYTERHUB_API_TOKEN, JUPYTERHUB_API_URL, JUPYTERHUB_SERVICE_NAME)."""
-    from jupyterhub.services.auth import HubAuth
+    from jupyterhub.services.auth import HubAuth, check_scopes
 
     auth = HubAuth(cache_max_age=60)
 
@@ -106,7 +106,7 @@ def hub_authenticator() -> Callable[[str], str]:
         if not model or not model.get("name"):
             raise Refused("the hub does not know this token: send the token of your server "
                           "(JUPYTERHUB_API_TOKEN) as 'Authorization: token ...'", 403)
-        if model.get("kind", "user") != "user" or not auth.check_scopes(auth.access_scopes, model):
+        if model.get("kind", "user") != "user" or not check_scopes(auth.access_scopes, set(model.get("scopes", []))):
             raise Refused(f"{model['name']} may not use the judge service: it is for the course's students and "
                           "instructors", 403)
         return str(model["name"])
