@@ -238,8 +238,8 @@ def test_fxcourse_check_judges_through_the_service(service, wrong_notebook, monk
         monkeypatch.delenv(remote.URL_ENV)
         assert fxcourse_check(str(wrong_notebook), course=str(ROOT), visible_only=True) == 2
         err = capsys.readouterr().err
-        assert f"the instructor's side of {A} (its judges and references) is not installed here, and no judge " \
-               f"service is named ({remote.URL_ENV} not set)" in err, err
+        assert f"the instructor's side of {A} (its judges and references) cannot be reached here, and no " \
+               f"judge service is named ({remote.URL_ENV} not set)" in err, err
         assert "Traceback" not in err
     finally:
         judge = getattr(grading._JUDGES, "judge", None)

@@ -39,9 +39,9 @@ def configured() -> bool:
 def unreachable(assignment: str) -> str:
     """Why nothing can judge `assignment` here: neither the instructor's side nor a judge service."""
     lacking = " and ".join(v for v in (URL_ENV, TOKEN_ENV) if not os.environ.get(v))
-    return (f"the instructor's side of {assignment} (its judges and references) is not installed here, and no judge "
-            f"service is named ({lacking} not set): on the course's hub both are set for every server; elsewhere "
-            "use the instructor's install")
+    return (f"the instructor's side of {assignment} (its judges and references) cannot be reached here, and no "
+            f"judge service is named ({lacking} not set): on the course's hub both are set for every server; "
+            "elsewhere use the instructor's install")
 
 
 def post(header: dict, evidence: bytes) -> dict:
