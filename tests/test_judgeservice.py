@@ -45,14 +45,19 @@ def stand_in(token: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def service():
+def server():
     server = make_server("127.0.0.1", 0, stand_in, judges=1)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    yield server
     server.shutdown()
     server.server_close()
     server.judges.stop()
+
+
+@pytest.fixture
+def service(server) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def namespace(answers: dict[str, str]) -> dict:

@@ -42,14 +42,16 @@ class ServiceFallback:
             return answer, why
         from autograder.checks import remote
 
-        calls = header["calls"]
+        calls, plan = header["calls"], header.get("plan") or header["calls"]
         assignment = next((c["assignment"] for c in calls if c.get("assignment")), "this exercise")
-        if any(c.get("hidden") for c in header.get("plan", calls)):
-            raise JudgeUnavailable(f"the hidden tests of {assignment} are judged only by the instructor's grader")
+        if any(c.get("hidden") for c in plan):
+            raise JudgeUnavailable(f"the hidden tests of {assignment} are judged only by the instructor's grader, and "
+                                   "this install has no judge side: `fxcourse check --visible-only` applies the "
+                                   "visible ones")
         if not remote.configured():
             raise JudgeUnavailable(remote.unreachable(assignment))
         request = {"op": "tests", "tid": header["tid"], "calls": [_call(c) for c in calls], "start": header["start"],
-                   "plan": [_call(c) for c in header.get("plan") or calls], "last_step": header.get("last_step", "")}
+                   "plan": [_call(c) for c in plan], "last_step": header.get("last_step", "")}
         try:
             evidence = self.loaded[0].evidence_bytes  # type: ignore[attr-defined]  (grading._Judge's)
             return remote.post(request, evidence), ""
