@@ -275,3 +275,40 @@ def test_without_the_judge_side_or_a_service_a_test_cell_fails_and_says_why(monk
     with pytest.raises(CheckFailed, match=r"could not be checked: the judge service at http://127.0.0.1:9/judge "
                                           r"could not be asked"):
         run_check(A, "count_nodes", ns["count_nodes"])
+
+
+def test_the_hub_s_answer_decides_who_is_judged(monkeypatch):
+    """judgeservice.hub_authenticator on the hub's answers (JupyterHub's HubAuth asked for the token's owner, as
+    test_hub.py does for real): only a user whose token holds the service's access scope is judged for."""
+    import jupyterhub.services.auth as hub_auth
+
+    from autograder.grader.judgeservice import hub_authenticator
+
+    models = {
+        "ada's": {"kind": "user", "name": "ada", "scopes": ["access:services!service=judge", "read:users:name!user=ada"]},
+        "eve's": {"kind": "user", "name": "eve", "scopes": ["access:services!service=formgrader"]},
+        "a service's": {"kind": "service", "name": "cron", "scopes": ["access:services!service=judge"]},
+        "unknown": None,
+    }
+
+    class HubAuth:
+        access_scopes = {"access:services!service=judge"}  # what the hub gives the service (JUPYTERHUB_SERVICE_NAME)
+
+        def __init__(self, **_):
+            pass
+
+        def user_for_token(self, token, sync=True):
+            if token == "hub down":
+                raise ConnectionError("the hub did not answer")
+            return models[token]
+
+    monkeypatch.setattr(hub_auth, "HubAuth", HubAuth)
+    authenticate = hub_authenticator()
+    assert authenticate("ada's") == "ada"
+    for token, status, words in (("eve's", 403, "eve may not use the judge service"),
+                                 ("a service's", 403, "cron may not use the judge service"),
+                                 ("unknown", 403, "the hub does not know this token"),
+                                 ("hub down", 502, "the hub could not check the token")):
+        with pytest.raises(Refused, match=words) as refused:
+            authenticate(token)
+        assert refused.value.status == status
