@@ -72,7 +72,7 @@ def _call(obj: Any, where: str):
                     _name(c["function"], "function"))
     if kind == "quiz":
         c = _fields(obj, where, allowed, ("var",))
-        if not c.get("choices", QUIZ_CHOICES).isalpha() or len(c.get("choices", "")) > 26:
+        if not re.fullmatch(r"[A-Z]{1,26}", c.get("choices", QUIZ_CHOICES)):
             raise Refused(f"{where}: 'choices' must be capital letters, like {QUIZ_CHOICES!r}")
         return Call("quiz", _name(c["var"], "var"), choices=c.get("choices", QUIZ_CHOICES),
                     section=(c.get("section") or None) and c["section"][:200])
