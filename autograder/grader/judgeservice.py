@@ -202,6 +202,9 @@ def serve(port: int | None = None, host: str = "127.0.0.1", judges: int = 2, cou
             raise SystemExit("fxcourse judge-service: give --port, or run it as a hub service "
                              "(JUPYTERHUB_SERVICE_URL names its address)")
         host, port = url.hostname or host, url.port
+    from autograder.grader import forkserver
+
+    forkserver.prestart()  # the judge processes' imports, done before the first student asks
     server = make_server(host, port, hub_authenticator(), judges)
     pool = server.judges  # type: ignore[attr-defined]
     _log(f"judging on {host}:{port} with {max(1, judges)} judge process(es), as uid {os.getuid()} in {os.getcwd()}")
