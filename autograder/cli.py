@@ -2,7 +2,7 @@
 
 Each command is one function of the layer below, called with the command's options as keyword arguments:
 the learner's tools (autograder/learner/) and the grader (autograder/grader/). Exit codes
-(autograder/grader/console.py): 0 success (for `check`: full marks), 1 graded or ran but something failed
+(autograder/course/console.py): 0 success (for `check`: full marks), 1 graded or ran but something failed
 (for `check`: points lost), 2 bad input or usage (missing file, not a notebook, unknown assignment), 130
 interrupted (Ctrl-C).
 """
@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from autograder.grader import batch, exchange, judgeservice, killrates, nbgrader, report
-from autograder.grader.console import EXIT_INTERRUPTED
+from autograder.grader.classroom import batch
+from autograder.grader.ops import exchange, judgeservice, nbgrader
+from autograder.grader.quality import killrates
+from autograder.grader import report
+from autograder.course.console import EXIT_INTERRUPTED
 from autograder.learner import check, hints, lab, progress, reset, watch
 
 _DB_HELP = ("the gradebook: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (default: nbgrader's "

@@ -112,7 +112,7 @@ def _resolve_assignment(ns: dict, names: Iterable[str] = (), explicit: str | Non
 
 def _release_notebook(assignment: str, ns: dict) -> Path | None:
     """The learner's copy of the exercise (its test cells say which quiz questions there are and their choices)."""
-    from autograder.grader.root import find_course
+    from autograder.course.root import find_course
 
     session = _session_notebook(ns)
     candidates = []
@@ -132,7 +132,7 @@ def _nbgrader(cell: dict) -> dict:
 
 
 def _strip_hidden(source: str) -> str:
-    """A test cell without its hidden-tests regions (as autograder.grader.notebook.strip_hidden, without importing
+    """A test cell without its hidden-tests regions (as autograder.course.notebook.strip_hidden, without importing
     nbformat: its import can take seconds, and a kernel should not pay that for check())."""
     out, inside = [], False
     for line in source.splitlines():
@@ -190,7 +190,7 @@ def quiz_sections(assignment: str, namespace: dict | None = None) -> dict[str, s
 
 
 def _course_root(ns: dict) -> Path:
-    from autograder.grader.root import find_course
+    from autograder.course.root import find_course
 
     session = _session_notebook(ns)
     return find_course(session if session is not None and session.is_absolute() else Path.cwd()).root
@@ -429,7 +429,7 @@ def _in_grader() -> bool:
     would only repeat, unhardened, what the grader does. The worker says so in its environment before the first
     cell, whether the fork server forked it or it started fresh (where __main__ is the fork server's module, or
     IPython's, its name tells nothing)."""
-    return os.environ.get("FXCOURSE_GRADING") == "1"  # autograder.grader.worker.GRADING_ENV
+    return os.environ.get("FXCOURSE_GRADING") == "1"  # autograder.grader.jail.worker.GRADING_ENV
 
 
 def check(*names: str, assignment: str | None = None, hidden: bool = False,
@@ -471,7 +471,7 @@ def check(*names: str, assignment: str | None = None, hidden: bool = False,
 def progress(course: str | Path | None = None, *, visible_only: bool = False, quiet: bool = False):
     """Grade every exercise working copy of the course (a jailed worker each, about 5-10 s per notebook)
     and show the result as a picture and a table."""
-    from autograder.grader.root import find_course
+    from autograder.course.root import find_course
     from autograder.learner.progress import ProgressView, collect
 
     ns = _user_namespace()

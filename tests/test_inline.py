@@ -13,13 +13,13 @@ import pytest
 
 from autograder import inline
 from autograder.checks.framework import CheckFailed, run_check
-from autograder.grader.root import Course
-from autograder.grader import grading
+from autograder.course.root import Course
+from autograder.grader.engine import grading
 from autograder.coursedata.hints import HINTS
 from autograder.learner.watch import watch_loop
 from autograder.coursedata.mutants import load
-from autograder.grader.notebook import read_notebook
-from autograder.grader.validate import mutant_cell
+from autograder.course.notebook import read_notebook
+from autograder.grader.quality.validate import mutant_cell
 from autograder.learner.progress import ProgressView, _test_name, _untouched, collect
 from conftest import EX01_RIGHT, ROOT
 
@@ -344,7 +344,7 @@ def test_watch_once_runs_a_single_check(tmp_path):
 # ------------------------------------------------------------------------------ the proposed check cell
 
 def test_check_does_nothing_inside_the_graders_worker(monkeypatch):
-    from autograder.grader.worker import GRADING_ENV
+    from autograder.grader.jail.worker import GRADING_ENV
 
     assert GRADING_ENV == "FXCOURSE_GRADING"  # the name autograder.inline reads
     monkeypatch.setenv(GRADING_ENV, "1")  # what the worker sets before the notebook's first cell
@@ -366,8 +366,8 @@ def _with_check_cell(nb):
 def test_the_proposed_check_cell_runs_in_a_kernel_and_costs_the_grader_nothing(tmp_path):
     import nbformat
 
-    from autograder.grader.grading import check_notebook
-    from autograder.grader.headless import execute
+    from autograder.grader.engine.grading import check_notebook
+    from autograder.grader.jail.headless import execute
 
     # In a kernel (as a learner runs the notebook), the cell shows the table for the released notebook.
     nb = _with_check_cell(read_notebook(RELEASE))
@@ -400,7 +400,7 @@ def test_check_in_a_graded_notebook_does_nothing_in_the_worker(tmp_path, monkeyp
     the worker or it started fresh. An answer cell that asks check() for its rows shows which it did."""
     import nbformat
 
-    from autograder.grader.grading import check_notebook
+    from autograder.grader.engine.grading import check_notebook
 
     if not forked:
         monkeypatch.setenv("FXCOURSE_FORKSERVER", "0")

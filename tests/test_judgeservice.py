@@ -1,4 +1,4 @@
-"""The judge service (autograder/grader/judgeservice.py) and its clients, on loopback.
+"""The judge service (autograder/grader/ops/judgeservice.py) and its clients, on loopback.
 
 The service runs in a thread of this process; its judges are the grader's judge processes, as on the hub. The
 clients run where the judge side cannot be reached: keyring.judging (as framework.get_check and the check
@@ -22,12 +22,12 @@ import torch
 import autograder.checks.framework as framework
 from autograder.checks import keyring, remote, run_check
 from autograder.checks.framework import CheckFailed, get_check, run_cases
-from autograder.grader import grading
-from autograder.grader.judgeclient import JudgeUnavailable, with_service
-from autograder.grader.judgeprotocol import MAX_BODY, Refused
-from autograder.grader.judgeservice import make_server
-from autograder.grader.notebook import grade_id
-from autograder.grader.root import Course
+from autograder.grader.engine import grading
+from autograder.grader.engine.judgeclient import JudgeUnavailable, with_service
+from autograder.grader.engine.judgeprotocol import MAX_BODY, Refused
+from autograder.grader.ops.judgeservice import make_server
+from autograder.course.notebook import grade_id
+from autograder.course.root import Course
 from autograder.inline import check as inline_check
 from autograder.learner.check import check as fxcourse_check
 from conftest import EX01_RIGHT, ROOT
@@ -282,7 +282,7 @@ def test_the_hub_s_answer_decides_who_is_judged(monkeypatch):
     test_hub.py does for real): only a user whose token holds the service's access scope is judged for."""
     import jupyterhub.services.auth as hub_auth
 
-    from autograder.grader.judgeservice import hub_authenticator
+    from autograder.grader.ops.judgeservice import hub_authenticator
 
     models = {
         "ada's": {"kind": "user", "name": "ada", "scopes": ["access:services!service=judge", "read:users:name!user=ada"]},

@@ -1,4 +1,4 @@
-"""Kernels forked from the kernel server (autograder.grader.kernels, `execute(..., fork=True)`): what a notebook
+"""Kernels forked from the kernel server (autograder.grader.jail.kernels, `execute(..., fork=True)`): what a notebook
 sees is what a fresh `python -m ipykernel_launcher` gives it, the kernel's life and death are jupyter_client's
 as before, and where the server cannot serve, kernels start the usual way."""
 from __future__ import annotations
@@ -14,9 +14,9 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from autograder.grader import kernels
-from autograder.grader.forkserver import ended
-from autograder.grader.headless import execute
+from autograder.grader.jail import kernels
+from autograder.grader.jail.forkserver import ended
+from autograder.grader.jail.headless import execute
 
 pytestmark = [pytest.mark.kernel,
               pytest.mark.skipif(not kernels.enabled(), reason="the kernel server needs Linux (fork, SCM_RIGHTS)")]
@@ -134,14 +134,14 @@ def test_lab_headless_and_the_site_build_fork_their_kernels():
     """`fxcourse lab --headless` (run_notebooks) and docs/site/build.py run their notebooks forked; the
     benchmarks time the kernels learners get, so they do not."""
     root = Path(__file__).resolve().parent.parent
-    assert "execute(path, timeout, fork=True)" in (root / "autograder" / "grader" / "headless.py").read_text()
+    assert "execute(path, timeout, fork=True)" in (root / "autograder" / "grader" / "jail" / "headless.py").read_text()
     assert "fork=True" in (root / "docs" / "site" / "build.py").read_text()
     for bench in (root / "benchmarks").glob("*.py"):
         assert "fork=True" not in bench.read_text(), bench.name
 
 
 def test_the_server_imports_torch_but_not_the_kernel_nor_matplotlib():
-    code = ("import json, sys\nfrom autograder.grader import kernels\nkernels._prepare()\n"
+    code = ("import json, sys\nfrom autograder.grader.jail import kernels\nkernels._prepare()\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('torch', 'ipykernel', 'IPython', 'matplotlib', 'zmq'))))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

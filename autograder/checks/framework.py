@@ -3,7 +3,7 @@
 A `Check` describes how to test one graded function once, and every entry point uses it:
 
 * nbgrader test cells and pytest call `run_check`, which calls the learner's function in this process;
-* the hardened grader calls the function in a jailed worker (`autograder.grader.worker`), which returns only
+* the hardened grader calls the function in a jailed worker (`autograder.grader.jail.worker`), which returns only
   the plain *evidence* of each case, and judges that evidence here, where learner code never runs.
 
 `cases(hidden)` builds fresh, seeded inputs (the same ones in the worker and in the judge);

@@ -2,7 +2,7 @@
 
 On a student's install the judges and references are not here. The visible cases still run in the student's
 process (collect_evidence, with the worker's side of the check: `get_part`); their evidence goes to the judge
-service the hub runs as the instructor (autograder.grader.judgeservice), named by FXCOURSE_JUDGE_URL, with the
+service the hub runs as the instructor (autograder.grader.ops.judgeservice), named by FXCOURSE_JUDGE_URL, with the
 hub token of the student's server (JUPYTERHUB_API_TOKEN); its verdicts are shown as local ones are (CaseResult).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 that hand over the course's own grading code.
 
 * `hidden_cases`: a graded function's hidden cases are built, run and judged under salts drawn from the course's
-  secret (autograder.grader.secret.call_salt: the secret, the assignment and the function) and the case; every
+  secret (autograder.grader.engine.secret.call_salt: the secret, the assignment and the function) and the case; every
   seed they draw through autograder.checks.randmodels then becomes another. Without the secret their inputs
   cannot be known, so a table of memorised answers fails; with the same secret they are the same, so a regrade
   gives the same grade.

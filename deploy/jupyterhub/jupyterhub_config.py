@@ -46,7 +46,7 @@ STUDENTS = os.environ.get("FXCOURSE_STUDENTS", "fxcourse-students")
 EXCHANGE = Path(os.environ.get("FXCOURSE_EXCHANGE", "/srv/nbgrader/exchange"))
 STATE = Path(os.environ.get("FXCOURSE_HUB_STATE", "hub-state")).resolve()
 SERVICE = "formgrader"  # the formgrader's address: /services/formgrader/formgrader
-JUDGE = "judge"  # the judge service (autograder/grader/judgeservice.py)
+JUDGE = "judge"  # the judge service (autograder/grader/ops/judgeservice.py)
 
 
 def _members(group: str) -> list[str]:

@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autograder.grader.gradebook import read_rows
-from autograder.grader.root import Course
+from autograder.grader.classroom.gradebook import read_rows
+from autograder.course.root import Course
 
 __all__ = ["ReportError", "Failure", "Submission", "Assignment", "ClassData", "read_class", "split_verdict"]
 
