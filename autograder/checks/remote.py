@@ -23,7 +23,7 @@ __all__ = ["URL_ENV", "TOKEN_ENV", "ServiceError", "configured", "unreachable", 
 
 URL_ENV, TOKEN_ENV = "FXCOURSE_JUDGE_URL", "JUPYTERHUB_API_TOKEN"
 TIMEOUT = 300  # seconds for one answer: the service may first start its judge process
-MAX_BODY = 32 * 2**20  # what the service accepts (judgeservice.MAX_BODY, less its header)
+MAX_BODY = 32 * 2**20  # what the service accepts (judgeprotocol.MAX_BODY, less its header)
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
