@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from autograder.grader.classroom import batch
-from autograder.grader.ops import exchange, nbgrader
+from autograder.grader.ops import exchange, judgeservice, nbgrader
 from autograder.grader.quality import killrates
 from autograder.grader import report
 from autograder.course.console import EXIT_INTERRUPTED
@@ -141,6 +141,14 @@ def _instructor_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("assignment")
     s.add_argument("--exchange", metavar="PATH", help=_EXCHANGE_HELP)
     s.set_defaults(func=exchange.collect)
+
+    s = sub.add_parser("judge-service", help="judge students' visible tests for them: the hub's service, run as the "
+                                             "instructor in the course folder (docs/jupyterhub.md)")
+    s.add_argument("--port", type=int, help="default: the port of JUPYTERHUB_SERVICE_URL, as the hub gives it")
+    s.add_argument("--ip", dest="host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--judges", type=_positive_int, default=2, metavar="N",
+                   help="judge processes, each judging one request at a time (default 2)")
+    s.set_defaults(func=judgeservice.serve)
 
     s = sub.add_parser("release-feedback", help="put feedback/ of an assignment in the exchange for the students")
     s.add_argument("assignment")

@@ -25,6 +25,9 @@ def judging(assignment: str) -> ModuleType:
             raise
         raise KeyMissing(f"the instructor's side of {assignment} (its judges and references) is not installed "
                          "here") from exc
+    except PermissionError as exc:  # installed, but closed to this user (the instructor's folder)
+        raise KeyMissing(f"the instructor's side of {assignment} (its judges and references) is not readable "
+                         "here") from exc
 
 
 def forward(package: str):

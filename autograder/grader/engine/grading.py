@@ -309,8 +309,9 @@ _JUDGES = threading.local()  # a judge process per grading thread: `fxcourse gra
 def _judge() -> _Judge:
     """This thread's judge (made on first use; its process ends with the thread's last reference to it)."""
     judge = getattr(_JUDGES, "judge", None)
-    if judge is None:
-        judge = _JUDGES.judge = _Judge()
+    if judge is None:  # with the course's judge service behind it where the judge side is missing here
+        from autograder.grader.engine.judgeclient import with_service
+        judge = _JUDGES.judge = with_service(_Judge)()
     return judge
 
 
@@ -320,6 +321,7 @@ def _judge_server(memory: int) -> int:
     import resource
 
     from autograder.checks.evidence import EvidenceError, load_evidence
+    from autograder.grader.engine.judgeprotocol import judge_cases
     from autograder.grader.jail.worker import address_space_limit
 
     limit = address_space_limit(memory)  # `memory` beyond what the imports mapped
@@ -352,6 +354,8 @@ def _judge_server(memory: int) -> int:
                     answer = {"ok": True, "calls": len(ev["calls"]), "complete": ev["complete"]}
             elif ev is None:
                 answer = {"error": "no evidence is loaded"}
+            elif req["op"] == "cases":  # the judge service's verdicts on named visible cases
+                answer = judge_cases(ev, req)
             else:
                 calls = [Call(**c) for c in req["calls"]]
                 start, n = req["start"], len(calls)
@@ -391,7 +395,6 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             raise NotebookError(too_long())
 
     hide = course.secrets() if course else []
-    secret = course_secret(course)
     cells = []
     for c in nb.cells:
         if c.cell_type == "code" and not is_test(c):
@@ -412,6 +415,7 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
             results[tid] = Verdict(tid, False, f"test cell {tid!r} calls no check the grader knows", max_points=points)
             continue
         plans.append((tid, points, calls))
+    secret = course_secret(course) if any(c.hidden for _, _, calls in plans for c in calls) else b""  # hidden: salts
 
     def judged(tid: str, points: float, calls: list[Call], outcome: WorkerOutcome, start: int = 0,
                expected: int = 0, plan: list[Call] = ()) -> Verdict:
