@@ -392,7 +392,8 @@ def main(job_path: str) -> int:
             raise
 
     # Each checkpoint saves everything so far, so the last one is the complete evidence (with nothing between
-    # it and the end, a separate final save would write the largest file a second time).
+    # it and the end, a separate final save would write the largest file a second time). A quiz's evidence runs
+    # no learner code (framework.quiz_evidence): a run of quizzes is saved once, after the last of them.
     calls = job["calls"]
     checkpoint(complete=not calls)
     for i, call in enumerate(calls):
@@ -400,7 +401,8 @@ def main(job_path: str) -> int:
         if call["kind"] == "quiz":
             _log(progress, f"quiz {call['var']}")
             out["calls"].append({"evidence": [quiz_evidence(ns.get(call["var"], NotImplementedError()))]})
-            checkpoint(complete=last)
+            if last or calls[i + 1]["kind"] != "quiz":
+                checkpoint(complete=last)
             continue
         key = (call["assignment"], call["function"])
         fn = ns.get(call["var"])
