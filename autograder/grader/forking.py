@@ -33,6 +33,9 @@ def _prepare() -> None:
     import torch.fx  # noqa: F401
     import torch.nn.functional  # noqa: F401
     from IPython.core.interactiveshell import InteractiveShell  # noqa: F401
+    # what InteractiveShell.instance() imports on first use, which every worker makes: imported here, once
+    import IPython.core.application, IPython.core.completerlib, IPython.core.magics, IPython.core.oinspect  # noqa
+    import IPython.utils.wildcard  # noqa: F401
     from traitlets.config import Config  # noqa: F401
 
     import autograder.checks  # noqa: F401  (the framework every job uses)
