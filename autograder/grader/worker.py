@@ -392,8 +392,9 @@ def main(job_path: str) -> int:
             raise
 
     # Each checkpoint saves everything so far, so the last one is the complete evidence (with nothing between
-    # it and the end, a separate final save would write the largest file a second time). A quiz's evidence runs
-    # no learner code (framework.quiz_evidence): a run of quizzes is saved once, after the last of them.
+    # it and the end, a separate final save would write the largest file a second time). A run of quizzes is
+    # saved once, after its last quiz, when taking their evidence runs no learner code: a plain namespace with
+    # str names only (a lookup then calls no __eq__ of the learner's), and framework.quiz_evidence.
     calls = job["calls"]
     checkpoint(complete=not calls)
     for i, call in enumerate(calls):
@@ -401,7 +402,8 @@ def main(job_path: str) -> int:
         if call["kind"] == "quiz":
             _log(progress, f"quiz {call['var']}")
             out["calls"].append({"evidence": [quiz_evidence(ns.get(call["var"], NotImplementedError()))]})
-            if last or calls[i + 1]["kind"] != "quiz":
+            if last or calls[i + 1]["kind"] != "quiz" or type(ns) is not dict or \
+                    not all(type(name) is str for name in ns):
                 checkpoint(complete=last)
             continue
         key = (call["assignment"], call["function"])
