@@ -29,7 +29,7 @@ from autograder.grader.jail import forkserver
 from autograder.grader.ops.nbgrader import NBGRADER_LAUNCH
 
 from .common import ROOT, Config, Job, Section, Skip, Table, Target, children_cpu, load_average, run_cmd
-from .gradingcost import MemorySampler, fork_phases, mib, watch_recheck, worker_memory
+from .gradingcost import MemorySampler, fork_phases, mib, submission_cpu, watch_recheck, worker_memory
 
 TITLE = "Grading: fxcourse check, hardened grade and plain nbgrader autograde"
 PLAIN_CONFIG = '''c = get_config()  # noqa: F821
@@ -238,6 +238,14 @@ def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
             out.append({"phase": name, "short": short, "side": side, "wall": float("nan"), "cpu": float("nan"),
                         "error": f"{type(exc).__name__}: {str(exc)[:120]}"})
     out.extend(fork_phases(cells, calls, hide, a, repeats, _median_run, smoke))
+    secret = os.environ.get("FXCOURSE_SECRET")  # grade_task sets the course's, as a grading run's coordinator
+    try:
+        out.extend(submission_cpu(course.hard, a, FULL, 2 if smoke else 10))
+    except Exception as exc:  # reported, not fatal
+        out.append({"phase": f"{a}, per submission: CPU by process", "short": "per submission", "side": "hardened",
+                    "wall": float("nan"), "cpu": float("nan"), "error": f"{type(exc).__name__}: {str(exc)[:120]}"})
+    finally:
+        os.environ.pop("FXCOURSE_SECRET", None) if secret is None else os.environ.update(FXCOURSE_SECRET=secret)
     if not smoke:  # one worker's memory, each way (this process's tree sampled while it runs)
         os.environ["FXCOURSE_FORKSERVER"] = "0"
         try:

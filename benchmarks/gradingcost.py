@@ -265,3 +265,76 @@ def watch_recheck(cmd: list[str], notebook: Path, cwd: Path, env: dict[str, str]
 
 def python_cmd(*argv: str) -> list[str]:
     return [sys.executable, *argv]
+
+
+def _proc_cpu(pid: int | None) -> tuple[float, float]:
+    """(CPU seconds of process `pid` itself, of its children it has waited for), from /proc/PID/stat."""
+    if pid is None:
+        return 0.0, 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+
+
+def submission_cpu(root: Path, assignment: str, student: str, repeats: int) -> list[dict]:
+    """CPU seconds one submission costs `fxcourse grade`'s one engine (autograder.grader.engine.grade_task, run
+    here as a grading thread runs it, after a first, untimed one), by process: the grading thread itself
+    (restore, the course's nbgrader preprocessors, JSON), its judge process (load the evidence, judge every
+    test), and the jailed worker with its manager (the fork server's children, which it reaps). Wall: the whole
+    task, the thread's waits on the judge, and run_worker (the worker's start, run and clean-up)."""
+    from unittest import mock
+
+    from autograder.grader import engine, forkserver, grading
+    from autograder.grader.root import Course
+    from autograder.grader.secret import course_secret
+
+    sources = {assignment: (root / "solutions" / assignment / f"{assignment}.ipynb").read_bytes()}
+    files = {assignment: (root / "submitted" / student / assignment / f"{assignment}.ipynb").read_bytes()}
+    secret = course_secret(Course(root)).decode()
+    waits = {"judge": 0.0, "worker": 0.0}
+
+    def timed(fn, key):
+        def run(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                waits[key] += time.perf_counter() - t0
+        return run
+
+    def task() -> None:
+        result = engine.grade_task(assignment, sources, files, student, secret=secret)
+        if '"ok": true' not in result[:200]:
+            raise RuntimeError(result[:200])
+
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        task()  # the judge started, the exercise's checks imported in the server
+        server = forkserver.server_pid()
+        judge = grading._judge().proc
+        with mock.patch.object(grading, "run_worker", timed(grading.run_worker, "worker")), \
+                mock.patch.object(grading._Judge, "load", timed(grading._Judge.load, "judge")), \
+                mock.patch.object(grading._Judge, "judge", timed(grading._Judge.judge, "judge")):
+            t0, w0, j0, s0 = time.thread_time(), time.perf_counter(), _proc_cpu(judge.pid)[0], _proc_cpu(server)[1]
+            for _ in range(repeats):
+                task()
+            wall, thread = time.perf_counter() - w0, time.thread_time() - t0
+        time.sleep(0.7)  # the server reaps its ended managers (and so counts their CPU) at least twice a second
+        judged, forked = _proc_cpu(judge.pid)[0] - j0, _proc_cpu(server)[1] - s0
+    finally:
+        os.chdir(old)
+    each = f"{assignment}, per submission (grade_task, mean of {repeats})"
+    return [{"phase": f"{each}: the grading thread itself (restore, nbgrader preprocessors, JSON); wall: the whole "
+                      "task", "short": "grading thread", "side": "hardened", "wall": wall / repeats,
+             "cpu": thread / repeats},
+            {"phase": f"{each}: its judge process (load the evidence, judge every test); wall: the thread's waits "
+                      "on it", "short": "judge", "side": "hardened", "wall": waits["judge"] / repeats,
+             "cpu": judged / repeats},
+            {"phase": f"{each}: its jailed worker and the worker's manager (forked); wall: run_worker (start, run, "
+                      "clean up)", "short": "worker + manager", "side": "hardened",
+             "wall": waits["worker"] / repeats, "cpu": forked / repeats}]

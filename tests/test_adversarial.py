@@ -137,6 +137,26 @@ def test_os_exit_in_a_function_fails_that_test_alone(tmp_path):
     expect(scores, {"test_count_nodes": 0.0})
 
 
+
+def test_a_quiz_answer_whose_class_name_exits_fails_that_quiz_alone(tmp_path):
+    # The worker saves a run of quizzes' evidence once, after the last: reading an answer's evidence must run none
+    # of its code, or an exit there would leave the quizzes before it without evidence (and blame the first).
+    evil = ("import os\nclass Meta(type):\n    @property\n    def __name__(cls):\n        os._exit(3)\n"
+            "class Answer(metaclass=Meta):\n    pass\nq2 = Answer()\n")
+    report, scores = grade(submit(tmp_path, {"quiz_q2": evil}))
+    expect(scores, {"test_quiz_q2": 0.0})
+    assert "got Answer" in next(t.message for t in report.tests if t.id == "test_quiz_q2")
+
+
+def test_a_name_whose_lookup_exits_costs_only_its_quiz(tmp_path):
+    # A key of the learner's own in the namespace, equal in hash to "q3", makes looking q3 up run its __eq__: the
+    # worker then saves each quiz's evidence as it goes, and the quizzes before q3 keep theirs.
+    evil = ("import os\nclass Key:\n    armed = False\n    def __hash__(self):\n        return hash('q3')\n"
+            "    def __eq__(self, other):\n        if Key.armed:\n            os._exit(3)\n        return False\n"
+            "globals()[Key()] = 1\nq3 = 'A'\nKey.armed = True\n")  # Key first: a lookup of q3 meets it first
+    _, scores = grade(submit(tmp_path, {"quiz_q3": evil}))
+    expect(scores, {"test_quiz_q3": 0.0})
+
 def test_os_exit_at_the_top_of_an_answer_cell_costs_only_that_cell(tmp_path):
     report, scores = grade(submit(tmp_path, {"count_nodes": "import os\nos._exit(1)\n" + CORRECT["count_nodes"]}))
     expect(scores, {"test_count_nodes": 0.0})

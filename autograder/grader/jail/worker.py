@@ -391,12 +391,20 @@ def main(job_path: str) -> int:
             _stop_if_full(exc)
             raise
 
-    checkpoint()
-    for call in job["calls"]:
+    # Each checkpoint saves everything so far, so the last one is the complete evidence (with nothing between
+    # it and the end, a separate final save would write the largest file a second time). A run of quizzes is
+    # saved once, after its last quiz, when taking their evidence runs no learner code: a plain namespace with
+    # str names only (a lookup then calls no __eq__ of the learner's), and framework.quiz_evidence.
+    calls = job["calls"]
+    checkpoint(complete=not calls)
+    for i, call in enumerate(calls):
+        last = i == len(calls) - 1
         if call["kind"] == "quiz":
             _log(progress, f"quiz {call['var']}")
             out["calls"].append({"evidence": [quiz_evidence(ns.get(call["var"], NotImplementedError()))]})
-            checkpoint()
+            if last or calls[i + 1]["kind"] != "quiz" or type(ns) is not dict or \
+                    not all(type(name) is str for name in ns):
+                checkpoint(complete=last)
             continue
         key = (call["assignment"], call["function"])
         fn = ns.get(call["var"])
@@ -405,8 +413,7 @@ def main(job_path: str) -> int:
             _log(progress, f"case {call['function']}|{case.label}")
             evs.append(collect(checks[key], fn, case))
         out["calls"].append({"evidence": evs})
-        checkpoint()
-    checkpoint(complete=True)
+        checkpoint(complete=last)
     _log(progress, "done")
     # Not a normal exit: that would wait for threads the answers left running (a slot held until the
     # wall-clock limit). Evidence and progress are on disk; nothing else is needed.
