@@ -281,16 +281,18 @@ def _proc_cpu(pid: int | None) -> tuple[float, float]:
 
 
 def submission_cpu(root: Path, assignment: str, student: str, repeats: int) -> list[dict]:
-    """CPU seconds one submission costs `fxcourse grade`'s one engine (autograder.grader.engine.grade_task, run
+    """CPU seconds one submission costs `fxcourse grade`'s one engine (autograder.grader.classroom.runner.grade_task, run
     here as a grading thread runs it, after a first, untimed one), by process: the grading thread itself
     (restore, the course's nbgrader preprocessors, JSON), its judge process (load the evidence, judge every
     test), and the jailed worker with its manager (the fork server's children, which it reaps). Wall: the whole
     task, the thread's waits on the judge, and run_worker (the worker's start, run and clean-up)."""
     from unittest import mock
 
-    from autograder.grader import engine, forkserver, grading
-    from autograder.grader.root import Course
-    from autograder.grader.secret import course_secret
+    from autograder.grader.classroom import runner as engine
+    from autograder.grader.jail import forkserver
+    from autograder.grader.engine import grading
+    from autograder.course.root import Course
+    from autograder.grader.engine.secret import course_secret
 
     sources = {assignment: (root / "solutions" / assignment / f"{assignment}.ipynb").read_bytes()}
     files = {assignment: (root / "submitted" / student / assignment / f"{assignment}.ipynb").read_bytes()}
