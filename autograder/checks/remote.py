@@ -16,6 +16,7 @@ import torch
 
 import autograder.checks.framework as framework
 from autograder.checks.framework import CaseResult, CheckFailed, CheckResults, _is_todo, collect_evidence, get_part
+from autograder.checks.verdict import Verdict
 from autograder.checks.keyring import KeyMissing
 
 __all__ = ["URL_ENV", "TOKEN_ENV", "ServiceError", "configured", "unreachable", "post", "evidence_archive",
@@ -85,9 +86,8 @@ def _judged(assignment: str, function: str, indices: list[int], evidence: list) 
     answer = post({"op": "cases", "assignment": assignment, "function": function, "cases": indices},
                   evidence_archive([evidence]))
     try:
-        return [CaseResult(str(r["label"]), bool(r["passed"]), str(r["message"]),
-                           None if r.get("hint") is None else str(r["hint"])) for r in answer["results"]]
-    except (KeyError, TypeError) as exc:
+        return [Verdict.from_json(r) for r in answer["results"]]
+    except (KeyError, TypeError, ValueError) as exc:
         raise ServiceError(f"the judge service answered in a shape this client does not know ({exc})") from None
 
 

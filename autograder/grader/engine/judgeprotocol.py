@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
 from typing import Any
 
 __all__ = ["Refused", "parse_header", "split_body", "judge_cases", "MAX_HEADER", "MAX_BODY"]
@@ -137,4 +136,4 @@ def judge_cases(ev: dict, req: dict) -> dict:
     evidence = ev["calls"][0]["evidence"]
     if len(evidence) != len(req["cases"]):
         return {"refused": f"the evidence holds {len(evidence)} results for the {len(req['cases'])} cases named"}
-    return {"results": [asdict(judge_evidence(check, visible[i], e)) for i, e in zip(req["cases"], evidence)]}
+    return {"results": [judge_evidence(check, visible[i], e).to_json() for i, e in zip(req["cases"], evidence)]}

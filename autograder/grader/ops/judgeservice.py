@@ -11,11 +11,11 @@ visible cases, which their own copy shows anyway.
 One request: POST /judge, its body a JSON header line, then the evidence archive. Two kinds (`op`):
 
 * "cases": {"op", "assignment", "function", "cases": [visible case indices]}; the evidence holds one call whose
-  evidence lists those cases in order. Answer: {"results": [{"label", "passed", "message", "hint"}, ...]}.
+  evidence lists those cases in order. Answer: {"results": [each case's Verdict.to_json(), ...]}.
 * "tests": {"op", "tid", "calls": [calls of one test cell], "start", "plan": [every call of the evidence],
   "last_step"}, a call being {"kind": "check", "var", "assignment", "function"} or {"kind": "quiz", "var",
-  "choices", "section"}; the evidence is the worker's, of the whole notebook. Answer: {"passed", "message",
-  "hint", "cases"}, as the grader's judge answers a test cell (`fxcourse check`).
+  "choices", "section"}; the evidence is the worker's, of the whole notebook. Answer: the test cell's
+  Verdict.to_json(), as the grader's judge answers a test cell (`fxcourse check`).
 
 Refused with a 4xx and a message naming what was wrong: no or a bad hub token (401/403), a body over the cap (413),
 a header that is not this shape, a hidden case, a salt, a quiz key or a secret (400). Nothing of a request's code
@@ -76,9 +76,8 @@ class Judges:
                 if "error" in answer:
                     raise Refused(f"the judge could not judge this evidence: {answer['error']}", 422)
                 return {"results": answer["results"]}
-            passed, message, hint, cases = judge.judge(req["tid"], req["calls"], req["start"], outcome,
-                                                       len(req["plan"]), self.limits, b"", req["plan"])
-            return {"passed": passed, "message": message, "hint": hint, "cases": cases}
+            return judge.judge(req["tid"], req["calls"], req["start"], outcome, len(req["plan"]), self.limits, b"",
+                               req["plan"]).to_json()
         finally:
             self.free.put(judge)
 
