@@ -3,16 +3,21 @@ from __future__ import annotations
 
 from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, Check, CheckFailed
-from autograder.checks.evidence import expect, expect_equal, removed_nodes_hint, sole_hint
+from autograder.checks.evidence import cached_reference, expect, expect_equal, removed_nodes_hint, sole_hint
 from autograder.checks.ex01_tracing.cases import _count_cases, _graph_cases, _match_cases
 from autograder.checks.ex01_tracing.evidence import _count_evidence, _match_evidence, _summary_evidence
 
 
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
+_TRACED: dict = {}  # each case's traced module, read and never changed by the judges: traced once per judge process
+
+
+def _traced(case):
+    return cached_reference(_TRACED, "traced", case, lambda c: c.make()[0])
 
 
 def _summary_judge(case, ev):
-    gm, = case.make()
+    gm = _traced(case)
     expected = [(n.op, n.name) for n in gm.graph.nodes]
     got = [tuple(r) for r in ev["rows"]]
     swapped = [(name, op) for op, name in got]
@@ -41,7 +46,7 @@ def _summary_judge(case, ev):
 
 def _count_judge(case, ev):
     got = ev["count"]
-    gm = case.make()[0]
+    gm = _traced(case)
     op = case.data["op"]
     expected = sum(1 for n in gm.graph.nodes if op is None or n.op == op)
     nodes = list(gm.graph.nodes)
