@@ -17,7 +17,7 @@ from autograder.grader.root import Course
 from autograder.grader import grading
 from autograder.coursedata.hints import HINTS
 from autograder.learner.watch import watch_loop
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from autograder.grader.notebook import read_notebook
 from autograder.grader.validate import mutant_cell
 from autograder.learner.progress import ProgressView, _test_name, _untouched, collect

@@ -53,7 +53,7 @@ EX05_BORROWED = {
     "remove_dropout": "from autograder.checks.ex05_inserting import reference_remove_dropout as remove_dropout\n",
     "record_shapes": "from autograder.checks.ex05_inserting import reference_shapes as record_shapes\n",
     "linear_flops": "def linear_flops(gm, *inputs):\n"
-                    "    from autograder.checks.ex05_inserting.references import reference_linear_flops\n"
+                    "    from fxcourse_instructor.ex05_inserting.references import reference_linear_flops\n"
                     "    return reference_linear_flops(gm, *inputs)\n",
 }
 
@@ -71,11 +71,11 @@ def test_a_function_that_is_a_course_reference_earns_nothing_in_process_too():
 
     with pytest.raises(CheckFailed, match="the course's own grading code") as info:
         run_check("ex05_inserting", "insert_after", reference_insert_after)
-    assert "reference_insert_after from autograder.checks.ex05_inserting.references" in str(info.value)
+    assert "reference_insert_after from fxcourse_instructor.ex05_inserting.references" in str(info.value)
     returns_a_judge = lambda gm, name, fn: get_check("ex05_inserting", "insert_after").judge   # noqa: E731
     result = run_cases(get_check("ex05_inserting", "insert_after"), returns_a_judge,
                        get_check("ex05_inserting", "insert_after").cases(False))[0]
-    assert not result.passed and "returned _insert_judge from autograder.checks.ex05_inserting.judges" in result.message
+    assert not result.passed and "returned _insert_judge from fxcourse_instructor.ex05_inserting.judges" in result.message
 
 
 FRAME_WALK = '''
@@ -128,7 +128,7 @@ def _look():
                 found["functions"].append(repr(value)[:80])
         frame = frame.f_back
     try:
-        import autograder.checks.ex05_inserting.judges  # noqa: F401
+        import fxcourse_instructor.ex05_inserting.judges  # noqa: F401
     except Exception as exc:
         found["import"] = type(exc).__name__
     try:

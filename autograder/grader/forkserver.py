@@ -161,7 +161,8 @@ def _connect_to(address: str) -> socket.socket | None:
 
 def worker_env(scratch: Path) -> dict[str, str]:
     """The whole environment of a worker (fresh or forked): paths, its scratch as home, one thread, no cache writes."""
-    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV") if k in os.environ}
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "FXCOURSE_INSTRUCTOR")
+            if k in os.environ}   # FXCOURSE_INSTRUCTOR: the course's instructor's side (checks.keyring.use)
     pkg_parent = str(Path(__file__).resolve().parents[2])
     keep["PYTHONPATH"] = pkg_parent + (os.pathsep + keep["PYTHONPATH"] if "PYTHONPATH" in keep else "")
     keep.update({

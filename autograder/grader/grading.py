@@ -28,6 +28,7 @@ from typing import Any
 
 from nbformat.notebooknode import NotebookNode
 
+from autograder.checks import keyring
 from autograder.grader.root import Course
 from autograder.grader.notebook import (NotebookError, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
                                         read_notebook, restore)
@@ -399,6 +400,8 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         if time.monotonic() >= until:
             raise NotebookError(too_long())
 
+    if course:
+        keyring.use(course.root)   # its instructor's side, for the judge and the worker too
     hide = course.secrets() if course else []
     secret = course_secret(course)
     cells = []
