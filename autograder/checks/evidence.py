@@ -194,7 +194,7 @@ def expect_trained(params: dict, initial: dict, steps: int) -> None:
     """Fail when `steps` > 0 training steps left a prepared model's parameters (name -> tensor) exactly as given."""
     if steps > 0 and first_far_tensor(params, initial, atol=0, rtol=0) is None:
         raise CheckFailed(f"the parameters of the prepared model did not change after {steps} steps",
-                          "train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); "
+                          "train prepared in place: an SGD optimizer over prepared.parameters() with lr=lr; "
                           "each step zero_grad, loss.backward(), optimizer.step()")
 
 

@@ -11,7 +11,8 @@ clauses that measure the checks. It lives in a course folder's `instructor/fxcou
    kernel in the course folder, under a copy install).
 
 Every use of an exercise's judge side goes through `judging(assignment)`, of its hidden cases through
-`hidden(assignment)`, of the mutants and clauses through `instructor("mutants")` / `instructor("clauses")`.
+`hidden(assignment)`, of what its cases hand over that is another function's answer through `inputs(assignment)`,
+of the mutants and clauses through `instructor("mutants")` / `instructor("clauses")`.
 Where the instructor's side cannot be reached (a student's install) or read, they raise `KeyMissing`, naming
 what is missing, and the caller says so instead of judging.
 """
@@ -24,7 +25,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["KeyMissing", "judging", "hidden", "instructor", "package", "use", "location", "forward", "PACKAGE", "ENV"]
+__all__ = ["KeyMissing", "judging", "hidden", "inputs", "load_worker_side", "instructor", "package", "use", "location",
+           "forward", "PACKAGE", "ENV"]
 
 PACKAGE = "fxcourse_instructor"
 ENV = "FXCOURSE_INSTRUCTOR"   # the folder holding fxcourse_instructor/, as `use` found it
@@ -135,6 +137,26 @@ def hidden(assignment: str) -> ModuleType:
         return instructor(f"{assignment}.hidden")
     except KeyMissing as exc:
         raise KeyMissing(f"the hidden cases of {assignment} are not installed here: {exc}") from exc
+
+
+def inputs(assignment: str) -> ModuleType:
+    """What the cases of exercise `assignment` hand over that is another graded function's answer (a model
+    prepared as one function must prepare it, a pass made as one must make it): its module `inputs`."""
+    try:
+        return instructor(f"{assignment}.inputs")
+    except KeyMissing as exc:
+        raise KeyMissing(f"the inputs of {assignment}'s cases that are another function's answer are not installed "
+                         f"here: {exc}") from exc
+
+
+def load_worker_side(assignment: str) -> None:
+    """Import what the worker may use of the instructor's side of `assignment` (its hidden cases, its `inputs`),
+    before learner code runs and a jail hides the folder; nothing where the instructor's side is not reachable."""
+    for name in ("hidden", "inputs"):
+        try:
+            instructor(f"{assignment}.{name}")
+        except KeyMissing:
+            pass
 
 
 def forward(package: str):

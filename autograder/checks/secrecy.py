@@ -39,8 +39,7 @@ _GRADING_KINDS = (types.FunctionType, types.MethodType, types.BuiltinFunctionTyp
 
 def grading_object(value: Any) -> str | None:
     """What `value` is when it is (or, one level down, holds) a function, class, module or record of the course's
-    own grading code (autograder.*, fxcourse_instructor.*):
-    "reference_insert_after from fxcourse_instructor.ex05_inserting.references".
+    own grading code (autograder.*, fxcourse_instructor.*): "<its name> from fxcourse_instructor.<exercise>.references".
     The models a case hands over are not: only what computes, judges or describes a case is."""
     items = [value] + (list(value)[:50] if type(value) in (list, tuple) else
                        list(value.values())[:50] if type(value) is dict else [])

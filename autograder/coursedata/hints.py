@@ -352,10 +352,9 @@ HINTS: dict[str, dict[str, list[str]]] = {
             "graph_break_count": [
                 "Dynamo can tell you itself: `torch._dynamo.explain(fn)` returns a function that compiles and runs "
                 "`fn` and reports what happened.",
-                "The report of `torch._dynamo.explain(fn)(*inputs)` has `graph_count` and `graph_break_count`: a break "
+                "The report (that function called with the inputs) has `graph_count` and `graph_break_count`: a break "
                 "is where one graph ends and the next begins, so the second is the first minus one.",
-                "`torch._dynamo.reset()` first, then `return torch._dynamo.explain(fn)(*inputs).graph_break_count` "
-                "as an `int`.",
+                "`torch._dynamo.reset()` first, then return the report's `graph_break_count` as an `int`.",
             ],
             "compile_with_pass": [
                 "Write a backend that calls `pass_fn` on the `gm` it receives, and hand it to `torch.compile(model, "
@@ -374,7 +373,7 @@ HINTS: dict[str, dict[str, list[str]]] = {
                 "Give `dynamic_shapes` one entry per input, in the same structure as `args`: for the one input, a "
                 "dict from dimension number to `Dim(\"batch\")`. A tuple spares you forward's argument name, which "
                 "is not always `x`.",
-                "`export(model, (example_input,), dynamic_shapes=({0: Dim(\"batch\")},))`, and return the "
+                "Export with `dynamic_shapes` a tuple of one dict, `{0: Dim(\"batch\")}`, and return the "
                 "`ExportedProgram` itself (not `.module()`).",
             ],
             "aten_histogram": [
@@ -382,8 +381,8 @@ HINTS: dict[str, dict[str, list[str]]] = {
                 "an operator overload such as `torch.ops.aten.linear.default`.",
                 "The key is `str(node.target)` (`\"aten.linear.default\"`), not the node's name and not the "
                 "overload packet. `operator.getitem` and `cond` are call_function nodes too, and count.",
-                "A dict, `counts[key] = counts.get(key, 0) + 1` for each call_function node, on `ep.graph` as it is "
-                "(no `run_decompositions()`).",
+                "A dict from each key to how many call_function nodes have it (`counts.get(key, 0)` helps), on "
+                "`ep.graph` as it is (no `run_decompositions()`).",
             ],
             "parameter_placeholders": [
                 "The placeholders carry no values and their names are only hints: `ep.graph_signature` says what "

@@ -19,14 +19,16 @@ __all__ = ["worker_cases", "judge_side", "forbid_judge_side", "WORKER_MODULES", 
 
 # the modules of an exercise's package that the worker imports (everything else in it is the judge's)
 WORKER_MODULES = frozenset({"__init__", "cases", "evidence", "models"})
-# the modules of the instructor's package (autograder.checks.keyring) that the worker imports: its hidden cases
-INSTRUCTOR_WORKER_MODULES = frozenset({"__init__", "hidden"})
+# the modules of the instructor's package (autograder.checks.keyring) that the worker imports: its hidden cases,
+# and the inputs of cases that are another graded function's answer
+INSTRUCTOR_WORKER_MODULES = frozenset({"__init__", "hidden", "inputs"})
 
 
 def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
     """({(assignment, function): Part}, {(assignment, function, hidden, salt): [Case with inputs only]}) of a job's
     calls, each case under its hidden salt (the job's "salt" of the call: 0 for visible cases)."""
     from autograder.checks.framework import Case, get_part
+    from autograder.checks.keyring import load_worker_side
     from autograder.checks.secrecy import hidden_cases
 
     parts, cases = {}, {}
@@ -34,6 +36,7 @@ def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
         if call.get("kind") != "check":
             continue
         key = (call["assignment"], call["function"])
+        load_worker_side(call["assignment"])   # its hidden cases and inputs: the jail will hide the instructor's side
         part = parts[key] = parts.get(key) or get_part(*key)
         salt = int(call.get("salt") or 0) if call["hidden"] else 0
         built = part.cases(call["hidden"])

@@ -7,10 +7,8 @@ from typing import Any, Callable
 import torch
 import torch.fx as fx
 import torch.nn as nn
-from torch.ao.quantization import (
-    FusedMovingAvgObsFakeQuantize, get_default_qat_qconfig_mapping, get_default_qconfig_mapping
-)
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx, prepare_qat_fx
+from torch.ao.quantization import FusedMovingAvgObsFakeQuantize, get_default_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
 from fxplayground import Net, QATNet
 
@@ -39,8 +37,8 @@ def _fresh(key: str, build: Callable[[], Any]) -> Any:
 
 
 def _prepare_ref(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:
-    with _silent():
-        return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
+    """`model` prepared as prepare_for_qat must prepare it: the instructor's side (keyring.inputs)."""
+    return keyring.inputs("ex07_qat").prepare_ref(model, example_inputs, backend)
 
 
 def _seeded(make_model: Callable[[], nn.Module], seed: int) -> nn.Module:

@@ -51,7 +51,7 @@ def _breaks_evidence(result: Any, args: tuple) -> Any:
         raise CheckFailed(f"graph_break_count returned {type(result).__name__} {result!r:.80}, expected an int",
                           "return the value instead of printing it" if result is None else
                           f"a count is a Python int, not a {type(result).__name__}: return int(...) of it" if number
-                          else "return the number itself: torch._dynamo.explain(fn)(*inputs).graph_break_count")
+                          else "return the number itself: the graph_break_count of torch._dynamo.explain's report")
     return result
 
 

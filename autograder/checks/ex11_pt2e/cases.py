@@ -14,8 +14,8 @@ from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import current_salt, generator, manual_seed, random_mlp
 from autograder.checks.ex11_pt2e.models import (
-    SigmoidHead, X86InductorQuantizer, _diagnostic, _disallow_eval_train, _dropout, _handmade_qdq, _qatnet, _seeded,
-    _x, convert_pt2e, get_default_x86_inductor_quantization_config, move_exported_model_to_eval, prepare_qat_pt2e
+    SigmoidHead, _diagnostic, _disallow_eval_train, _dropout, _handmade_qdq, _qatnet, _seeded, _x, convert_pt2e,
+    move_exported_model_to_eval,
 )
 
 
@@ -43,19 +43,10 @@ def _fresh(key: str, build: Callable[[], Any]) -> Any:
     return fresh
 
 
-def _quantizer(**config: Any) -> X86InductorQuantizer:
-    quantizer = X86InductorQuantizer()
-    quantizer.set_global(get_default_x86_inductor_quantization_config(**{"is_qat": True, **config}))
-    return quantizer
-
-
 def _prepare_ref(model: nn.Module, example_inputs: tuple, **config: Any) -> fx.GraphModule:
-    """Lesson 11's flow. The batch dimension is dynamic, as in the lesson, so that the prepared models the other
-    checks hand over train and run on batches of any size."""
-    with _silent():
-        dynamic = tuple({0: torch.export.Dim("batch")} for _ in example_inputs)
-        exported = torch.export.export(model.train(), example_inputs, dynamic_shapes=dynamic).module()
-        return prepare_qat_pt2e(exported, _quantizer(**config))
+    """`model` prepared by lesson 11's flow, as prepare_pt2e_qat must prepare it (a dynamic batch dimension): the
+    instructor's side (keyring.inputs)."""
+    return keyring.inputs("ex11_pt2e").prepare_ref(model, example_inputs, **config)
 
 
 def _prepared(key: str) -> fx.GraphModule:
