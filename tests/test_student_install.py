@@ -203,45 +203,74 @@ def test_what_the_learners_part_shows_of_a_solution_is_only_where_it_is_listed(s
         assert {f for f in found.get(text, []) if not f.endswith(".pyc")} <= files, (text, why, found.get(text))
 
 
-WORKER_SIDE = """
-import json, sys
+# Run by a Python whose only course package is the student's install: argv[1] the install, [2] a folder outside any
+# course, [3] an instructor's course folder (holding instructor/), [4] the code a started process runs.
+PROBE = """
+import json, os, subprocess, sys
 import autograder
 from autograder.checks import keyring
 from autograder.checks.framework import get_part
 from autograder.coursedata.exercises import EXERCISES
 
-assert autograder.__file__.startswith(sys.argv[1]), autograder.__file__
-try:
-    keyring.judging("ex01_tracing")
-except keyring.KeyMissing as exc:
-    missing = str(exc)
-else:
-    missing = ""
-try:
-    keyring.hidden("ex01_tracing")
-except keyring.KeyMissing as exc:
-    hidden = str(exc)
-else:
-    hidden = ""
-built = {ex.id: sum(len(get_part(ex.id, f).cases(False)) for f in ex.functions) for ex in EXERCISES}
-print(json.dumps({"missing": missing, "hidden": hidden, "built": built,
-                  "instructor": sorted(m for m in sys.modules if m.startswith("fxcourse_instructor"))}))
+install, elsewhere, course, child = sys.argv[1:5]
+out = {"autograder": autograder.__file__}
+os.chdir(elsewhere)
+for name, get in (("judging", keyring.judging), ("hidden", keyring.hidden)):
+    try:
+        get("ex01_tracing")
+        out[name] = ""
+    except keyring.KeyMissing as exc:
+        out[name] = str(exc)
+out["built"] = {ex.id: sum(len(get_part(ex.id, f).cases(False)) for f in ex.functions) for ex in EXERCISES}
+out["loaded"] = sorted(m for m in sys.modules if m.startswith("fxcourse_instructor"))
+os.chdir(os.path.join(course, "exercises"))   # an instructor's kernel in the course folder
+out["walk"] = str(keyring.location())
+os.chdir(elsewhere)                            # a grading run that names the course
+keyring.use(course)
+out["used"] = keyring.instructor("ex01_tracing").__file__
+out["child"] = subprocess.run([sys.executable, "-I", "-S", "-c", child], capture_output=True, text=True, cwd="/",
+                              env=os.environ).stdout.strip()   # a process the run starts: judge, fork server, worker
+print(json.dumps(out))
+"""
+CHILD = """
+from autograder.checks import keyring
+print(keyring.instructor("ex01_tracing").__file__)
 """
 
 
-def test_a_python_with_only_the_students_install_has_no_key_and_a_working_worker_side(student_install, tmp_path):
-    """No checkout reachable: sys.path is the install and the interpreter's own folders (no .pth file, so no
-    editable install of a checkout), the working directory is a fresh temporary one, no $FXCOURSE_INSTRUCTOR."""
+@pytest.fixture(scope="module")
+def probe(student_install, tmp_path_factory) -> dict:
+    """What a Python finds whose only course package is the student's install: no checkout reachable (sys.path is
+    the install and the interpreter's own folders, no .pth file, so no editable install of a checkout; no
+    $FXCOURSE_INSTRUCTOR), from a folder outside any course, then in and for an instructor's course folder."""
+    tmp = tmp_path_factory.mktemp("probe")
+    course, elsewhere = tmp / "course", tmp / "elsewhere"
+    shutil.copytree(INSTRUCTOR.parent, course / "instructor", ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "exercises").mkdir()
+    elsewhere.mkdir()
     paths = [str(student_install)] + [p for p in sys.path if p and Path(p).is_dir()
                                       and ("site-packages" in p or Path(p).resolve().is_relative_to(
                                           Path(sys.base_prefix).resolve()))]
-    code = f"import sys; sys.path[:] = {paths!r}\n" + WORKER_SIDE
+    prelude = f"import sys; sys.path[:] = {paths!r}\n"
     env = {k: v for k, v in os.environ.items() if k not in (keyring.ENV, "PYTHONPATH", "FXCOURSE_ROOT")}
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(student_install)], capture_output=True,
-                         text=True, cwd=tmp_path, env=env, timeout=600)
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", prelude + PROBE, str(student_install), str(elsewhere),
+                          str(course), prelude + CHILD], capture_output=True, text=True, cwd=elsewhere, env=env,
+                         timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert "instructor's side of ex01_tracing" in result["missing"] and "not reachable" in result["missing"]
-    assert "hidden cases of ex01_tracing" in result["hidden"]
-    assert result["instructor"] == []
-    assert set(result["built"]) == {ex.id for ex in EXERCISES} and all(result["built"].values()), result["built"]
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "course": course}
+
+
+def test_a_python_with_only_the_students_install_has_no_key_and_a_working_worker_side(probe, student_install):
+    assert probe["autograder"].startswith(str(student_install))
+    assert "instructor's side of ex01_tracing" in probe["judging"] and "not reachable" in probe["judging"]
+    assert "hidden cases of ex01_tracing" in probe["hidden"]
+    assert probe["loaded"] == []
+    assert set(probe["built"]) == {ex.id for ex in EXERCISES} and all(probe["built"].values()), probe["built"]
+
+
+def test_under_a_copy_install_the_instructor_finds_the_key_in_the_course_folder(probe):
+    """An instructor's kernel inside the course folder finds its instructor/ above its working directory; a grading
+    run that names the course (keyring.use) finds it, and so do the processes it starts."""
+    package = probe["course"] / "instructor" / keyring.PACKAGE / "ex01_tracing" / "__init__.py"
+    assert probe["walk"] == str(probe["course"] / "instructor")
+    assert probe["used"] == str(package) and probe["child"] == str(package), probe

@@ -83,13 +83,11 @@ def location() -> Path:
             return folder
         unreadable.append(package)
     if unreadable:
-        raise KeyMissing(f"the instructor's side of the checks ({unreadable[0]}) is there but not readable by "
-                         "this user")
+        raise KeyMissing(f"{unreadable[0]} is not readable by this user")
     import autograder
 
-    raise KeyMissing("the instructor's side of the checks (the package fxcourse_instructor, in a course folder's "
-                     "instructor/) is not reachable here: not in $FXCOURSE_INSTRUCTOR, not beside "
-                     f"{Path(autograder.__file__).resolve().parent}, not in a folder above the current directory")
+    raise KeyMissing(f"no {PACKAGE} (a course folder's instructor/) beside "
+                     f"{Path(autograder.__file__).resolve().parent}, above the current directory or in ${ENV}")
 
 
 def package() -> ModuleType:
@@ -118,7 +116,7 @@ def instructor(name: str) -> ModuleType:
     except ModuleNotFoundError as exc:
         if exc.name is None or not full.startswith(exc.name):
             raise
-        raise KeyMissing(f"the instructor's side has no {full} (in {location()})") from exc
+        raise KeyMissing(f"{location() / PACKAGE} has no {name}") from exc
 
 
 def judging(assignment: str) -> ModuleType:
@@ -126,7 +124,7 @@ def judging(assignment: str) -> ModuleType:
     try:
         return instructor(f"{assignment}.judging")
     except KeyMissing as exc:
-        raise KeyMissing(f"the instructor's side of {assignment} (its judges and references) is not installed "
+        raise KeyMissing(f"the instructor's side of {assignment} (its judges and references) is not reachable "
                          f"here: {exc}") from exc
 
 
@@ -136,7 +134,7 @@ def hidden(assignment: str) -> ModuleType:
     try:
         return instructor(f"{assignment}.hidden")
     except KeyMissing as exc:
-        raise KeyMissing(f"the hidden cases of {assignment} are not installed here: {exc}") from exc
+        raise KeyMissing(f"the hidden cases of {assignment} are not reachable here: {exc}") from exc
 
 
 def inputs(assignment: str) -> ModuleType:
@@ -145,8 +143,8 @@ def inputs(assignment: str) -> ModuleType:
     try:
         return instructor(f"{assignment}.inputs")
     except KeyMissing as exc:
-        raise KeyMissing(f"the inputs of {assignment}'s cases that are another function's answer are not installed "
-                         f"here: {exc}") from exc
+        raise KeyMissing(f"the inputs of {assignment}'s cases that are another function's answer are not "
+                         f"reachable here: {exc}") from exc
 
 
 def load_worker_side(assignment: str) -> None:

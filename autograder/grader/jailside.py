@@ -28,7 +28,7 @@ def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
     """({(assignment, function): Part}, {(assignment, function, hidden, salt): [Case with inputs only]}) of a job's
     calls, each case under its hidden salt (the job's "salt" of the call: 0 for visible cases)."""
     from autograder.checks.framework import Case, get_part
-    from autograder.checks.keyring import load_worker_side
+    from autograder.checks.keyring import KeyMissing, load_worker_side
     from autograder.checks.secrecy import hidden_cases
 
     parts, cases = {}, {}
@@ -39,7 +39,10 @@ def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
         load_worker_side(call["assignment"])   # its hidden cases and inputs: the jail will hide the instructor's side
         part = parts[key] = parts.get(key) or get_part(*key)
         salt = int(call.get("salt") or 0) if call["hidden"] else 0
-        built = part.cases(call["hidden"])
+        try:
+            built = part.cases(call["hidden"])
+        except KeyMissing:   # no instructor's side here: no cases, and the judge says what is missing
+            built = []
         cases[(*key, call["hidden"], salt)] = [
             Case(c.label, c.make, c.kwargs, {"raises": True} if "raises" in c.data else {}, salt=c.salt)
             for c in (hidden_cases(built, salt) if call["hidden"] else built)]
