@@ -6,7 +6,6 @@ import types
 from typing import Any
 
 import torch
-import torch.fx as fx
 import torch.nn as nn
 
 from autograder.checks import keyring
@@ -181,17 +180,6 @@ def _leaf_cases(hidden: bool) -> list[Case]:
         return keyring.hidden("ex04_wrapping")._leaf_cases()
     return [_leaf_case("MixerNet, leaf_types=(RowNorm,)", "MixerNet", 0, lambda: (RowNorm,)),
             _leaf_case("MixerNet, leaf_types=(RowNorm, Block)", "MixerNet", 0, lambda: (RowNorm, Block))]
-
-
-class ReferenceLeafTracer(fx.Tracer):
-    """The reference: instances of leaf_types are leaves, and so is everything torch.nn makes a leaf."""
-
-    def __init__(self, leaf_types) -> None:
-        super().__init__()
-        self.leaf_types = tuple(leaf_types)
-
-    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
-        return isinstance(m, self.leaf_types) or super().is_leaf_module(m, module_qualified_name)
 
 
 _SPEC_MODELS = {"FlagNet": lambda seed: FlagNet(), "_TwoInputFlags": _TwoInputFlags, "_ClipNet": _ClipNet,

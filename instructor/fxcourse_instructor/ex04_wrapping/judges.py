@@ -12,7 +12,8 @@ from autograder.checks.evidence import (
     describe_graph, expect, expect_close, expect_fresh, expect_lint, first_difference, qualified,
 )
 from autograder.checks.ex04_wrapping.models import REF
-from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ORDER_HINT, ReferenceLeafTracer
+from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ORDER_HINT
+from fxcourse_instructor.ex04_wrapping.references import ReferenceLeafTracer
 
 
 def _lint_ok(ev: dict) -> None:

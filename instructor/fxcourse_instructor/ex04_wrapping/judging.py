@@ -18,8 +18,8 @@ from autograder.checks.framework import Check
 from autograder.checks.ex04_wrapping.models import MODELS_SOURCE, REF
 from autograder.checks.ex04_wrapping.cases import (
     _gated_cases, _leaf_cases, _spec_cases, build_gated, FlagNet, gated_inputs, gated_probe, notebook_namespace,
-    ReferenceLeafTracer,
 )
+from fxcourse_instructor.ex04_wrapping.references import ReferenceLeafTracer
 from autograder.checks.ex04_wrapping.evidence import _gated_evidence, _leaf_evidence, _spec_evidence
 from fxcourse_instructor.ex04_wrapping.judges import _gated_judge, _leaf_judge, _spec_judge
 
