@@ -4,14 +4,20 @@ docs/jupyterhub.md step 1 installs a copy of the checkout (not -e) into the hub'
 the same way (`pip install --no-deps --no-build-isolation --target DIR`, offline, from a copy of the checkout with
 its instructor/ and solutions/ in it) and every file in it is searched for what would hand over a grade:
 
-* every solution line of 30 or more characters (comments aside) of the solution regions of solutions/*/*.ipynb;
+* every solution line of 30 or more characters (comments aside) of the solution regions of solutions/*/*.ipynb
+  (but those a lesson or the release notebook already shows, and the few LEARNER_NEEDS lists with its reasons);
 * the name of every reference function and judge the instructor's package (fxcourse_instructor) defines;
 * the label of every hidden case;
 * the anchor text of every mutant (each line of 30 or more characters of the solution text its edits replace);
 * the quiz keys: solutions/quizzes.json (the file itself) and each of its explanations.
 
 Then a Python whose only course package is that install finds no instructor's side (keyring.KeyMissing), while the
-worker's side of every exercise (`PARTS`, its visible cases) imports and builds.
+worker's side of every exercise (`PARTS`, its visible cases) imports and builds; in an instructor's course folder,
+or told it, the same install finds the course's instructor/.
+
+Before the instructor's side moved out, this search found in that install 129 of the 153 solution lines, all 78
+reference and judge names, 295 of the 332 hidden labels (the others are built by f-strings) and all 131 mutant
+anchors.
 """
 from __future__ import annotations
 
