@@ -17,7 +17,6 @@ from autograder.checks.ex06_fusing.cases import _conv_bn, _linear, _model_case, 
 
 
 def _pair_cases() -> list[Case]:
-
     def two(i, h, o, b1, b2, seed, dtype=torch.float32, lead=(5,), mismatch=None):
         return lambda: _pair(_linear(i, h, b1, seed, dtype), _linear(mismatch or h, o, b2, seed + 100, dtype), seed,
                              lead)
@@ -63,7 +62,6 @@ def _chains_cases() -> list[Case]:
 
 
 def _fold_cases() -> list[Case]:
-
     def pair(cin, cout, k, seed, bias=True, affine=True, eps=1e-5, dtype=torch.float32, var=(0.5, 1.5), stats=True,
              **kw):
         def make():

@@ -18,7 +18,6 @@ from autograder.checks.ex08_pipeline.cases import (
 
 
 def _pipeline_cases() -> list[Case]:
-
     def h_retarget():
         gm, log = _knots(2)
         return gm, [_probe(log, "relu_to_f_relu", _relu_to_f_relu_one)]
