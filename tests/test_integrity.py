@@ -336,3 +336,19 @@ def test_a_cluster_task_draws_the_hidden_cases_of_the_coordinators_secret(tmp_pa
 
     assert outputs_match_points(mine) == 3
     assert outputs_match_points(b"the coordinator's own course secret") == 0
+
+
+def test_the_worker_may_open_the_hidden_cases_and_inputs_of_the_instructors_side_and_nothing_else_of_it():
+    from autograder.checks import keyring
+    from autograder.grader.jailside import judge_side
+
+    package = keyring.location() / keyring.PACKAGE
+    allowed = [package / "__init__.py", package / "ex01_tracing" / "__init__.py", package / "ex01_tracing" / "hidden.py",
+               package / "ex13_inductor_passes" / "inputs.py"]
+    refused = [package / "ex01_tracing" / "judging.py", package / "ex05_inserting" / "judges.py",
+               package / "ex05_inserting" / "references.py", package / "ex06_fusing" / "chains.py",
+               package / "mutants" / "__init__.py", package / "mutants" / "ex01_tracing.py",
+               package / "mutants" / "task_text" / "ex01_tracing.json", package / "clauses" / "ex01_tracing.py"]
+    assert all(p.exists() for p in allowed + refused), [p for p in allowed + refused if not p.exists()]
+    assert [p.name for p in allowed if judge_side(str(p))] == []
+    assert [str(p) for p in refused if not judge_side(str(p))] == []
