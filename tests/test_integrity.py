@@ -79,7 +79,8 @@ def test_a_function_that_is_a_course_reference_earns_nothing_in_process_too():
     returns_a_judge = lambda gm, name, fn: get_check("ex05_inserting", "insert_after").judge   # noqa: E731
     result = run_cases(get_check("ex05_inserting", "insert_after"), returns_a_judge,
                        get_check("ex05_inserting", "insert_after").cases(False))[0]
-    assert not result.passed and "returned _insert_judge from fxcourse_instructor.ex05_inserting.judges" in result.message
+    assert not result.passed
+    assert "returned _insert_judge from fxcourse_instructor.ex05_inserting.judges" in result.message
 
 
 FRAME_WALK = '''
@@ -343,8 +344,8 @@ def test_the_worker_may_open_the_hidden_cases_and_inputs_of_the_instructors_side
     from autograder.grader.jailside import judge_side
 
     package = keyring.location() / keyring.PACKAGE
-    allowed = [package / "__init__.py", package / "ex01_tracing" / "__init__.py", package / "ex01_tracing" / "hidden.py",
-               package / "ex13_inductor_passes" / "inputs.py"]
+    allowed = [package / "__init__.py", package / "ex01_tracing" / "__init__.py",
+               package / "ex01_tracing" / "hidden.py", package / "ex13_inductor_passes" / "inputs.py"]
     refused = [package / "ex01_tracing" / "judging.py", package / "ex05_inserting" / "judges.py",
                package / "ex05_inserting" / "references.py", package / "ex06_fusing" / "chains.py",
                package / "mutants" / "__init__.py", package / "mutants" / "ex01_tracing.py",
