@@ -38,7 +38,8 @@ class KeyMissing(ImportError):
 
 def use(course_root: str | os.PathLike) -> Path | None:
     """Take the instructor's side from `course_root`/instructor when it holds one (then it is also what the
-    processes started from here find, through $FXCOURSE_INSTRUCTOR); the folder, or None."""
+    processes started from here find, through $FXCOURSE_INSTRUCTOR); the folder, or None. A process that has
+    loaded one already keeps it: one instructor's side per process."""
     folder = Path(course_root).resolve() / "instructor"
     try:
         found = (folder / PACKAGE / "__init__.py").is_file()
