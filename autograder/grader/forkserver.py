@@ -468,7 +468,8 @@ def spawn_judge(memory: int) -> ForkedProcess | None:
         return None
     (r_in, w_in), (r_out, w_out) = os.pipe(), os.pipe()
     try:
-        forked = _SERVER.request({"judge": int(memory), "jail": False, "cgroup": None}, [r_in, w_out])
+        forked = _SERVER.request({"judge": int(memory), "jail": False, "cgroup": None,   # the run's instructor's side
+                                  "instructor": os.environ.get("FXCOURSE_INSTRUCTOR")}, [r_in, w_out])
     finally:
         os.close(r_in)
         os.close(w_out)
