@@ -116,7 +116,7 @@ LEARNER_NEEDS = {
         "the evidence names what the learner's function returned when it is not a GraphModule"),
     'if node.op == "call_function" and node.target is torch.relu:': (
         {"autograder/checks/ex08_pipeline/cases.py"},
-        "a pass the cases hand to run_pipeline (finding a torch.relu call, as lesson 03 does)"),
+        "a pass the cases hand to run_pipeline (a call found by its target, the idiom of lesson 03)"),
     "count = pattern_pass.apply(gm)": (
         {"autograder/checks/ex13_inductor_passes/evidence.py"},
         "the evidence of make_pattern_pass applies the learner's own pass, the one way a pass is applied"),
