@@ -2,7 +2,7 @@
 
 Each command is one function of the layer below, called with the command's options as keyword arguments:
 the learner's tools (autograder/learner/) and the grader (autograder/grader/). Exit codes
-(autograder/grader/console.py): 0 success (for `check`: full marks), 1 graded or ran but something failed
+(autograder/course/console.py): 0 success (for `check`: full marks), 1 graded or ran but something failed
 (for `check`: points lost), 2 bad input or usage (missing file, not a notebook, unknown assignment), 130
 interrupted (Ctrl-C).
 """
@@ -11,8 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from autograder.grader import batch, exchange, killrates, nbgrader, report
-from autograder.grader.console import EXIT_INTERRUPTED
+from autograder.grader.classroom import batch
+from autograder.grader.ops import exchange, judgeservice, nbgrader
+from autograder.grader.quality import killrates
+from autograder.grader import report
+from autograder.course.console import EXIT_INTERRUPTED
 from autograder.learner import check, hints, lab, progress, reset, watch
 
 _DB_HELP = ("the gradebook: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (default: nbgrader's "
@@ -138,6 +141,14 @@ def _instructor_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("assignment")
     s.add_argument("--exchange", metavar="PATH", help=_EXCHANGE_HELP)
     s.set_defaults(func=exchange.collect)
+
+    s = sub.add_parser("judge-service", help="judge students' visible tests for them: the hub's service, run as the "
+                                             "instructor in the course folder (docs/jupyterhub.md)")
+    s.add_argument("--port", type=int, help="default: the port of JUPYTERHUB_SERVICE_URL, as the hub gives it")
+    s.add_argument("--ip", dest="host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    s.add_argument("--judges", type=_positive_int, default=2, metavar="N",
+                   help="judge processes, each judging one request at a time (default 2)")
+    s.set_defaults(func=judgeservice.serve)
 
     s = sub.add_parser("release-feedback", help="put feedback/ of an assignment in the exchange for the students")
     s.add_argument("assignment")

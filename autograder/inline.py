@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from autograder.checks.framework import QUIZ_CHOICES, get_check, quiz_evidence
+from autograder.checks.keyring import KeyMissing
 from autograder.coursedata.exercises import EXERCISES
 from autograder.coursedata.quizzes import judge as _judge_quiz, lookup as _quiz_lookup
 from autograder.learner.hints import HintView, code_html, hints_for, next_hint
@@ -111,7 +112,7 @@ def _resolve_assignment(ns: dict, names: Iterable[str] = (), explicit: str | Non
 
 def _release_notebook(assignment: str, ns: dict) -> Path | None:
     """The learner's copy of the exercise (its test cells say which quiz questions there are and their choices)."""
-    from autograder.grader.root import find_course
+    from autograder.course.root import find_course
 
     session = _session_notebook(ns)
     candidates = []
@@ -131,7 +132,7 @@ def _nbgrader(cell: dict) -> dict:
 
 
 def _strip_hidden(source: str) -> str:
-    """A test cell without its hidden-tests regions (as autograder.grader.notebook.strip_hidden, without importing
+    """A test cell without its hidden-tests regions (as autograder.course.notebook.strip_hidden, without importing
     nbformat: its import can take seconds, and a kernel should not pay that for check())."""
     out, inside = [], False
     for line in source.splitlines():
@@ -189,7 +190,7 @@ def quiz_sections(assignment: str, namespace: dict | None = None) -> dict[str, s
 
 
 def _course_root(ns: dict) -> Path:
-    from autograder.grader.root import find_course
+    from autograder.course.root import find_course
 
     session = _session_notebook(ns)
     return find_course(session if session is not None and session.is_absolute() else Path.cwd()).root
@@ -352,21 +353,52 @@ class InlineReport:
 
 def _run_function(assignment: str, function: str, fn: Any, hidden: bool) -> CheckRow:
     start = time.perf_counter()
-    check_ = get_check(assignment, function)
-    cases = check_.all_cases(hidden)
     left = len(hints_for(assignment, function)) - _SHOWN.get((assignment, function), 0)
+    try:
+        check_ = get_check(assignment, function)
+    except KeyMissing:  # a student's install: the course's judge service judges the visible cases
+        return _run_remote(assignment, function, fn, hidden, left)
+    cases = check_.all_cases(hidden)
     if fn is _MISSING:
         return CheckRow(function, "function", False, 0, len(cases), f"{function} is not defined in this kernel yet",
                         f"run the cell that defines {function} (and the setup cell above it)", 0.0, left)
     from autograder.checks.framework import run_cases
     results = run_cases(check_, fn, cases, stop_at_first=False)
+    return _row(function, len(cases), results, time.perf_counter() - start, left)
+
+
+def _run_remote(assignment: str, function: str, fn: Any, hidden: bool, left: int) -> CheckRow:
+    """_run_function where this install has no judge side: the visible cases run here, the service judges them."""
+    from autograder.checks import remote
+    from autograder.checks.framework import get_part
+
+    start = time.perf_counter()
+    cases = len(get_part(assignment, function).cases(False))
+    if fn is _MISSING:
+        return CheckRow(function, "function", False, 0, cases, f"{function} is not defined in this kernel yet",
+                        f"run the cell that defines {function} (and the setup cell above it)", 0.0, left)
+    if hidden:
+        return CheckRow(function, "function", False, 0, cases, "hidden cases are judged only by the instructor's "
+                        "grader, and this install has no judge side", "run check() without hidden=True", 0.0, left)
+    if not remote.configured():
+        return CheckRow(function, "function", False, 0, cases, f"{function} cannot be checked here: "
+                        f"{remote.unreachable(assignment)}", f"ask the course's staff: set {remote.URL_ENV} to the "
+                        "course's judge service", 0.0, left)
+    try:
+        results = remote.run_cases(assignment, function, fn, stop_at_first=False)
+    except remote.ServiceError as exc:
+        return CheckRow(function, "function", False, 0, cases, f"{function} could not be checked: {exc}",
+                        "try again; if it persists, tell the course's staff", 0.0, left)
+    return _row(function, cases, results, time.perf_counter() - start, left)
+
+
+def _row(function: str, cases: int, results: list, seconds: float, left: int) -> CheckRow:
     passed = sum(r.passed for r in results)
     first = next((r for r in results if not r.passed), None)
-    seconds = time.perf_counter() - start
     if first is None:
-        return CheckRow(function, "function", True, passed, len(cases),
-                        f"passed ({len(cases)} case{'s' if len(cases) != 1 else ''})", None, seconds, left)
-    return CheckRow(function, "function", False, passed, len(cases), first.message, first.hint, seconds, left)
+        return CheckRow(function, "function", True, passed, cases,
+                        f"passed ({cases} case{'s' if cases != 1 else ''})", None, seconds, left)
+    return CheckRow(function, "function", False, passed, cases, first.message, first.hint, seconds, left)
 
 
 def _run_quiz(var: str, choices: str, ns: dict, assignment: str = "", sections: dict | None = None) -> CheckRow:
@@ -397,7 +429,7 @@ def _in_grader() -> bool:
     would only repeat, unhardened, what the grader does. The worker says so in its environment before the first
     cell, whether the fork server forked it or it started fresh (where __main__ is the fork server's module, or
     IPython's, its name tells nothing)."""
-    return os.environ.get("FXCOURSE_GRADING") == "1"  # autograder.grader.worker.GRADING_ENV
+    return os.environ.get("FXCOURSE_GRADING") == "1"  # autograder.grader.jail.worker.GRADING_ENV
 
 
 def check(*names: str, assignment: str | None = None, hidden: bool = False,
@@ -439,7 +471,7 @@ def check(*names: str, assignment: str | None = None, hidden: bool = False,
 def progress(course: str | Path | None = None, *, visible_only: bool = False, quiet: bool = False):
     """Grade every exercise working copy of the course (a jailed worker each, about 5-10 s per notebook)
     and show the result as a picture and a table."""
-    from autograder.grader.root import find_course
+    from autograder.course.root import find_course
     from autograder.learner.progress import ProgressView, collect
 
     ns = _user_namespace()

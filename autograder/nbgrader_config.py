@@ -13,10 +13,10 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 # No c.Execute settings: nbgrader's Execute never runs here (HardenedExecute below replaces it); the grader's
-# limits are autograder.grader.sandbox.Limits (FXCOURSE_TIMEOUT, FXCOURSE_SUBMISSION_TIMEOUT).
+# limits are autograder.grader.jail.sandbox.Limits (FXCOURSE_TIMEOUT, FXCOURSE_SUBMISSION_TIMEOUT).
 
-from autograder.grader.collect import HardenedCollect  # noqa: E402
-from autograder.grader.preprocessors import (BoundedNotebookExporter, HardenedExecute, RestoreFromSource,  # noqa: E402
+from autograder.grader.ops.collect import HardenedCollect  # noqa: E402
+from autograder.grader.engine.preprocessors import (BoundedNotebookExporter, HardenedExecute, RestoreFromSource,  # noqa: E402
                                       ScrubFeedback)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,  # noqa: E402

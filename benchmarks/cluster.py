@@ -59,7 +59,7 @@ def _overhead(root: Path, tasks: int) -> dict[str, float]:
     """Scheduler round trips on a local:2 cluster: start-up, `tasks` no-op tasks at once, and one at a time."""
     from distributed import as_completed
 
-    from autograder.grader.cluster import open_cluster
+    from autograder.grader.classroom.cluster import open_cluster
 
     source = (root / "solutions" / A / f"{A}.ipynb").read_bytes()
     sub = (root / "submitted" / "k001" / A / f"{A}.ipynb").read_bytes()
@@ -89,7 +89,7 @@ def _overhead(root: Path, tasks: int) -> dict[str, float]:
 def _write_cost(root: Path, writes: int) -> float:
     """Seconds per submission for the coordinator's one-transaction gradebook write (SQLite), from a real
     task's result graded here once."""
-    from autograder.grader.engine import Gradebook, grade_task
+    from autograder.grader.classroom.runner import Gradebook, grade_task
 
     source = (root / "solutions" / A / f"{A}.ipynb").read_bytes()
     sub = (root / "submitted" / "k001" / A / f"{A}.ipynb").read_bytes()

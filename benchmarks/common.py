@@ -194,7 +194,7 @@ def load_solutions(assignment: str, names: list[str]) -> dict[str, Any]:
     if not path.is_file():
         raise Skip(f"solutions/{assignment} not present")
     if assignment not in _SOLUTIONS:
-        from autograder.grader.notebook import answer_namespace
+        from autograder.course.notebook import answer_namespace
         try:
             _SOLUTIONS[assignment] = answer_namespace(path)
         except Exception as exc:  # a notebook being written right now may not run yet

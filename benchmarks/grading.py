@@ -25,8 +25,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grader import forkserver
-from autograder.grader.nbgrader import NBGRADER_LAUNCH
+from autograder.grader.jail import forkserver
+from autograder.grader.ops.nbgrader import NBGRADER_LAUNCH
 
 from .common import ROOT, Config, Job, Section, Skip, Table, Target, children_cpu, load_average, run_cmd
 from .gradingcost import MemorySampler, fork_phases, mib, watch_recheck, worker_memory
@@ -46,7 +46,7 @@ def _py(*args: str) -> list[str]:
 
 def _answers(solution: Path) -> dict[str, str]:
     """grade_id -> the solution's answer code without the BEGIN/END SOLUTION marker lines."""
-    from autograder.grader.notebook import SOLUTION_BEGIN, SOLUTION_END, answer_cells, grade_id, read_notebook
+    from autograder.course.notebook import SOLUTION_BEGIN, SOLUTION_END, answer_cells, grade_id, read_notebook
 
     out = {}
     for cell in answer_cells(read_notebook(solution)):
@@ -56,7 +56,7 @@ def _answers(solution: Path) -> dict[str, str]:
 
 
 def _submit(release: Path, answers: dict[str, str], dest: Path) -> None:
-    from autograder.grader.notebook import grade_id
+    from autograder.course.notebook import grade_id
 
     nb = nbformat.read(str(release), as_version=4)
     for cell in nb.cells:
@@ -189,11 +189,11 @@ def _median_run(fn, repeats: int) -> tuple[float, float]:
 
 def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
     """Wall and CPU seconds of the pieces a grading is made of."""
-    from autograder.grader.root import Course
-    from autograder.grader.plan import parse_test_cell
-    from autograder.grader.notebook import grade_id, is_test, read_notebook, restore
-    from autograder.grader.headless import execute
-    from autograder.grader.sandbox import run_worker
+    from autograder.course.root import Course
+    from autograder.course.plan import parse_test_cell
+    from autograder.course.notebook import grade_id, is_test, read_notebook, restore
+    from autograder.grader.jail.headless import execute
+    from autograder.grader.jail.sandbox import run_worker
 
     env, cwd = course.hard_env, course.hard
     submission = course.hard / "submitted" / FULL / a / f"{a}.ipynb"
@@ -220,8 +220,8 @@ def _phases(course: _Course, a: str, repeats: int, smoke: bool) -> list[dict]:
         ("nbgrader CLI start as `fxcourse grade` launches it (after `import autograder`, which skips "
          "jsonschema's optional rfc3987_syntax grammar)", "nbgrader start, fxcourse", "hardened", False,
          sub("-c", NBGRADER_LAUNCH, "--version")),
-        ("grader-side imports (`python -c 'import autograder.grader.grading'`: torch, nbformat)", "grader-side imports",
-         "hardened", False, sub("-c", "import autograder.grader.grading")),
+        ("grader-side imports (`python -c 'import autograder.grader.engine.grading'`: torch, nbformat)", "grader-side imports",
+         "hardened", False, sub("-c", "import autograder.grader.engine.grading")),
         ("Jupyter kernel start + one empty cell + shutdown", "kernel start + stop", "plain", True,
          lambda: execute(empty_nb, cwd=scratch)),
         ("the same plus `import torch, fxplayground, autograder.checks` in the kernel", "kernel + imports",

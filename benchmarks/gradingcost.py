@@ -51,7 +51,7 @@ def _processes() -> dict[int, tuple[int, int, str]]:
 
 def _kind(pid: int, procs: dict[int, tuple[int, int, str]]) -> str:
     ppid, uid, cmd = procs[pid]
-    if uid >= UID_BASE or "autograder.grader.worker" in cmd:
+    if uid >= UID_BASE or "autograder.grader.jail.worker" in cmd:
         return "worker"
     server = "autograder.grader.fork"  # the fork server's command line, which its forks keep
     if server in cmd:
@@ -145,8 +145,8 @@ def worker_memory(fn) -> dict:
 def fork_phases(cells: list[dict], calls: list[dict], hide: list[str], a: str, repeats: int, median_run,
                 smoke: bool = False) -> list[dict]:
     """Start-up before (a fresh process per worker) and after (forked from the fork server); --smoke: after only."""
-    from autograder.grader import forkserver
-    from autograder.grader.sandbox import run_worker
+    from autograder.grader.jail import forkserver
+    from autograder.grader.jail.sandbox import run_worker
 
     def fresh(cells_, calls_):
         def go():

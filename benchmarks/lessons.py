@@ -1,4 +1,4 @@
-"""Section 6: seconds to run each lesson top to bottom in a fresh kernel (autograder.grader.headless.execute), as a learner
+"""Section 6: seconds to run each lesson top to bottom in a fresh kernel (autograder.grader.jail.headless.execute), as a learner
 or `fxcourse lab --headless` would. Each lesson runs in a temporary working folder, so nothing it writes lands
 in the checkout."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ LESSON_SECONDS = 90  # each lesson top to bottom, headless
 
 
 def run(cfg: Config) -> Section:
-    from autograder.grader.headless import execute
+    from autograder.grader.jail.headless import execute
 
     lessons = sorted((ROOT / "lessons").glob("*.ipynb"))
     if cfg.smoke:

@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # A learner's `fxcourse check` keeps its fork server for the next one; nothing started by a test outlives it
     # (test_forkserver.py turns keeping on where it tests it, and stops what it started).
     os.environ["FXCOURSE_FORKSERVER_KEEP"] = "0"
-    # Hidden cases are drawn from a course secret (autograder.grader.secret): the tests pin one, so that every
+    # Hidden cases are drawn from a course secret (autograder.grader.engine.secret): the tests pin one, so that every
     # checkout grades them alike and none writes a .fxcourse-secret into the repository (test_integrity.py sets
     # others where it needs them).
     os.environ["FXCOURSE_SECRET"] = "the course secret of fxcourse's own tests"
@@ -70,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from jupyter_client.kernelspec import KernelSpecManager  # noqa: F401
     if os.environ.get("FXCOURSE_REQUIRE_JAIL") and not hasattr(config, "workerinput"):
         # CI: the hardened tests skip where the jail is missing; there they must fail, naming the piece
-        from autograder.grader import sandbox
+        from autograder.grader.jail import sandbox
 
         missing = sandbox.jail_support()
         if missing:
@@ -288,10 +288,10 @@ def generated_course(tmp_path_factory):
 
 
 def _solution_run(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> nbformat.NotebookNode:
-    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.headless.execute, forked from
-    the kernel server of this test process), once per test run for every worker and test that asks (keyed by the
-    notebook's content); the executed notebook, or a failure naming what the run raised."""
-    from autograder.grader.headless import execute
+    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.jail.headless.execute, forked by
+    the kernels' fork server of this test process), once per test run for every worker and test that asks (keyed by
+    the notebook's content); the executed notebook, or a failure naming what the run raised."""
+    from autograder.grader.jail.headless import execute
 
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
     folder = shared_folder(tmp_path_factory, f"solution-run-{assignment}-{_content_key([path])}")
@@ -323,7 +323,7 @@ def _one_fork_server_per_test_process():
     """Each test process starts the grader's fork server once, and the fxcourse commands its tests start share
     it (they find its address in FXCOURSE_FORKSERVER_ADDRESS): its
     imports are paid once per process, not once per command. Tests of the server itself use one of their own."""
-    from autograder.grader import forkserver
+    from autograder.grader.jail import forkserver
 
     forkserver.prestart()
     yield

@@ -22,9 +22,9 @@ import torch
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
 from fxcourse_instructor.mutants import load
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
-from autograder.grader.notebook import test_cells as notebook_test_cells
-from autograder.grader.validate import judge_alternative, judge_mutant
+from autograder.course.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
+from autograder.course.notebook import test_cells as notebook_test_cells
+from autograder.grader.quality.validate import judge_alternative, judge_mutant
 
 ROOT = Path(__file__).resolve().parents[1]
 

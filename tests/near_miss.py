@@ -15,7 +15,7 @@ import pytest
 
 from autograder.coursedata.exercises import functions
 from fxcourse_instructor.mutants import load
-from autograder.grader.validate import judge_mutant, run_mutant
+from autograder.grader.quality.validate import judge_mutant, run_mutant
 
 
 def shown_window(text: str, hint: str) -> str:

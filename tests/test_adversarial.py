@@ -1,7 +1,7 @@
 """An adversarial battery: hostile or broken submissions, each with the exact score it must get.
 
 Exercise ex01_tracing has 10 points: node_summary 2, count_nodes 2, outputs_match 3, q1..q3 1 each.
-Cases marked `namespaces` need the jail (autograder.grader.sandbox.jail_support() empty); the others hold everywhere.
+Cases marked `namespaces` need the jail (autograder.grader.jail.sandbox.jail_support() empty); the others hold everywhere.
 Every case grades through `check_notebook` (restore from source, jailed workers, judge in this process),
 the same pipeline as `fxcourse check`, `fxcourse grade` and the course's `nbgrader autograde`.
 """
@@ -18,11 +18,11 @@ import threading
 import nbformat
 import pytest
 
-from autograder.grader.root import Course
-from autograder.grader.grading import check_notebook
-from autograder.grader.notebook import answer_cells, grade_id, is_test, read_notebook
-from autograder.grader.sandbox import Limits, isolation_level, process_cap_available
-from autograder.grader.worker import address_space_limit
+from autograder.course.root import Course
+from autograder.grader.engine.grading import check_notebook
+from autograder.course.notebook import answer_cells, grade_id, is_test, read_notebook
+from autograder.grader.jail.sandbox import Limits, isolation_level, process_cap_available
+from autograder.grader.jail.worker import address_space_limit
 from conftest import ROOT
 
 pytestmark = pytest.mark.kernel
@@ -444,7 +444,7 @@ def test_proc_shows_only_the_workers_own_processes(tmp_path):
     # the grader (this pytest) and any other worker would show in a shared /proc
     attack = ("import os\nfor pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n    try:\n"
               "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read()\n    except OSError:\n        continue\n"
-              "    if b'pytest' in cmd or (b'autograder.grader.worker' in cmd and int(pid) != os.getpid()) or int(pid) > 50:\n"
+              "    if b'pytest' in cmd or (b'autograder.grader.jail.worker' in cmd and int(pid) != os.getpid()) or int(pid) > 50:\n"
               "        broke = True\n")
     _nothing_broke(tmp_path, attack)
 
@@ -606,14 +606,14 @@ def test_cr_and_ansi_escapes_in_a_message_reach_no_terminal(tmp_path):
 # ---------------------------------------------------------------------------- inputs that are too much
 
 def test_a_huge_generated_expression_is_a_one_line_error(tmp_path):
-    from autograder.grader.notebook import NotebookError
+    from autograder.course.notebook import NotebookError
     path = submit(tmp_path, {"count_nodes": "x = " + "+".join(["1"] * 100_000) + "\n" + CORRECT["count_nodes"]})
     with pytest.raises(NotebookError, match="cannot be graded: its code is nested too deeply"):
         grade(path)
 
 
 def test_a_notebook_nested_100000_levels_deep_is_a_one_line_error(tmp_path):
-    from autograder.grader.notebook import NotebookError
+    from autograder.course.notebook import NotebookError
     path = tmp_path / f"{A}.ipynb"
     path.write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + ', "nbformat": 4}')
     with pytest.raises(NotebookError, match="cannot be graded: its JSON is nested"):
@@ -621,7 +621,7 @@ def test_a_notebook_nested_100000_levels_deep_is_a_one_line_error(tmp_path):
 
 
 def test_a_fifo_as_the_notebook_is_refused_without_blocking(tmp_path):
-    from autograder.grader.notebook import NotebookError
+    from autograder.course.notebook import NotebookError
     path = tmp_path / f"{A}.ipynb"
     os.mkfifo(path)  # nobody ever writes to it: a plain open() would wait for ever
     with pytest.raises(NotebookError, match="is a named pipe, not a regular file"):

@@ -8,7 +8,7 @@ import pytest
 
 from autograder.coursedata.exercises import functions
 from fxcourse_instructor.mutants import load
-from autograder.grader.notebook import answer_cells, grade_id, read_notebook
+from autograder.course.notebook import answer_cells, grade_id, read_notebook
 from conftest import ROOT, assignments
 
 MECHANISMS = {

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from autograder.coursedata.exercises import functions as graded
-from autograder.grader.automutants import OPERATORS, evaluate_auto, generate, mutants_of
+from autograder.grader.quality.automutants import OPERATORS, evaluate_auto, generate, mutants_of
 from fxcourse_instructor.mutants.equivalent import EQUIVALENT
 from conftest import ROOT, assignments
 
@@ -77,7 +77,7 @@ def test_validate_reports_the_automatic_kill_rate_beside_the_hand_written_one(ca
     import json
 
     from autograder.cli import main
-    from autograder.grader import automutants, validate
+    from autograder.grader.quality import automutants, validate
 
     # The three reports are of the same mutants of the same solution: the first runs them, the others report
     # what it found (each mutant is run once here; the test is of the report, and of which reports count what)
@@ -101,7 +101,7 @@ def test_a_mutant_that_loops_forever_is_stopped_even_when_its_first_time_out_is_
     has to ring again for the next case. Run in a child process, bounded, so that a regression fails here
     instead of hanging the suite."""
     code = textwrap.dedent("""
-        from autograder.grader import automutants
+        from autograder.grader.quality import automutants
         cases = 0
         try:
             with automutants.CLOCK as rang:

@@ -389,7 +389,7 @@ def test_a_part_ii_exercise_checks_in_the_notebook(page, lab):
     """ex09 (torch.compile graphs) in the browser: its answer runs its test cell there, and the notebook's own
     "Check your work" cell lists Part II's functions and quiz questions."""
     from autograder.coursedata.exercises import functions
-    from autograder.grader.notebook import answer_cells, grade_id, read_notebook
+    from autograder.course.notebook import answer_cells, grade_id, read_notebook
 
     source = next(c.source for c in answer_cells(read_notebook(ROOT / "solutions/ex09_dynamo/ex09_dynamo.ipynb"))
                   if grade_id(c) == "capture_graphs")

@@ -9,7 +9,7 @@ import torch
 
 from fxcourse_instructor.clauses import clause_cases, killer_source, load
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
-from autograder.grader.notebook import answer_cells, answer_namespace, grade_id, read_notebook
+from autograder.course.notebook import answer_cells, answer_namespace, grade_id, read_notebook
 from conftest import ROOT, assignments
 
 

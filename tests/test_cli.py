@@ -109,7 +109,7 @@ class _Book:
 
 
 def _units(tmp_path, students, progress):
-    from autograder.grader.engine import Submission, Unit
+    from autograder.grader.classroom.runner import Submission, Unit
 
     return [Unit("A", Submission(s, tmp_path / s, {}, f"{s}-digest"), {}, progress) for s in students]
 
@@ -117,8 +117,8 @@ def _units(tmp_path, students, progress):
 def test_the_local_runner_writes_each_graded_student_and_reports_the_one_it_could_not_grade(tmp_path, capsys):
     from types import SimpleNamespace
 
-    from autograder.grader.engine import LocalRunner, run_units
-    from autograder.grader.grade_progress import GradeProgress
+    from autograder.grader.classroom.runner import LocalRunner, run_units
+    from autograder.grader.classroom.grade_progress import GradeProgress
 
     def task(assignment, sources, files, student):
         if student == "ben":
@@ -149,9 +149,10 @@ def test_a_ctrl_c_during_a_local_run_stops_its_workers_and_writes_nothing_more(m
     import time
     from types import SimpleNamespace
 
-    from autograder.grader import engine, sandbox
-    from autograder.grader.console import deferred_interrupt
-    from autograder.grader.grade_progress import GradeProgress
+    from autograder.grader.classroom import runner as engine
+    from autograder.grader.jail import sandbox
+    from autograder.course.console import deferred_interrupt
+    from autograder.grader.classroom.grade_progress import GradeProgress
 
     escaped, started = [], threading.Event()
 
@@ -193,7 +194,7 @@ def test_the_coordinator_reads_nbgrader_s_scores_without_importing_nbgrader(tmp_
     never graded and task cells, and nbgrader itself never imported."""
     from nbgrader.api import Gradebook as NbGradebook
 
-    from autograder.grader.gradebook import knows_assignment, submission_scores
+    from autograder.grader.classroom.gradebook import knows_assignment, submission_scores
 
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with NbGradebook(url, "fxcourse") as gb:
@@ -234,9 +235,9 @@ def test_the_coordinator_reads_nbgrader_s_scores_without_importing_nbgrader(tmp_
     package = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config()
     assert "db_url" not in package.get("CourseDirectory", {}), "gradebook_url reads only the course's config"
     (tmp_path / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.db_url = {url!r}\n")
-    r = subprocess.run([sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom autograder.grader.gradebook "
+    r = subprocess.run([sys.executable, "-c", "import sys\nfrom pathlib import Path\nfrom autograder.grader.classroom.gradebook "
                         "import gradebook_url, knows_assignment, submission_scores\n"
-                        "from autograder.grader.root import Course\n"
+                        "from autograder.course.root import Course\n"
                         f"url = gradebook_url(Course(Path({str(tmp_path)!r})))\nassert url == {url!r}, url\n"
                         "knows_assignment(url, 'hw'); submission_scores(url, 'hw')\n"
                         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nbgrader', 'sqlalchemy')))"],
@@ -253,7 +254,7 @@ def test_the_coordinator_s_sqlite_read_waits_out_a_grader_s_write_and_writes_not
 
     from nbgrader.api import Gradebook as NbGradebook
 
-    from autograder.grader.gradebook import knows_assignment
+    from autograder.grader.classroom.gradebook import knows_assignment
 
     db = tmp_path / "gradebook.db"
     url = f"sqlite:///{db}"
@@ -281,8 +282,8 @@ def test_a_new_gradebook_gets_nbgrader_s_schema_revision_read_in_process(monkeyp
     import nbgrader.api
     from sqlalchemy import create_engine, text
 
-    from autograder.grader import gradebook
-    from autograder.grader.nbgrader import NBGRADER_EACH, NBGRADER_LAUNCH
+    from autograder.grader.classroom import gradebook
+    from autograder.grader.ops.nbgrader import NBGRADER_EACH, NBGRADER_LAUNCH
 
     def written(db: Path) -> list[str]:
         with create_engine(f"sqlite:///{db}").connect() as conn:
@@ -314,7 +315,8 @@ def test_a_run_starts_its_fork_server_before_the_jail_trial_and_reads_the_gradeb
         monkeypatch, tmp_path, generated_course):
     """The fork server starts first, so its imports overlap with the jail's trial and the reading of the
     gradebook; then the one engine grades, here (LocalRunner) or on Dask (DaskRunner)."""
-    from autograder.grader import batch, engine, forkserver
+    from autograder.grader.classroom import batch, runner as engine
+    from autograder.grader.jail import forkserver
 
     root = generated_course(tmp_path / "course", "ex01_tracing")
     for student in ("ann", "ben", "cy"):
@@ -339,7 +341,7 @@ def test_a_second_ctrl_c_interrupts_at_once_and_check_does_nothing_outside_the_m
     import threading
     import time
 
-    from autograder.grader.console import deferred_interrupt
+    from autograder.course.console import deferred_interrupt
 
     # Python's own handler, whatever an earlier test of this process left installed (the test is of what comes back)
     outer = signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -18,8 +18,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grader.engine import grade_task
-from autograder.grader.notebook import grade_id
+from autograder.grader.classroom.runner import grade_task
+from autograder.course.notebook import grade_id
 from conftest import EX01_RIGHT, ROOT
 
 pytestmark = pytest.mark.kernel
@@ -281,8 +281,8 @@ def killing_task(assignment, sources, files, student):
 
 def test_a_submission_that_keeps_killing_workers_is_given_up_and_the_batch_goes_on(dask, reference, tmp_path,
                                                                                    generated_course):
-    from autograder.grader.grade_progress import GradeProgress
-    from autograder.grader.gradebook import Gradebook
+    from autograder.grader.classroom.grade_progress import GradeProgress
+    from autograder.grader.classroom.gradebook import Gradebook
 
     root = new_course(generated_course, tmp_path, ["a_correct", "c_wrong"])
     hand_in(root, "b_poison", "correct")
@@ -312,8 +312,8 @@ def dying_twice_task(assignment, sources, files, student):
 
 def test_a_submission_given_up_only_for_others_faults_is_graded_again_alone(dask, reference, tmp_path,
                                                                             generated_course):
-    from autograder.grader.grade_progress import GradeProgress
-    from autograder.grader.gradebook import Gradebook
+    from autograder.grader.classroom.grade_progress import GradeProgress
+    from autograder.grader.classroom.gradebook import Gradebook
 
     bystander = f"b_bystander_{os.urandom(4).hex()}"
     tries = Path(tempfile.gettempdir()) / f"fxcourse-tries-{bystander}"
@@ -335,8 +335,8 @@ def test_a_result_lost_with_its_worker_before_it_is_read_is_computed_again(dask,
                                                                           generated_course):
     """A finished task's result stays on its worker until the coordinator reads it. The worker dies in between
     (as when another submission kills it): Dask computes the task again, and the grade is written once."""
-    from autograder.grader.grade_progress import GradeProgress
-    from autograder.grader.gradebook import Gradebook
+    from autograder.grader.classroom.grade_progress import GradeProgress
+    from autograder.grader.classroom.gradebook import Gradebook
 
     root = new_course(generated_course, tmp_path, ["a_correct"])
     dask.wait_for_workers(2)
@@ -364,15 +364,15 @@ def test_a_result_lost_with_its_worker_before_it_is_read_is_computed_again(dask,
 
 
 def root_course(root: Path):
-    from autograder.grader.root import Course
+    from autograder.course.root import Course
 
     return Course(root)
 
 
 def on_cluster(root: Path, client, gb, students: list[str], progress, **options) -> int:
     """The engine's coordinator on the Dask cluster of `client` for `students` of A: how many were written."""
-    from autograder.grader.cluster import DaskRunner
-    from autograder.grader.engine import Unit, collect_submissions, run_units
+    from autograder.grader.classroom.cluster import DaskRunner
+    from autograder.grader.classroom.runner import Unit, collect_submissions, run_units
 
     sources = {A: (root / "solutions" / A / NOTEBOOK).read_bytes()}
     subs = collect_submissions(root_course(root), A, students, [A], sources)
@@ -465,7 +465,7 @@ def test_a_lost_scheduler_stops_the_run_and_a_rerun_grades_only_what_is_left(das
 def test_progress_is_a_live_bar_on_a_terminal_and_lines_otherwise(capsys):
     from rich.console import Console
 
-    from autograder.grader.grade_progress import GradeProgress
+    from autograder.grader.classroom.grade_progress import GradeProgress
 
     screen = io.StringIO()
     bar = GradeProgress(3, live=True, console=Console(file=screen, force_terminal=True, width=140))
@@ -526,9 +526,9 @@ class _Waiting:
 def test_a_ctrl_c_while_the_coordinator_waits_on_dask_is_raised_between_results_never_inside_dask(monkeypatch):
     import distributed
 
-    from autograder.grader import cluster, engine
-    from autograder.grader.console import deferred_interrupt
-    from autograder.grader.grade_progress import GradeProgress
+    from autograder.grader.classroom import cluster, runner as engine
+    from autograder.course.console import deferred_interrupt
+    from autograder.grader.classroom.grade_progress import GradeProgress
 
     class Client:
         cancelled: list = []

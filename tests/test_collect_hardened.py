@@ -320,14 +320,14 @@ def test_the_formgrader_and_nbgrader_in_the_course_folder_collect_the_hardened_w
     for cwd, environment in ((tmp_path, formgrader), (ROOT, env)):
         r = subprocess.run([str(BIN / "python"), "-c", script], cwd=cwd, env=environment, capture_output=True,
                            text=True, timeout=120)
-        assert r.stdout.strip() == "autograder.grader.collect.HardenedCollect", (cwd, r.stdout + r.stderr)
+        assert r.stdout.strip() == "autograder.grader.ops.collect.HardenedCollect", (cwd, r.stdout + r.stderr)
 
 
 # ------------------------------------------------------------------------------------------- limits
 
 def test_limits_on_names_depth_and_size_are_reported_and_the_rest_collected(tmp_path):
     """collect_assignment itself, on a folder made here as this process's own user (no other user needed)."""
-    from autograder.grader.collect import CollectLimits, collect_assignment
+    from autograder.grader.ops.collect import CollectLimits, collect_assignment
 
     me = pwd.getpwuid(os.getuid()).pw_name
     inbound = tmp_path / "inbound"

@@ -14,9 +14,9 @@ import pytest
 from fxcourse_instructor import clauses, mutants
 from autograder.coursedata.exercises import EXERCISES, exercise
 from autograder.coursedata.hints import HINTS
-from autograder.grader.root import Course
-from autograder.grader.grading import check_notebook
-from autograder.grader.notebook import answer_cells, grade_id, is_test, nbgrader_meta, read_notebook
+from autograder.course.root import Course
+from autograder.grader.engine.grading import check_notebook
+from autograder.course.notebook import answer_cells, grade_id, is_test, nbgrader_meta, read_notebook
 from conftest import ROOT, assignments, lessons
 
 COURSE = Course(ROOT)

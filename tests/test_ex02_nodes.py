@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from autograder.checks.framework import Case, collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
-from autograder.grader.notebook import answer_namespace
+from autograder.course.notebook import answer_namespace
 from exercise_suite import exercise_tests
 
 A = "ex02_nodes"

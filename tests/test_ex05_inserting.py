@@ -8,7 +8,7 @@ import torch.fx as fx
 
 from autograder.checks import ex05_inserting as checks
 from autograder.coursedata.exercises import functions
-from autograder.grader.notebook import answer_cells, grade_id, stub_solution
+from autograder.course.notebook import answer_cells, grade_id, stub_solution
 from exercise_suite import exercise_tests
 from fxplayground import DropoutNet, ThreeReluNet, TinyNet
 

@@ -11,7 +11,7 @@ import torch.fx as fx
 from autograder.checks import ex08_pipeline as checks
 from autograder.checks.framework import Case, Check, CheckFailed, collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
-from autograder.grader.validate import solution_cells
+from autograder.grader.quality.validate import solution_cells
 from exercise_suite import exercise_tests
 
 A = "ex08_pipeline"
@@ -129,7 +129,7 @@ def test_structure_judge_names_the_chain():
 def test_a_wrong_run_pipeline_costs_points_in_its_own_test_only(nb, solution):
     """optimize_for_inference calls the learner's run_pipeline: when only that one is wrong, optimize_for_inference
     passes, saying that with the course's run_pipeline it does, and its failure belongs to run_pipeline's test."""
-    from autograder.grader.notebook import answer_namespace
+    from autograder.course.notebook import answer_namespace
     cell = next(c for c in solution_cells(nb) if c == "run_pipeline")
     once = "def run_pipeline(gm, passes, max_rounds=10):\n    raise NotImplementedError('not yet')\n"
     ns = answer_namespace(nb, {cell: once})

@@ -1,6 +1,6 @@
 """The fork server: workers forked from one pre-imported process start from its state, not from each other's.
 
-Each test runs workers through `autograder.grader.sandbox.run_worker`, the path every grading takes; the
+Each test runs workers through `autograder.grader.jail.sandbox.run_worker`, the path every grading takes; the
 adversarial battery (test_adversarial.py, test_jail.py) runs through the same fork server unchanged.
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ import sys
 import pytest
 
 from autograder.checks.evidence import load_evidence
-from autograder.grader import forkserver
-from autograder.grader.grading import check_notebook
-from autograder.grader.root import Course
-from autograder.grader.sandbox import Limits, isolation_level, run_worker
+from autograder.grader.jail import forkserver
+from autograder.grader.engine.grading import check_notebook
+from autograder.course.root import Course
+from autograder.grader.jail.sandbox import Limits, isolation_level, run_worker
 from conftest import ROOT
 
 pytestmark = pytest.mark.kernel
@@ -200,8 +200,8 @@ def test_check_notebook_grades_through_the_fork_server(own_server, tmp_path):
 
 
 CHILD = """
-from autograder.grader import forkserver
-from autograder.grader.sandbox import Limits, run_worker
+from autograder.grader.jail import forkserver
+from autograder.grader.jail.sandbox import Limits, run_worker
 outcome = run_worker([{"id": "x", "source": "x = 1", "answer": True, "defines": ["x"]}], [], limits=Limits(timeout=30.0))
 print(outcome.status, forkserver._SERVER.shared, forkserver._SERVER.proc is None)
 """
@@ -242,7 +242,7 @@ def test_the_server_imports_an_exercises_checks_on_the_first_job_that_calls_them
 
 
 def test_the_server_imports_only_the_courses_own_check_modules():
-    from autograder.grader.forking import _import_checks
+    from autograder.grader.jail.forking import _import_checks
 
     with pytest.raises(ValueError, match="'os' is not an exercise of the course"):
         _import_checks(["os"])

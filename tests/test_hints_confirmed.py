@@ -89,7 +89,7 @@ def test_the_failing_line_is_known_wherever_the_learner_s_code_runs():
     import nbformat
 
     from autograder.checks.framework import _learner_frame, _raised
-    from autograder.grader.notebook import answer_namespace
+    from autograder.course.notebook import answer_namespace
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "def fold(first):\n    scale = 2\n    return first.bias.detach() * scale\n")])

@@ -13,12 +13,16 @@ user), with configurable-http-proxy from npm (.ci/deps-hub.sh).
   from the Assignments tab, answer (one right, one wrong), Validate and submit; the instructor collects,
   grades with `fxcourse grade` and releases feedback; each student fetches and opens theirs. Refused: a
   student opening the formgrader, or reading another student's home or the instructor's course folder.
+  The exercises' judge side is closed to the students for the test (judge_side_closed): their Validate and
+  `fxcourse check` in a terminal of their server are judged by the hub's judge service, which logs that it
+  answered them; a token the hub does not know is refused by it.
 
 Needs root, runuser/useradd, configurable-http-proxy, /usr/bin/chromium and playwright; without them it skips
 (unless FXCOURSE_REQUIRE_BROWSER is set, as in CI: then it fails).
 """
 from __future__ import annotations
 
+import grp
 import importlib.util
 import json
 import os
@@ -33,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -242,6 +247,41 @@ def fill(user: str, notebook: Path, answers: dict[str, str]) -> None:
     assert r.returncode == 0, r.stderr
 
 
+@pytest.fixture
+def judge_side_closed(klass):
+    """The exercises' judge side readable by the instructors' group only, as on a hub where it lives in the
+    instructor's folder: the instructor package (instructor/) where the checkout has one, else each exercise's
+    judging module and its compiled copy. Put back as it was afterwards."""
+    checks = ROOT / "autograder" / "checks"
+    targets = [ROOT / "instructor"] if (ROOT / "instructor").is_dir() else \
+        [*sorted(checks.glob("ex*/judging.py")), *sorted(checks.glob("ex*/__pycache__/judging.*.pyc"))]
+    assert targets, "no judge side found to close"
+    saved = [(t, t.stat().st_gid, stat.S_IMODE(t.stat().st_mode)) for t in targets]
+    gid = grp.getgrnam(klass.instructors).gr_gid
+    try:
+        for target, _, _ in saved:
+            os.chown(target, -1, gid)
+            os.chmod(target, 0o750 if target.is_dir() else 0o640)
+        yield
+    finally:
+        for target, old_gid, mode in saved:
+            os.chown(target, -1, old_gid)
+            os.chmod(target, mode)
+
+
+def server_environment(user: str) -> dict[str, str]:
+    """The environment of `user`'s JupyterLab server, as a terminal in it has it (read as root from /proc)."""
+    uid = pwd.getpwnam(user).pw_uid
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if proc.stat().st_uid == uid and b"jupyterhub-singleuser" in (proc / "cmdline").read_bytes():
+                pairs = (item.partition(b"=") for item in (proc / "environ").read_bytes().split(b"\0") if item)
+                return {key.decode(): value.decode() for key, _, value in pairs}
+        except OSError:
+            continue
+    raise AssertionError(f"no server of {user} is running")
+
+
 def _gradebook(course: Path):
     from nbgrader.api import Gradebook
     return Gradebook(f"sqlite:///{course / 'gradebook.db'}", "fxcourse")
@@ -429,7 +469,7 @@ def close_dialog(page) -> None:
     page.locator(".jp-Dialog").first.wait_for(state="detached")
 
 
-def test_class_on_the_hub(klass, generated, browser):
+def test_class_on_the_hub(klass, generated, browser, judge_side_closed):
     k = klass
     course = course_copy(k, generated, "course")
     exchange = demo.make_exchange(k.tmp / "exchange")
@@ -475,6 +515,30 @@ def test_class_on_the_hub(klass, generated, browser):
             while time.monotonic() < end and not list((exchange / "fxcourse" / "inbound").glob(f"{user}+{A}+*")):
                 time.sleep(0.5)
             page.locator("#submitted_assignments_list .list_item", has_text=A).first.wait_for(state="visible")
+        # -- the students' visible tests were judged by the judge service (the judge side is closed to them)
+        log = hub.log.read_text(errors="replace")
+        for user in (k.ada, k.bob):
+            assert re.search(rf"\[judge service [\d:]+\] {user}: {A}\.count_nodes cases \[\d", log), log[-4000:]
+        assert re.search(rf"{k.bob}: {A}\.count_nodes cases \[1\]: 0 of 1 passed", log), log[-4000:]
+        assert "def count_nodes" not in log and "len(gm.graph.nodes)" not in log  # nothing of their code
+        # `fxcourse check` in a terminal of bob's server: its visible tests, judged by the service
+        env = server_environment(k.bob)
+        assert env["FXCOURSE_JUDGE_URL"] and env["JUPYTERHUB_API_TOKEN"]
+        r = demo.as_user(k.bob, str(BIN / "fxcourse"), "check", f"{A}/{A}.ipynb", "--visible-only", "--json",
+                         env={key: env[key] for key in ("FXCOURSE_JUDGE_URL", "JUPYTERHUB_API_TOKEN")})
+        assert r.returncode == 1 and r.stdout.startswith("{"), r.stdout + r.stderr
+        report = json.loads(r.stdout)
+        failed = {t["id"]: t["message"] for t in report["tests"] if not t["passed"]}
+        assert list(failed) == ["test_count_nodes"] and "counted 5 nodes, expected" in failed["test_count_nodes"], \
+            report
+        assert f"{k.bob}: test test_count_nodes (1 calls): failed" in hub.log.read_text(errors="replace")
+        # the service asks the hub about each token: one it does not know is refused
+        request = urllib.request.Request(env["FXCOURSE_JUDGE_URL"] + "/judge", data=b"{}\n", method="POST",
+                                         headers={"Authorization": "token not-a-hub-token"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=60)
+        assert refused.value.code == 403 and "the hub does not know this token" in refused.value.read().decode()
+
         inbound = sorted(p.name.split("+")[0] for p in (exchange / "fxcourse" / "inbound").iterdir())
         assert inbound == sorted([k.ada, k.bob]), inbound
         assert all(p.stat().st_uid == pwd.getpwnam(p.name.split("+")[0]).pw_uid

@@ -13,13 +13,13 @@ import pytest
 
 from autograder import inline
 from autograder.checks.framework import CheckFailed, run_check
-from autograder.grader.root import Course
-from autograder.grader import grading
+from autograder.course.root import Course
+from autograder.grader.engine import grading
 from autograder.coursedata.hints import HINTS
 from autograder.learner.watch import watch_loop
 from fxcourse_instructor.mutants import load
-from autograder.grader.notebook import read_notebook
-from autograder.grader.validate import mutant_cell
+from autograder.course.notebook import read_notebook
+from autograder.grader.quality.validate import mutant_cell
 from autograder.learner.progress import ProgressView, _test_name, _untouched, collect
 from conftest import EX01_RIGHT, ROOT
 
@@ -254,12 +254,13 @@ def _course(tmp_path: Path, answered: bool) -> Course:
 def _fake_check(calls: list):
     def check(path, course, *, visible_only=False):
         calls.append((Path(path).name, visible_only))
-        tests = [grading.TestResult("test_node_summary", 2, 2, True, "passed (6 cases)"),
-                 grading.TestResult("test_count_nodes", 0, 2, False, "count_nodes is not implemented yet", "replace it"),
-                 grading.TestResult("test_outputs_match", 0, 3, False, "not implemented"),
-                 grading.TestResult("test_quiz_q1", 1, 1, True, "correct"),
-                 grading.TestResult("test_quiz_q2", 0, 1, False, "q2 is not answered yet"),
-                 grading.TestResult("test_quiz_q3", 0, 1, False, "q3 is not answered yet")]
+        tests = [grading.Verdict("test_node_summary", True, "passed (6 cases)", points=2, max_points=2),
+                 grading.Verdict("test_count_nodes", False, "count_nodes is not implemented yet", "replace it",
+                                 max_points=2),
+                 grading.Verdict("test_outputs_match", False, "not implemented", max_points=3),
+                 grading.Verdict("test_quiz_q1", True, "correct", points=1, max_points=1),
+                 grading.Verdict("test_quiz_q2", False, "q2 is not answered yet", max_points=1),
+                 grading.Verdict("test_quiz_q3", False, "q3 is not answered yet", max_points=1)]
         return grading.Report("ex01_tracing", 3.0, 10.0, tests)
     return check
 
@@ -344,7 +345,7 @@ def test_watch_once_runs_a_single_check(tmp_path):
 # ------------------------------------------------------------------------------ the proposed check cell
 
 def test_check_does_nothing_inside_the_graders_worker(monkeypatch):
-    from autograder.grader.worker import GRADING_ENV
+    from autograder.grader.jail.worker import GRADING_ENV
 
     assert GRADING_ENV == "FXCOURSE_GRADING"  # the name autograder.inline reads
     monkeypatch.setenv(GRADING_ENV, "1")  # what the worker sets before the notebook's first cell
@@ -366,8 +367,8 @@ def _with_check_cell(nb):
 def test_the_proposed_check_cell_runs_in_a_kernel_and_costs_the_grader_nothing(tmp_path):
     import nbformat
 
-    from autograder.grader.grading import check_notebook
-    from autograder.grader.headless import execute
+    from autograder.grader.engine.grading import check_notebook
+    from autograder.grader.jail.headless import execute
 
     # In a kernel (as a learner runs the notebook), the cell shows the table for the released notebook.
     nb = _with_check_cell(read_notebook(RELEASE))
@@ -400,7 +401,7 @@ def test_check_in_a_graded_notebook_does_nothing_in_the_worker(tmp_path, monkeyp
     the worker or it started fresh. An answer cell that asks check() for its rows shows which it did."""
     import nbformat
 
-    from autograder.grader.grading import check_notebook
+    from autograder.grader.engine.grading import check_notebook
 
     if not forked:
         monkeypatch.setenv("FXCOURSE_FORKSERVER", "0")

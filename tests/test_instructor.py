@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grader.notebook import grade_id
+from autograder.course.notebook import grade_id
 from conftest import ROOT
 
 pytestmark = pytest.mark.kernel

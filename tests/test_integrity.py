@@ -18,11 +18,11 @@ import pytest
 from autograder.checks.evidence import load_evidence
 from autograder.checks.framework import CheckFailed, get_check, get_part, hidden_cases, run_check, run_cases
 from autograder.coursedata.exercises import EXERCISES
-from autograder.grader.grading import check_notebook
-from autograder.grader.notebook import answer_cells, grade_id, is_test, read_notebook
-from autograder.grader.root import Course
-from autograder.grader.sandbox import Limits, run_worker
-from autograder.grader.secret import call_salt, course_secret
+from autograder.grader.engine.grading import check_notebook
+from autograder.course.notebook import answer_cells, grade_id, is_test, read_notebook
+from autograder.course.root import Course
+from autograder.grader.jail.sandbox import Limits, run_worker
+from autograder.grader.engine.secret import call_salt, course_secret
 from conftest import ROOT
 
 COURSE = Course(ROOT)
@@ -268,7 +268,7 @@ def test_the_course_secret_is_made_once_beside_the_gradebook_readable_by_its_own
     first = course_secret(course)
     path = tmp_path / ".fxcourse-secret"
     assert path.is_file() and (path.stat().st_mode & 0o777) == 0o600 and len(first) >= 32
-    from autograder.grader import secret as module
+    from autograder.grader.engine import secret as module
 
     module._CACHE.clear()
     assert course_secret(course) == first           # read back, not made again
@@ -322,7 +322,7 @@ def test_cases_draw_every_seed_where_a_hidden_salt_reaches_it():
 def test_a_cluster_task_draws_the_hidden_cases_of_the_coordinators_secret(tmp_path, monkeypatch):
     """`fxcourse grade --cluster` grades each submission in a course root of its own on a Dask worker: it is given
     the coordinator's secret, so that a worker draws the course's hidden cases, not a secret made up there."""
-    from autograder.grader.engine import grade_task
+    from autograder.grader.classroom.runner import grade_task
 
     mine = b"a secret the table was memorised under"
     path = submit(tmp_path, "ex01_tracing", {"outputs_match": TABLE.format(table=_memorised(mine))})

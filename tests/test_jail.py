@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from autograder.checks import keyring
-from autograder.grader import sandbox
-from autograder.grader.notebook import answer_cells, grade_id, read_notebook
-from autograder.grader.root import Course
+from autograder.grader.jail import sandbox
+from autograder.course.notebook import answer_cells, grade_id, read_notebook
+from autograder.course.root import Course
 from conftest import EX01_RIGHT, ROOT
 from test_instructor import _fill, fxcourse
 
@@ -61,7 +61,7 @@ def _hostile(root: Path, window: int = ALONE) -> dict[str, str]:
     attack_see = (
         "import glob\nfor pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n    try:\n"
         "        cmd = open(f'/proc/{pid}/cmdline', 'rb').read()\n    except OSError:\n        continue\n"
-        "    if int(pid) != os.getpid() and b'autograder.grader.worker' in cmd or b'nbgrader' in cmd or b'pytest' in cmd:\n"
+        "    if int(pid) != os.getpid() and b'autograder.grader.jail.worker' in cmd or b'nbgrader' in cmd or b'pytest' in cmd:\n"
         "        broke = True\n"
         "others = glob.glob('/tmp/fxcourse-worker-*') + glob.glob('/run/fxcourse-jail/*')  # all but its own\n"
         "if [p for p in others if os.path.exists(p) and os.path.realpath(p) != os.path.realpath(os.getcwd())]:\n"
@@ -227,7 +227,7 @@ def missing_proc(monkeypatch):
 
 def test_hardened_grading_refuses_and_names_the_missing_piece(missing_proc, course, capsys):
     from autograder.cli import main
-    from autograder.grader.grading import grade_restored
+    from autograder.grader.engine.grading import grade_restored
 
     with pytest.raises(sandbox.IsolationError, match=r"missing a private /proc \(mount proc"):
         grade_restored(read_notebook(SOURCE_NB), hardened=True)
@@ -235,7 +235,7 @@ def test_hardened_grading_refuses_and_names_the_missing_piece(missing_proc, cour
     err = capsys.readouterr().err
     assert "missing a private /proc" in err and "FXCOURSE_ISOLATION=limits" in err
     assert len(err.strip().splitlines()) == 1
-    from autograder.grader import forkserver
+    from autograder.grader.jail import forkserver
 
     assert forkserver._SERVER.proc is None  # the run's fork server, started before the refusal, is gone with it
 
@@ -247,8 +247,8 @@ def test_the_instructor_can_opt_out_explicitly(missing_proc, monkeypatch):
 
 
 def test_a_learners_check_uses_what_there_is_and_says_what_is_missing(missing_proc, tmp_path):
-    from autograder.grader.root import Course
-    from autograder.grader.grading import check_notebook
+    from autograder.course.root import Course
+    from autograder.grader.engine.grading import check_notebook
 
     nb = tmp_path / f"{A}.ipynb"
     _fill(ROOT / "exercises" / A / f"{A}.ipynb", {**EX01_RIGHT, **QUIZ}, nb)
@@ -319,8 +319,8 @@ def test_a_hung_submission_costs_its_own_limit_once_whatever_else_runs(tmp_path,
                                                                        capsys):
     """One submission sleeps in every function, graded with two others on one grading thread (--jobs 1): it is
     stopped at its own limit, reported NOT GRADED naming the limit and graded once; the two others are graded."""
-    from autograder.grader import engine
-    from autograder.grader.batch import ensure_assignment
+    from autograder.grader.classroom import runner as engine
+    from autograder.grader.classroom.batch import ensure_assignment
 
     root = generated_course(tmp_path / "course", A, quiz_keys=True)
     release = root / "exercises" / A / f"{A}.ipynb"

@@ -5,15 +5,17 @@ These need no jail: the evidence files here are written by the test, as a hostil
 from __future__ import annotations
 
 import io
+import os
 import zipfile
+from pathlib import Path
 
 import pytest
 import torch
 
 from autograder.checks.evidence import EvidenceError, EvidenceLimits, check_archive, check_plain, load_evidence
-from autograder.grader.grading import _judge, clean_text
-from autograder.grader.plan import Call
-from autograder.grader.sandbox import Limits, WorkerOutcome
+from autograder.grader.engine.grading import _judge, clean_text
+from autograder.course.plan import Call
+from autograder.grader.jail.sandbox import Limits, WorkerOutcome
 
 
 def saved(obj) -> bytes:
@@ -117,7 +119,7 @@ QUIZ = [Call("quiz", "q1", key="D", choices="ABCD")]
 
 
 def test_evidence_that_takes_too_long_to_load_fails_with_a_message_and_the_judge_goes_on(monkeypatch):
-    from autograder.grader import grading
+    from autograder.grader.engine import grading
 
     monkeypatch.setattr(grading, "JUDGE_CPU_FLOOR", 1)  # the judge gets max(floor, timeout) CPU seconds per request
     limits = Limits(timeout=1.0)
@@ -126,8 +128,8 @@ def test_evidence_that_takes_too_long_to_load_fails_with_a_message_and_the_judge
     assert not summary["ok"] and "over its limit of 1 s of CPU time" in summary["error"], summary
     honest = outcome(worker_file([{"evidence": ["D"]}]))  # a fresh judge takes the next submission
     assert _judge().load(honest, 1, limits)["ok"]
-    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 0, honest, 1, limits)
-    assert passed, message
+    verdict = _judge().judge("test_quiz_q1", QUIZ, 0, honest, 1, limits)
+    assert verdict.passed, verdict.message
 
 
 def test_refused_evidence_names_the_limit():
@@ -142,10 +144,13 @@ def test_a_rejected_call_fails_its_test_and_the_next_one_is_judged():
     data = worker_file([{"evidence": [deep]}, {"evidence": ["D"]}])
     o = outcome(data)
     assert _judge().load(o, 2, Limits())["ok"]
-    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 0, o, 2, Limits())
-    assert passed is False and "the grader refused this evidence" in message
-    passed, message, _, _ = _judge().judge("test_quiz_q1", QUIZ, 1, o, 2, Limits())
-    assert passed, message
+    verdict = _judge().judge("test_quiz_q1", QUIZ, 0, o, 2, Limits())
+    assert verdict.passed is False and "the grader refused this evidence" in verdict.message
+    # the judge process's answer is the verdict's JSON: the hint keeps its id across the process boundary
+    assert verdict.hint == "answers must not write the grader's files"
+    assert verdict.hint_id == "shared.answers_must_not_write_grader_files"
+    verdict = _judge().judge("test_quiz_q1", QUIZ, 1, o, 2, Limits())
+    assert verdict.passed, verdict.message
 
 
 # ---------------------------------------------------------------------------------- text that leaves
@@ -160,7 +165,7 @@ def test_control_characters_are_escaped_and_long_text_is_cut_with_a_note():
 def test_each_grading_limit_has_one_default_and_one_variable(monkeypatch):
     """The CPU limit of a worker is read in one place (Limits.from_env: FXCOURSE_TIMEOUT, else the default), and the
     submission's wall-clock limit follows it unless FXCOURSE_SUBMISSION_TIMEOUT sets its own."""
-    from autograder.grader.sandbox import Limits
+    from autograder.grader.jail.sandbox import Limits
 
     monkeypatch.delenv("FXCOURSE_TIMEOUT", raising=False)
     monkeypatch.delenv("FXCOURSE_SUBMISSION_TIMEOUT", raising=False)
@@ -169,3 +174,32 @@ def test_each_grading_limit_has_one_default_and_one_variable(monkeypatch):
     assert Limits.from_env().timeout == 7 and Limits.from_env().submission_wall() == 6 * (7 * Limits().wall_factor + 60)
     monkeypatch.setenv("FXCOURSE_SUBMISSION_TIMEOUT", "30")
     assert Limits.from_env().submission_wall() == 30
+
+
+@pytest.mark.parametrize("var", ["FXCOURSE_TIMEOUT", "FXCOURSE_SUBMISSION_TIMEOUT"])
+@pytest.mark.parametrize("bad", ["abc", "0", "-5", "inf", "nan"])
+def test_a_limit_that_is_not_seconds_is_named_and_refused(monkeypatch, var, bad):
+    from autograder.grader.jail.sandbox import LimitError, Limits
+
+    monkeypatch.delenv("FXCOURSE_TIMEOUT", raising=False)
+    monkeypatch.delenv("FXCOURSE_SUBMISSION_TIMEOUT", raising=False)
+    monkeypatch.setenv(var, bad)
+    with pytest.raises(LimitError) as caught:
+        Limits.from_env().submission_wall()
+    assert str(caught.value) == f"{var} must be a number of seconds above 0, got {bad!r}"
+
+
+def test_check_and_grade_refuse_a_limit_that_is_not_seconds_in_one_line(tmp_path):
+    """Before anything is graded: exit 2 and the variable named, not a traceback from a grading thread."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "FXCOURSE_TIMEOUT": "ten"}
+    for args in (["check", str(root / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb")],
+                 ["grade", "ex01_tracing", "--course", str(root)]):
+        r = subprocess.run([sys.executable, "-m", "autograder.cli", *args], capture_output=True, text=True, env=env,
+                           cwd=tmp_path, timeout=300)
+        assert r.returncode == 2 and "FXCOURSE_TIMEOUT must be a number of seconds above 0, got 'ten'" in r.stderr, \
+            (args, r.returncode, r.stderr[-2000:])
+        assert "Traceback" not in r.stderr

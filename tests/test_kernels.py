@@ -1,6 +1,6 @@
-"""Kernels forked from the kernel server (autograder.grader.kernels, `execute(..., fork=True)`): what a notebook
-sees is what a fresh `python -m ipykernel_launcher` gives it, the kernel's life and death are jupyter_client's
-as before, and where the server cannot serve, kernels start the usual way."""
+"""Kernels forked from the fork server (its kernels' one: forkserver.spawn_kernel, `execute(..., fork=True)`): what
+a notebook sees is what a fresh `python -m ipykernel_launcher` gives it, the kernel's life and death are
+jupyter_client's as before, and where the server cannot serve, kernels start the usual way."""
 from __future__ import annotations
 
 import json
@@ -14,21 +14,28 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from autograder.grader import kernels
-from autograder.grader.forkserver import ended
-from autograder.grader.headless import execute
+from autograder.grader.jail import forkserver
+from autograder.grader.jail.forkserver import ended
+from autograder.grader.jail.headless import execute
 
 pytestmark = [pytest.mark.kernel,
-              pytest.mark.skipif(not kernels.enabled(), reason="the kernel server needs Linux (fork, SCM_RIGHTS)")]
+              pytest.mark.skipif(not forkserver.enabled(), reason="the fork server needs Linux (fork, SCM_RIGHTS)")]
 
-SEEN = ("import json, os, random, sys\n"
+SEEN = ("import json, os, random, signal, sys, warnings\n"
         "import numpy, torch\n"
+        "grand = int(open(f'/proc/{os.getppid()}/stat').read().rsplit(')', 1)[1].split()[1])\n"
         "print(json.dumps({'cwd': os.getcwd(), 'path0': sys.path[0], 'argv0': os.path.basename(sys.argv[0]),\n"
         "                  'mark': os.environ.get('FXCOURSE_TEST_MARK'), 'ppid': os.getppid(), 'pid': os.getpid(),\n"
-        "                  'parent': os.environ.get('JPY_PARENT_PID'), 'sid': os.getsid(0),\n"
+        "                  'grand': grand, 'parent': os.environ.get('JPY_PARENT_PID'), 'sid': os.getsid(0),\n"
         "                  'random': random.random(), 'numpy': float(numpy.random.rand()),\n"
-        "                  'torch': float(torch.rand(1)), 'main': sys.modules['__main__'].__name__}))\n")
-PLOT = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\n"
+        "                  'torch': float(torch.rand(1)), 'main': sys.modules['__main__'].__name__,\n"
+        "                  'threads': [torch.get_num_threads(), torch.get_num_interop_threads()],\n"
+        "                  'signals': [str(signal.getsignal(s)) for s in (signal.SIGINT, signal.SIGTERM,\n"
+        "                              signal.SIGCHLD, signal.SIGHUP, signal.SIGPIPE)],\n"
+        "                  'flags': list(sys.flags), 'environ': sorted(set(os.environ) - {'JPY_SESSION_NAME'}),\n"
+        "                  'warnings': sorted(repr(f) for f in warnings.filters)}))\n")
+PLOT = "import matplotlib, matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\nprint(matplotlib.get_backend())\n"
+FRESH_THREADS = "import torch; print(torch.get_num_threads(), torch.get_num_interop_threads())"
 
 
 def _notebook(folder: Path, *cells: str) -> Path:
@@ -42,12 +49,19 @@ def _seen(nb) -> dict:
 
 
 @pytest.fixture(autouse=True)
-def _own_server(monkeypatch):
-    """Each test starts with no kernel server in this process and leaves none."""
+def kernel_server(monkeypatch):
+    """Each test forks its kernels from a kernels' server of its own (stopped afterwards); the grading fork server
+    of the test process is not touched."""
     monkeypatch.setenv("FXCOURSE_TEST_MARK", "set by the test")
-    kernels.stop()
-    yield
-    kernels.stop()
+    monkeypatch.delenv("FXCOURSE_FORKSERVER", raising=False)
+    server = forkserver._Server(kernels=True)
+    monkeypatch.setattr(forkserver, "_KERNELS", server)
+    yield server
+    server.stop()
+
+
+def _server_pid():
+    return forkserver.server_pid(kernels=True)
 
 
 def test_a_forked_kernel_sees_what_a_fresh_one_sees_with_fresh_random_seeds(tmp_path, monkeypatch):
@@ -57,11 +71,14 @@ def test_a_forked_kernel_sees_what_a_fresh_one_sees_with_fresh_random_seeds(tmp_
     plain = _seen(fresh)
     first, again = (execute(path, cwd=tmp_path, fork=True) for _ in range(2))
     one, two = _seen(first), _seen(again)
-    server = kernels.server_pid()
-    assert server is not None and one["ppid"] == two["ppid"] == server, (one, server)
+    server = _server_pid()
+    assert server is not None and one["grand"] == two["grand"] == server, (one, server)  # through its manager
     assert plain["ppid"] == os.getpid() != server
+    python_c = subprocess.run([sys.executable, "-c", FRESH_THREADS], capture_output=True, text=True, timeout=300)
+    assert plain["threads"] == [int(n) for n in python_c.stdout.split()], (plain["threads"], python_c.stderr)
     for seen in (one, two):
-        for key in ("cwd", "path0", "argv0", "mark", "parent", "main"):
+        for key in ("cwd", "path0", "argv0", "mark", "parent", "main", "threads", "signals", "flags", "environ",
+                    "warnings"):
             assert seen[key] == plain[key], (key, seen[key], plain[key])
         assert seen["sid"] == seen["pid"]  # a session of its own, as the launcher starts a kernel
     assert one["cwd"] == str(tmp_path) and one["argv0"] == "ipykernel_launcher.py" and one["parent"] == str(os.getpid())
@@ -69,14 +86,16 @@ def test_a_forked_kernel_sees_what_a_fresh_one_sees_with_fresh_random_seeds(tmp_
     for nb in (fresh, first, again):
         pngs = [o for o in nb.cells[1].outputs if "image/png" in o.get("data", {})]
         assert len(pngs) == 1, ("the plot is not shown inline", nb.cells[1].outputs)
+        assert [o.text for o in nb.cells[1].outputs if o.output_type == "stream"] == \
+            ["module://matplotlib_inline.backend_inline\n"]
 
 
 def test_a_finished_kernel_is_gone_and_the_server_goes_with_this_process(tmp_path):
     nb = execute(_notebook(tmp_path, SEEN), cwd=tmp_path, fork=True)
-    pid, server = _seen(nb)["pid"], kernels.server_pid()
+    pid, server = _seen(nb)["pid"], _server_pid()
     assert ended(pid, 10), "the kernel outlived its notebook"
-    kernels.stop()
-    assert kernels.server_pid() is None and ended(server, 0)
+    forkserver.stop()
+    assert _server_pid() is None and ended(server, 0)
 
 
 def test_a_kernel_that_dies_is_a_dead_kernel_as_before(tmp_path):
@@ -108,7 +127,7 @@ def test_the_kernel_s_own_stderr_is_kept_apart_and_shown_when_the_run_fails(tmp_
 
 def test_a_kernel_that_needs_another_interpreter_set_up_starts_the_usual_way(tmp_path, monkeypatch):
     path = _notebook(tmp_path, SEEN)
-    assert _seen(execute(path, cwd=tmp_path, fork=True))["ppid"] == kernels.server_pid()
+    assert _seen(execute(path, cwd=tmp_path, fork=True))["grand"] == _server_pid()
     monkeypatch.setenv("PYTHONPATH", str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     seen = _seen(execute(path, cwd=tmp_path, fork=True))  # PYTHONPATH is read at start: the server's is another
     assert seen["ppid"] == os.getpid() and seen["path0"] == str(tmp_path)
@@ -116,10 +135,10 @@ def test_a_kernel_that_needs_another_interpreter_set_up_starts_the_usual_way(tmp
 
 def test_without_a_server_kernels_start_the_usual_way_and_it_is_said_once(tmp_path, monkeypatch, capfd):
     path = _notebook(tmp_path, SEEN)
-    monkeypatch.setenv("FXCOURSE_KERNEL_FORK", "0")
+    monkeypatch.setenv("FXCOURSE_FORKSERVER", "0")  # the one switch, for workers, judges and kernels
     assert _seen(execute(path, cwd=tmp_path, fork=True))["ppid"] == os.getpid()
-    assert kernels.server_pid() is None and "kernel server" not in capfd.readouterr().err  # off: quietly
-    monkeypatch.delenv("FXCOURSE_KERNEL_FORK")
+    assert _server_pid() is None and "fork server" not in capfd.readouterr().err  # off: quietly
+    monkeypatch.delenv("FXCOURSE_FORKSERVER")
     broken = tmp_path / "broken"
     (broken / "torch").mkdir(parents=True)
     (broken / "torch" / "__init__.py").write_text("raise ImportError('no torch here')\n")
@@ -127,21 +146,21 @@ def test_without_a_server_kernels_start_the_usual_way_and_it_is_said_once(tmp_pa
     for _ in range(2):
         assert _seen(execute(_notebook(tmp_path, "print('{}')\n"), cwd=tmp_path, fork=True)) == {}
     said = capfd.readouterr().err
-    assert said.count("kernels start without the kernel server") == 1 and "no torch here" in said, said
+    assert said.count("each kernel starts as a fresh process") == 1 and "no torch here" in said, said
 
 
 def test_lab_headless_and_the_site_build_fork_their_kernels():
     """`fxcourse lab --headless` (run_notebooks) and docs/site/build.py run their notebooks forked; the
     benchmarks time the kernels learners get, so they do not."""
     root = Path(__file__).resolve().parent.parent
-    assert "execute(path, timeout, fork=True)" in (root / "autograder" / "grader" / "headless.py").read_text()
+    assert "execute(path, timeout, fork=True)" in (root / "autograder" / "grader" / "jail" / "headless.py").read_text()
     assert "fork=True" in (root / "docs" / "site" / "build.py").read_text()
     for bench in (root / "benchmarks").glob("*.py"):
         assert "fork=True" not in bench.read_text(), bench.name
 
 
 def test_the_server_imports_torch_but_not_the_kernel_nor_matplotlib():
-    code = ("import json, sys\nfrom autograder.grader import kernels\nkernels._prepare()\n"
+    code = ("import json, sys\nfrom autograder.grader.jail import forking\nforking._prepare(kernels=True)\n"
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('torch', 'ipykernel', 'IPython', 'matplotlib', 'zmq'))))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("autograder.cli", "autograder.inline"),           # the command line; check()/hint()/progress() in notebooks
     ("autograder.learner",),                           # the learner's tools
     ("autograder.grader", "autograder.nbgrader_config"),  # the hardened grader and nbgrader's configuration of it
+    ("autograder.course",),                            # what learner tools and grader share: root, notebooks, plan
     ("fxcourse_instructor",),                          # the instructor's side (instructor/): judges, references,
                                                        # hidden cases, mutants, clauses; reached through keyring only
     ("autograder.coursedata",),                        # exercises, hints, quizzes

@@ -13,7 +13,7 @@ import pytest
 
 from autograder import cli
 from autograder.coursedata.hints import HINTS
-from autograder.grader.notebook import read_notebook
+from autograder.course.notebook import read_notebook
 from autograder.learner.progress import _untouched
 from conftest import EX01_RIGHT, ROOT
 
@@ -118,7 +118,7 @@ def test_hint_and_check_agree_on_which_exercise_a_notebook_is(tmp_path, capsys):
     assert said[0] == said[1]
     broken = root / "exercises" / A / f"{A}.ipynb"
     broken.write_text("{ not a notebook")
-    from autograder.grader.root import Course
+    from autograder.course.root import Course
     from autograder.learner.check import assignment_for
     assert assignment_for(broken, Course(root)) == A
 

@@ -6,7 +6,7 @@ import pytest
 
 from autograder.coursedata.exercises import EXERCISES
 from fxcourse_instructor.mutants import Mutant, MutantError, load
-from autograder.grader.validate import evaluate
+from autograder.grader.quality.validate import evaluate
 from conftest import ROOT
 
 SOLUTION = '''def count_nodes(gm: fx.GraphModule, op: str | None = None) -> int:
@@ -52,8 +52,8 @@ def test_a_mutant_written_whole_is_its_own_answer_cell():
 
 @pytest.mark.parametrize("assignment", [e.id for e in EXERCISES])
 def test_every_mutant_applies_to_its_solution_and_names_a_hint_and_a_reason(assignment):
-    from autograder.grader.notebook import read_notebook
-    from autograder.grader.validate import mutant_cell
+    from autograder.course.notebook import read_notebook
+    from autograder.grader.quality.validate import mutant_cell
 
     nb = read_notebook(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
     for m in load(assignment)[0]:
@@ -74,8 +74,8 @@ def test_a_mutant_shown_a_hint_it_must_not_see_is_not_killed():
     """`not_hints`: a wrong answer that does right what a hint says must not be shown that hint."""
     from dataclasses import replace
 
-    from autograder.grader.notebook import read_notebook
-    from autograder.grader.validate import judge_mutant
+    from autograder.course.notebook import read_notebook
+    from autograder.grader.quality.validate import judge_mutant
 
     nb = read_notebook(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb")
     mutant = next(m for m in load("ex01_tracing")[0] if m.function == "count_nodes")

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader import userjail
-from autograder.grader.notebook import answer_cells, grade_id, read_notebook
+from autograder.grader.jail import userjail
+from autograder.course.notebook import answer_cells, grade_id, read_notebook
 from conftest import EX01_RIGHT, ROOT
 from test_hub import demo
 from test_instructor import _fill
@@ -121,9 +121,9 @@ def teacher():
 GRADE = """
 import json, os, sys
 from pathlib import Path
-from autograder.grader import sandbox
-from autograder.grader.grading import check_notebook
-from autograder.grader.root import Course
+from autograder.grader.jail import sandbox
+from autograder.grader.engine.grading import check_notebook
+from autograder.course.root import Course
 
 import autograder
 course = Path(sys.argv[1])

@@ -7,9 +7,9 @@ import json
 import nbformat
 import pytest
 
-from autograder.grader.root import Course
-from autograder.grader.plan import identify_assignment, parse_test_cell
-from autograder.grader.notebook import (NotebookError, answer_cells, grade_id, is_test, parse_notebook, read_notebook,
+from autograder.course.root import Course
+from autograder.course.plan import identify_assignment, parse_test_cell
+from autograder.course.notebook import (NotebookError, answer_cells, grade_id, is_test, parse_notebook, read_notebook,
                                  restore, strip_hidden, stub_solution)
 from conftest import ROOT
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grader.nbgrader import command
-from autograder.grader.notebook import grade_id
-from autograder.grader.root import Course
+from autograder.grader.ops.nbgrader import command
+from autograder.course.notebook import grade_id
+from autograder.course.root import Course
 from conftest import EX01_RIGHT
 
 pytestmark = pytest.mark.kernel

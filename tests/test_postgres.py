@@ -172,7 +172,7 @@ def test_report_reads_a_postgresql_gradebook_as_it_reads_sqlite(postgres, tmp_pa
     the numbers the same class gives from SQLite."""
     import psycopg
 
-    from autograder.grader.gradebook import parse_db_url, submission_scores
+    from autograder.grader.classroom.gradebook import parse_db_url, submission_scores
     from autograder.grader.report.synthetic import make_class
     from conftest import ROOT
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader import jailpaths, sandbox
-from autograder.grader.notebook import answer_cells, grade_id, read_notebook
+from autograder.grader.jail import jailpaths, sandbox
+from autograder.course.notebook import answer_cells, grade_id, read_notebook
 from conftest import EX01_RIGHT, ROOT
 from test_instructor import _fill
 
@@ -95,9 +95,9 @@ GRADE = """
 import json, sys
 from pathlib import Path
 import autograder
-from autograder.grader import sandbox, worker
-from autograder.grader.grading import check_notebook
-from autograder.grader.root import Course
+from autograder.grader.jail import sandbox, worker
+from autograder.grader.engine.grading import check_notebook
+from autograder.course.root import Course
 out = {"autograder": autograder.__file__, "base_prefix": sys.base_prefix, "support": sandbox.jail_support()}
 if not out["support"]:
     sandbox.require_isolation()  # what hardened grading (fxcourse grade) asks first
@@ -166,7 +166,7 @@ def test_a_piece_the_worker_cannot_read_is_named_with_the_folder_in_the_way(priv
     try:
         (closed / "lib").chmod(0o700)
         r = private.run(str(closed / "bin" / "python"),
-                        "import json; from autograder.grader import sandbox; print(json.dumps(sandbox.jail_support()))")
+                        "import json; from autograder.grader.jail import sandbox; print(json.dumps(sandbox.jail_support()))")
     finally:
         shutil.rmtree(closed)
     assert r.returncode == 0, r.stdout + r.stderr

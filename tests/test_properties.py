@@ -19,7 +19,7 @@ from autograder.checks import run_check
 from autograder.checks.evidence import flat_outputs, unravel, worst_difference
 from autograder.checks.ex03_replacing import RELU_TO_GELU, _EagerSwap
 from autograder.checks.framework import Case, Check, CheckFailed, get_check, run_cases
-from autograder.grader.notebook import answer_namespace, read_notebook
+from autograder.course.notebook import answer_namespace, read_notebook
 from conftest import ROOT
 from strategies import convnets, mlps
 

@@ -15,9 +15,10 @@ import pytest
 
 from autograder import inline
 from autograder.coursedata import quizzes
-from autograder.grader import grading, plan
+from autograder.grader.engine import grading
+from autograder.course import plan
 from autograder.checks.framework import CheckFailed
-from autograder.grader.notebook import grade_id, read_notebook
+from autograder.course.notebook import grade_id, read_notebook
 from conftest import ROOT
 
 DATA = quizzes.load(ROOT)
@@ -303,8 +304,8 @@ def test_every_section_a_question_points_to_is_a_heading_of_its_lesson(assignmen
 
 @pytest.mark.kernel
 def test_the_grader_shows_the_explanation_for_a_right_answer_and_the_section_for_a_wrong_one(tmp_path):
-    from autograder.grader.root import Course
-    from autograder.grader.grading import check_notebook
+    from autograder.course.root import Course
+    from autograder.grader.engine.grading import check_notebook
 
     q1, q2 = _one(var="q1"), _one(var="q2")
     wrong = next(k for k in q1["options"] if k != q1["key"])
@@ -325,7 +326,7 @@ def test_the_grader_shows_the_explanation_for_a_right_answer_and_the_section_for
 def test_feedback_keeps_the_explanation_and_drops_the_key():
     import nbformat
 
-    from autograder.grader.preprocessors import ScrubFeedback
+    from autograder.grader.engine.preprocessors import ScrubFeedback
 
     q = _one(var="q2")
     cell = nbformat.v4.new_code_cell(quizzes.test_source(q))

@@ -11,7 +11,7 @@ import pytest
 from autograder.coursedata.exercises import EXERCISES
 from fxcourse_instructor.mutants import load
 from fxcourse_instructor.mutants.equivalent import EQUIVALENT
-from autograder.grader.automutants import generate
+from autograder.grader.quality.automutants import generate
 from conftest import ROOT
 
 ROW = re.compile(r"^\| (ex\d\d_\w+) \| (\d+)/(\d+) \| (\d+)/(\d+) \((\d+)\) \| (\d+)/(\d+) \|$", re.M)

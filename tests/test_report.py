@@ -17,7 +17,7 @@ import pytest
 from autograder.cli import main
 from autograder.coursedata.exercises import EXERCISES
 from autograder.coursedata.sections import SECTIONS
-from autograder.grader.gradebook import submission_scores
+from autograder.grader.classroom.gradebook import submission_scores
 from autograder.grader.report import build
 from autograder.grader.report.data import Assignment, Submission
 from autograder.grader.report.lms import CANVAS_COLUMNS, MOODLE_COLUMNS

@@ -4,9 +4,11 @@ references too, in its `judging` module) the judge, tests and validation use (au
 
 Test cells of the exercise notebooks call `run_check` and `check_quiz`; `check()` in a notebook, mutant
 validation, `fxcourse check`/`grade` and pytest use the same `Check` objects and the same runner
-(`framework.run_cases`). Shared helpers for evidence and messages live in `evidence.py`, error-signature
+(`framework.run_cases`); where an install has no judge side, `run_check` asks the course's judge service
+(`remote.py`). Shared helpers for evidence and messages live in `evidence.py`, error-signature
 hints in `errors.py`, seeded random models and inputs in `randmodels.py`.
 """
-from autograder.checks.framework import check_quiz, run_check
+from autograder.checks.framework import check_quiz
+from autograder.checks.remote import run_check  # framework.run_check, or the judge service where no judge side is here
 
 __all__ = ["run_check", "check_quiz"]

@@ -19,6 +19,7 @@ import torch
 import torch.fx as fx
 
 from autograder.checks.framework import CheckFailed
+from autograder.checks.hints import hint_of
 
 __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
@@ -116,8 +117,8 @@ def expect_type(value: Any, kind: type | tuple[type, ...], function: str, what: 
     if not isinstance(value, kind):
         hint = None
         if value is None:   # printing is a diagnosis only when something was printed
-            hint = ("return the value instead of printing it" if printed() else
-                    "return the value: the function ended without a `return` of it, so it returned None")
+            hint = ("shared.return_value_instead_printing" if printed() else
+                    "shared.return_value_function_ended_without")
         raise CheckFailed(f"{function} returned {type(value).__name__}, expected {what}", hint)
 
 
@@ -194,8 +195,7 @@ def expect_trained(params: dict, initial: dict, steps: int) -> None:
     """Fail when `steps` > 0 training steps left a prepared model's parameters (name -> tensor) exactly as given."""
     if steps > 0 and first_far_tensor(params, initial, atol=0, rtol=0) is None:
         raise CheckFailed(f"the parameters of the prepared model did not change after {steps} steps",
-                          "train prepared in place: an SGD optimizer over prepared.parameters() with lr=lr; "
-                          "each step zero_grad, loss.backward(), optimizer.step()")
+                          "shared.train_prepared_place_optimizer_torch")
 
 
 @contextlib.contextmanager
@@ -261,22 +261,21 @@ def training_loop(prepared: torch.nn.Module, batches: list, steps: int, lr: floa
     return prepared
 
 
-_CYCLE_HINT = ("do exactly `steps` optimizer steps, cycling through batches: step i uses "
-               "batches[i % len(batches)], so steps may exceed len(batches)")
+_CYCLE_HINT = "shared.do_exactly_steps_optimizer_steps_3"
 
 # Wrong versions of a graded training loop (`steps` SGD steps on the cross-entropy, cycling through `batches`)
 # and what to say when the learner's result matches one, most common first; ex07's and ex11's judges add theirs.
 TRAINING_LOOP_HINTS = {
-    "plus_one": "do exactly `steps` optimizer steps (range(steps)), not one more",
-    "minus_one": "do exactly `steps` optimizer steps (range(steps)), not one fewer",
+    "plus_one": "shared.do_exactly_steps_optimizer_steps",
+    "minus_one": "shared.do_exactly_steps_optimizer_steps_2",
     "no_cycle": _CYCLE_HINT,
     "one_epoch": _CYCLE_HINT,
-    "no_zero_grad": "zero the gradients every step (optimizer.zero_grad()), or they accumulate",
-    "lr_0.01": "use the learning rate `lr` you are given",
-    "lr_0.001": "use the learning rate `lr` you are given",
-    "adam": "use plain SGD: torch.optim.SGD(prepared.parameters(), lr=lr)",
-    "momentum": "use plain SGD without momentum: torch.optim.SGD(prepared.parameters(), lr=lr)",
-    "sum": "use the mean cross-entropy over the batch: F.cross_entropy(logits, y) with its default reduction",
+    "no_zero_grad": "shared.zero_gradients_every_step_optimizer",
+    "lr_0.01": "shared.use_learning_rate_lr_you",
+    "lr_0.001": "shared.use_learning_rate_lr_you",
+    "adam": "shared.use_plain_sgd_torch_optim",
+    "momentum": "shared.use_plain_sgd_without_momentum",
+    "sum": "shared.use_mean_cross_entropy_over",
 }
 
 
@@ -305,13 +304,13 @@ def stale_code(gm: fx.GraphModule) -> bool:
 def expect_fresh(stale: bool, hint: str | None = None) -> None:
     """Fail when gm.code is stale (from stale_code): the graph was changed and recompile() not called."""
     expect(not stale, "gm.code is out of date: the graph was changed after gm.code was generated",
-           hint or "call gm.recompile() after changing the graph, so gm.code and forward are regenerated")
+           hint or "shared.call_gm_recompile_after_changing")
 
 
 def expect_lint(ev: dict, hint: str | None = None) -> None:
     """Fail unless the evidence's "lint" (from lint_error) is None, naming what lint found."""
     expect(ev.get("lint") is None, f"graph.lint() fails on the returned graph: {ev.get('lint')}",
-           hint or "graph.lint() checks that every node's inputs are defined before it and belong to the graph")
+           hint or "shared.graph_lint_checks_every_node")
 
 
 def unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -347,8 +346,7 @@ def removed_nodes_hint(gm: fx.GraphModule, left: Sequence[str]) -> str | None:
     removed = [n.name for n in gm.graph.nodes if n.name not in left]
     if not left or not removed:
         return None
-    return (f"your answer removed {', '.join(removed[:3])} from gm's graph (eliminate_dead_code?): only read gm; "
-            "a node nobody uses is a node too, and the caller's graph must stay as it was")
+    return hint_of("shared.your_answer_removed_from_gm", removed=', '.join(removed[:3]))
 
 
 def deleted_while_called_hint(gm: fx.GraphModule, message: str) -> str | None:
@@ -360,8 +358,7 @@ def deleted_while_called_hint(gm: fx.GraphModule, message: str) -> str | None:
     sites = [n for n in gm.graph.nodes if n.op == "call_module" and n.target == found.group(1)]
     if len(sites) < 2:
         return None
-    return (f"the module '{found.group(1)}' is called from {len(sites)} nodes: replace every node that calls it "
-            "before you delete it (or delete unused submodules once, after the loop)")
+    return hint_of("shared.module_called_from_nodes_replace", target=found.group(1), sites=len(sites))
 
 
 def nodes_where(graph: list[dict], pred: Callable[[dict], bool]) -> list[dict]:

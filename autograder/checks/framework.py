@@ -3,7 +3,7 @@
 A `Check` describes how to test one graded function once, and every entry point uses it:
 
 * nbgrader test cells and pytest call `run_check`, which calls the learner's function in this process;
-* the hardened grader calls the function in a jailed worker (`autograder.grader.worker`), which returns only
+* the hardened grader calls the function in a jailed worker (`autograder.grader.jail.worker`), which returns only
   the plain *evidence* of each case, and judges that evidence here, where learner code never runs.
 
 `cases(hidden)` builds fresh, seeded inputs (the same ones in the worker and in the judge);
@@ -28,10 +28,13 @@ import torch
 from autograder.checks.keyring import judging as judging_side
 from autograder.checks.errors import hint_for_error
 from autograder.checks.randmodels import salted
+from autograder.checks.hints import Hint, hint_of, resolve
 from autograder.checks.secrecy import grading_object, hidden_cases
+from autograder.checks.verdict import Verdict
 
 __all__ = [
-    "CheckFailed", "Case", "Check", "Part", "CaseResult", "run_cases", "run_check", "check_quiz", "get_check", "get_part",
+    "CheckFailed", "Case", "Check", "Part", "CaseResult", "Verdict", "run_cases", "run_check", "check_quiz", "get_check",
+    "get_part",
     "collect_evidence", "judge_evidence", "plain", "QUIZ_CHOICES", "hidden_cases", "grading_object",
 ]
 
@@ -39,9 +42,11 @@ QUIZ_CHOICES = "ABCDE"
 
 
 class CheckFailed(AssertionError):
-    """A check did not pass: `message` says what was expected and found; `hint` what to try."""
+    """A check did not pass: `message` says what was expected and found; `hint` what to try, by its id in the
+    hint tables (autograder/checks/hints) or as the text `hint_of` made of it."""
 
     def __init__(self, message: str, hint: str | None = None) -> None:
+        hint = resolve(hint)
         super().__init__(message + (f"\nHint: {hint}" if hint else ""))
         self.message = message
         self.hint = hint
@@ -103,19 +108,7 @@ class Part:
         return self.evidence is check.evidence and self.unchanged == check.unchanged and self.function == check.function
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    """The verdict on one case, the check library's one result record: passed or not, and the words for it."""
-
-    label: str
-    passed: bool
-    message: str
-    hint: str | None = None
-
-    @property
-    def text(self) -> str:
-        """The message with its hint, as CheckFailed shows them."""
-        return self.message + (f"\nHint: {self.hint}" if self.hint else "")
+CaseResult = Verdict   # the verdict on one case: autograder/checks/verdict.py
 
 
 # ----------------------------------------------------------------------------------------- registry
@@ -328,7 +321,8 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
         try:
             return plain(check.evidence(result, args)), args, before
         except CheckFailed as exc:
-            return {"__failed__": exc.message, "hint": exc.hint}, args, before
+            return {"__failed__": exc.message, "hint": None if exc.hint is None else str(exc.hint),
+                    "hint_id": getattr(exc.hint, "id", None)}, args, before
         except Exception as exc:
             return {"__failed__": f"could not inspect what {check.function} returned: "
                                   f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}, args, before
@@ -346,8 +340,7 @@ def _signature_hint(name: str, raised: dict) -> str | None:
     if raised["__raised__"] == "TypeError" and re.match(
             rf"{re.escape(name)}\(\) (takes \d+ positional|got an unexpected keyword argument|missing \d+ required)",
             raised["message"]):
-        return (f"keep the signature the task text gives {name}: the same parameter names and defaults, each "
-                "one accepted by position and by keyword")
+        return hint_of("shared.keep_signature_task_text_gives", name=name)
     return None
 
 
@@ -369,7 +362,7 @@ def _judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
         helpers = " and ".join(str(h) for h in evidence["__helpers__"])
         return CaseResult(label, True, f"passed with the course's {helpers}; with yours, {name} fails on {label}: "
                                        f"{own.message} (that costs points in the test of {helpers} only)",
-                          f"fix {helpers} first: its own test says what is wrong with it")
+                          hint_of("shared.fix_first_own_test_says", helpers=helpers))
     if isinstance(evidence, dict) and "__value__" in evidence and "__after__" in evidence:
         result = _judge_evidence(check, case, evidence["__value__"])
         with _quiet():
@@ -385,24 +378,20 @@ def _judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
         if isinstance(evidence["__value__"], dict) and "__raised__" in evidence["__value__"]:
             return CaseResult(label, False, f"{name} on {label}: it raised as it should, but only after changing "
                                             f"its input: {change}",
-                              "check everything that makes the call invalid first, and raise before you change "
-                              "the graph or any module")
+                              "shared.check_everything_makes_call_invalid")
         return CaseResult(label, False, f"{name} on {label}: {name} must leave its inputs as they were, but "
                                         f"{change}",
-                          "do not switch the caller's model with .eval() or .train(): leave its mode as it was "
-                          "(what runs on it, or is exported from it, in another mode computes otherwise; deepcopy it "
-                          "first if you need another mode)" if "the mode of" in change else
-                          "remove every hook you register (handle.remove(), in a finally: block), or record with an "
-                          "fx.Interpreter or ShapeProp instead of hooks" if "hooks were left" in change else
-                          "work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them")
+                          "shared.do_not_switch_caller_s" if "the mode of" in change else
+                          "shared.remove_every_hook_you_register" if "hooks were left" in change else
+                          "shared.work_copy_copy_deepcopy_only")
     if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
         kind = next(iter(evidence))
         if kind == "__missing__":
             return CaseResult(label, False, f"{name} is not defined: {evidence[kind]}",
-                              f"run the cell that defines {name}, and keep its name")
+                              hint_of("shared.run_cell_defines_keep_name", name=name))
         if kind == "__todo__":
             return CaseResult(label, False, f"{name} is not implemented yet (it raises NotImplementedError)",
-                              f"replace `raise NotImplementedError()` in {name} with your code")
+                              hint_of("shared.replace_raise_notimplementederror_your_code", name=name))
         if kind == "__raised__" and "raises" not in case.data:
             where = f" ({evidence['where']})" if evidence.get("where") else ""
             msg = f"{name} raised {evidence['__raised__']} on {label}{where}: {evidence['message']}"
@@ -415,7 +404,9 @@ def _judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
             return CaseResult(label, False, msg, hint or _signature_hint(name, evidence) or hint_for_error(
                 evidence["__raised__"], evidence["message"], evidence.get("where") or None))
         if kind == "__failed__":
-            return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}", evidence.get("hint"))
+            hint = evidence.get("hint")   # its text, made where the answer ran: never read as an id
+            return CaseResult(label, False, f"{name} on {label}: {evidence['__failed__']}",
+                              Hint(str(hint), evidence.get("hint_id")) if hint is not None else None)
         if kind == "__crashed__":
             return CaseResult(label, False, f"{name} on {label}: {evidence['__crashed__']}", None)
     try:
@@ -501,13 +492,13 @@ def judge_quiz(question: str, evidence: Any, key: str | None, choices: str = QUI
         kind = evidence.get("__type__", "nothing")
         if kind == "NotImplementedError":
             return CaseResult(question, False, f"{question} is not answered yet",
-                              f'assign one capital letter, for example {question} = "A"')
+                              hint_of("shared.assign_one_capital_letter_example", question=question))
         return CaseResult(question, False, f"{question} must be one capital letter in a string, got {kind}",
-                          f'write {question} = "A" (with quotes), using one of {", ".join(choices)}')
+                          hint_of("shared.write_quotes_using_one", question=question, choices=", ".join(choices)))
     if evidence not in tuple(choices):
         return CaseResult(question, False, f"{question} = {evidence!r} is not one of {', '.join(choices)}",
-                          "answer with one capital letter, in quotes")
+                          "shared.answer_one_capital_letter_quotes")
     if key is not None and evidence != key:
         return CaseResult(question, False, f"{question} = {evidence!r} is not the right answer",
-                          "reread the lesson section the question is about, then try again")
+                          "shared.reread_lesson_section_question_about")
     return CaseResult(question, True, "passed")

@@ -118,6 +118,8 @@ def instructor(name: str) -> ModuleType:
         if exc.name is None or not full.startswith(exc.name):
             raise
         raise KeyMissing(f"{location() / PACKAGE} has no {name}") from exc
+    except PermissionError as exc:  # there, but closed to this user (the instructor's folder)
+        raise KeyMissing(f"{full} is not readable here") from exc
 
 
 def judging(assignment: str) -> ModuleType:

@@ -2,7 +2,7 @@
 that hand over the course's own grading code.
 
 * `hidden_cases`: a graded function's hidden cases are built, run and judged under salts drawn from the course's
-  secret (autograder.grader.secret.call_salt: the secret, the assignment and the function) and the case; every
+  secret (autograder.grader.engine.secret.call_salt: the secret, the assignment and the function) and the case; every
   seed they draw through autograder.checks.randmodels then becomes another. Without the secret their inputs
   cannot be known, so a table of memorised answers fails; with the same secret they are the same, so a regrade
   gives the same grade.
@@ -53,7 +53,7 @@ def grading_object(value: Any) -> str | None:
             type(inner).__module__
         if not isinstance(home, str) or not home.startswith(GRADING_HOMES) or _is_model_home(home):
             continue
-        if not kinds and home != "autograder.checks.framework":   # a Case, Check, Part, CaseResult...
+        if not kinds and home not in ("autograder.checks.framework", "autograder.checks.verdict"):  # a Case, Verdict...
             continue
         return f"{getattr(inner, '__qualname__', type(inner).__name__)} from {home}"
     return None

@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import QUIZ_CHOICES, CaseResult, CheckFailed, judge_quiz, quiz_evidence
 
 __all__ = ["QUIZ_FILE", "load", "questions", "lookup", "judge", "check_quiz", "STRATEGIES", "guess_scores",
@@ -76,9 +77,9 @@ def judge(question: str, evidence: Any, key: str | None = None, choices: str = Q
     result = judge_quiz(question, evidence, key, choices)
     if not result.passed:
         if key is not None and isinstance(evidence, str) and evidence in tuple(choices):
-            where = f"reread {section}" if section else "reread the lesson section the question is about"
             return CaseResult(question, False, f"{question} = {evidence!r} is not the right answer",
-                              f"{where}, then try again")
+                              hint_of("shared.reread_section", section=section) if section else
+                              "shared.reread_lesson_section_question_about")
         return result
     if key is None:
         return CaseResult(question, True, "answered")

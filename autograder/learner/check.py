@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autograder.grader.console import EXIT_FAILED, EXIT_OK, err
-from autograder.grader.notebook import NotebookError
-from autograder.grader.root import Course, find_course
+from autograder.course.console import EXIT_FAILED, EXIT_OK, err
+from autograder.course.notebook import NotebookError
+from autograder.course.root import Course, find_course
 
 __all__ = ["check", "print_report", "assignment_for"]
 
@@ -15,8 +15,8 @@ def assignment_for(path: Path, course: Course) -> str:
     """The assignment a notebook file belongs to, as the grader decides it (plan.identify_assignment), also for a
     file that cannot be read as a notebook, which `fxcourse reset` still restores (NotebookError when it cannot
     be told)."""
-    from autograder.grader.plan import identify_assignment
-    from autograder.grader.notebook import read_notebook
+    from autograder.course.plan import identify_assignment
+    from autograder.course.notebook import read_notebook
 
     try:
         nb = read_notebook(path)
@@ -41,14 +41,15 @@ def print_report(report) -> None:
 
 def check(notebook: str, as_json: bool = False, visible_only: bool = False, course: str | None = None) -> int:
     """`fxcourse check`: exit 0 on full marks, 1 when points are lost, 2 when the notebook cannot be graded."""
-    from autograder.grader import forkserver
-    from autograder.grader.grading import check_notebook
+    from autograder.grader.jail import forkserver
+    from autograder.grader.engine.grading import check_notebook
+    from autograder.grader.jail.sandbox import LimitError
 
     forkserver.keep_warm()  # the next check starts without the imports
     path = Path(notebook)
     try:
         report = check_notebook(path, find_course(path, course), visible_only=visible_only)
-    except NotebookError as exc:
+    except (NotebookError, LimitError) as exc:
         return err(str(exc))
     if as_json:
         print(json.dumps(report.to_json()))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from autograder.coursedata.exercises import EXERCISES
 from autograder.coursedata.hints import HINTS
-from autograder.grader.console import EXIT_FAILED, EXIT_OK, err
+from autograder.course.console import EXIT_FAILED, EXIT_OK, err
 
 __all__ = ["HINT_STATE", "HintView", "hints_for", "next_hint", "code_html", "hint"]
 
@@ -109,8 +109,8 @@ def _write_state(file: Path, state: dict) -> None:
 
 def hint(notebook: str, function: str | None = None, course: str | None = None) -> int:
     """`fxcourse hint`: exit 0 when a new hint was shown, 1 when none is left (or none is written)."""
-    from autograder.grader.notebook import NotebookError  # not at the top: a kernel's hint() spares nbformat
-    from autograder.grader.root import find_course
+    from autograder.course.notebook import NotebookError  # not at the top: a kernel's hint() spares nbformat
+    from autograder.course.root import find_course
     from autograder.learner.check import assignment_for
 
     path = Path(notebook)

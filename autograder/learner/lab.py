@@ -6,8 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from autograder.grader.console import EXIT_FAILED, EXIT_OK, err
-from autograder.grader.root import find_course
+from autograder.course.console import EXIT_FAILED, EXIT_OK, err
+from autograder.course.root import find_course
 
 __all__ = ["lab"]
 
@@ -17,7 +17,7 @@ def lab(no_browser: bool = False, headless: bool = False, port: int = 8888, time
     """JupyterLab on lessons/ until Ctrl-C; `headless`: run each lesson in a fresh kernel (exit 1 if one fails)."""
     found = find_course(Path.cwd(), course)
     if headless:
-        from autograder.grader.headless import run_notebooks
+        from autograder.grader.jail.headless import run_notebooks
 
         lessons = sorted((found.root / "lessons").glob("*.ipynb"))
         if not lessons:

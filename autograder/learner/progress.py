@@ -1,6 +1,6 @@
 """A learner's progress over the course: which exercises, functions and quiz questions pass.
 
-Each working copy (`exercises/exNN_topic/exNN_topic.ipynb`) is graded by `autograder.grader.grading.check_notebook`,
+Each working copy (`exercises/exNN_topic/exNN_topic.ipynb`) is graded by `autograder.grader.engine.grading.check_notebook`,
 the real grader: one jailed worker per notebook, about 5-10 s each, hidden tests included where solutions/ is
 present (`visible_only=True`: the tests a learner can see). A working copy whose answer cells are all still
 as released is reported as "not started" without running it: the course guarantees that an unanswered
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from autograder.coursedata.exercises import EXERCISES
-from autograder.grader.console import EXIT_FAILED, EXIT_OK, err
-from autograder.grader.notebook import (NotebookError, answer_cells, grade_id, nbgrader_meta, read_notebook,
+from autograder.course.console import EXIT_FAILED, EXIT_OK, err
+from autograder.course.notebook import (NotebookError, answer_cells, grade_id, nbgrader_meta, read_notebook,
                                         stub_solution, test_cells)
-from autograder.grader.root import Course, find_course
+from autograder.course.root import Course, find_course
 
 __all__ = ["TestStatus", "ExerciseProgress", "CourseProgress", "ProgressView", "collect", "show",
            "SECONDS_PER_NOTEBOOK"]
@@ -246,7 +246,7 @@ def _untouched(working, source) -> bool:
 def collect(course: Course, *, visible_only: bool = False, log: Callable[[str], Any] | None = None,
             check: Callable | None = None) -> CourseProgress:
     """Grade every exercise working copy of `course`; `log` receives one line per notebook as it goes."""
-    from autograder.grader.grading import check_notebook
+    from autograder.grader.engine.grading import check_notebook
 
     check = check or check_notebook
     say = log or (lambda _line: None)
@@ -296,8 +296,7 @@ def collect(course: Course, *, visible_only: bool = False, log: Callable[[str], 
             say(f"  {assignment}: not graded: {detail}")
             continue
         seconds = time.monotonic() - start
-        tests = [TestStatus(t.id, *_test_name(t.id, functions), t.passed, t.points, t.max_points,
-                            t.message + (f" Hint: {t.hint}" if t.hint and not t.passed else ""))
+        tests = [TestStatus(t.id, *_test_name(t.id, functions), t.passed, t.points, t.max_points, t.line)
                  for t in report.tests]
         out.append(ExerciseProgress(assignment, rel, "graded", report.score, report.max_score, tests, seconds,
                                     "", report.full_tests))

@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograder.grader.console import EXIT_FAILED, EXIT_OK, err
-from autograder.grader.nbgrader import generate_into
-from autograder.grader.notebook import NotebookError
-from autograder.grader.root import Course, find_course
+from autograder.course.console import EXIT_FAILED, EXIT_OK, err
+from autograder.grader.ops.nbgrader import generate_into
+from autograder.course.notebook import NotebookError
+from autograder.course.root import Course, find_course
 from autograder.learner.check import assignment_for
 
 __all__ = ["release_copy", "reset"]
@@ -41,7 +41,7 @@ def _generated_release(course: Course, assignment: str, tmp: Path) -> Path:
 
 def _git_release(path: Path, tmp: Path) -> Path:
     """The committed copy of the notebook in git HEAD, if it is still as released (every answer a stub)."""
-    from autograder.grader.notebook import STUB, answer_cells, parse_notebook
+    from autograder.course.notebook import STUB, answer_cells, parse_notebook
 
     if shutil.which("git") is None:
         raise RuntimeError("there is no solutions/ to generate the release from, and git is not installed")

@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from autograder.grader.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
-from autograder.grader.notebook import NotebookError
-from autograder.grader.root import find_course
+from autograder.course.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
+from autograder.course.notebook import NotebookError
+from autograder.course.root import find_course
 from autograder.learner.check import print_report
 
 __all__ = ["watch_loop", "watch"]
@@ -61,8 +61,8 @@ def watch_loop(path: Path, run: Callable[[], object], *, interval: float = 1.0, 
 def watch(notebook: str, once: bool = False, interval: float = 1.0, visible_only: bool = False,
           course: str | None = None) -> int:
     """`fxcourse watch`: until Ctrl-C (exit 0), or `once` with `fxcourse check`'s exit code."""
-    from autograder.grader import forkserver
-    from autograder.grader.grading import check_notebook
+    from autograder.grader.jail import forkserver
+    from autograder.grader.engine.grading import check_notebook
 
     forkserver.keep_warm()  # a check or watch started soon after reuses its imports
     path = Path(notebook)

@@ -7,6 +7,10 @@
   Validate button, not the instructor's tools.
 - nbgrader's formgrader runs as a hub service, as the instructor's Unix user on the course folder, and only
   members of the instructors' Unix group may open it (a JupyterHub role on a group).
+- The judge service (`fxcourse judge-service`) runs as the instructor too, in the course folder: the students'
+  test cells, check() and Validate send it the evidence of their visible cases (FXCOURSE_JUDGE_URL, set for
+  every user's server) with their server's hub token, and it answers the verdicts; the judges, references and
+  hidden cases stay on the instructor's side. Only the students' and instructors' groups may use it (a role).
 
 Everything is set from the environment (defaults in brackets); `demo.py` beside this file sets it for a demo:
 
@@ -42,6 +46,7 @@ STUDENTS = os.environ.get("FXCOURSE_STUDENTS", "fxcourse-students")
 EXCHANGE = Path(os.environ.get("FXCOURSE_EXCHANGE", "/srv/nbgrader/exchange"))
 STATE = Path(os.environ.get("FXCOURSE_HUB_STATE", "hub-state")).resolve()
 SERVICE = "formgrader"  # the formgrader's address: /services/formgrader/formgrader
+JUDGE = "judge"  # the judge service (autograder/grader/ops/judgeservice.py)
 
 
 def _members(group: str) -> list[str]:
@@ -103,13 +108,20 @@ def _config_dir(spawner) -> str:
     return str(HERE / "student") if spawner.user.name in STUDENT_NAMES else f"{_home(spawner)}/.jupyter"
 
 
+judge_port = _free_port()
+JUDGE_URL = f"http://127.0.0.1:{judge_port}"  # servers run on this machine: they reach the service directly
+
 c.Spawner.cmd = [str(VENV / "bin" / "jupyterhub-singleuser")]
 c.Spawner.environment = {
     **SINGLEUSER_ENV,
+    "FXCOURSE_JUDGE_URL": JUDGE_URL,  # where test cells, check() and `fxcourse check` send their visible cases
     "JUPYTER_CONFIG_DIR": _config_dir,
     "JUPYTERLAB_SETTINGS_DIR": lambda spawner: f"{_home(spawner)}/.jupyter/lab/user-settings",
     "JUPYTERLAB_WORKSPACES_DIR": lambda spawner: f"{_home(spawner)}/.jupyter/lab/workspaces",
 }
+# each server's JUPYTERHUB_API_TOKEN (what its kernels show the judge service) may also use the judge service:
+# the hub gives a token only the scopes its user holds, so only the course's two groups' tokens can (see the role)
+c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", f"access:services!service={JUDGE}"]
 c.Spawner.notebook_dir = "~"
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
@@ -128,10 +140,21 @@ c.JupyterHub.services = [{
                     "FXCOURSE_COURSE_ROOT": str(COURSE_ROOT), "HOME": pwd.getpwnam(INSTRUCTOR).pw_dir,
                     "JUPYTERHUB_DEFAULT_URL": "/formgrader"},
     "oauth_no_confirm": True,
+}, {
+    # the judge service: judges the evidence of visible cases that students' servers send (docs/jupyterhub.md)
+    "name": JUDGE,
+    "url": JUDGE_URL,
+    "command": [str(VENV / "bin" / "fxcourse"), "judge-service"],  # its port: from JUPYTERHUB_SERVICE_URL
+    "user": INSTRUCTOR,
+    "cwd": str(COURSE_ROOT),
+    "environment": {"PATH": SINGLEUSER_ENV["PATH"], "FXCOURSE_COURSE_ROOT": str(COURSE_ROOT),
+                    "HOME": pwd.getpwnam(INSTRUCTOR).pw_dir},
 }]
 c.JupyterHub.load_groups = {"instructors": {"users": instructors}, "students": {"users": _members(STUDENTS)}}
 c.JupyterHub.load_roles = [
     # only the instructors' group may open the formgrader; students get the hub's default user role
     {"name": "formgrader-access", "groups": ["instructors"],
      "scopes": [f"access:services!service={SERVICE}", "list:services", f"read:services!service={SERVICE}"]},
+    # the course's students and instructors may have their visible tests judged by the judge service
+    {"name": "judge-access", "groups": ["instructors", "students"], "scopes": [f"access:services!service={JUDGE}"]},
 ]

@@ -14,7 +14,7 @@ def _summary_evidence(result, args):
     for i, row in enumerate(result):
         if not (isinstance(row, (tuple, list)) and len(row) == 2 and all(isinstance(v, str) for v in row)):
             raise CheckFailed(f"item {i} is {row!r}, expected a tuple of two strings (op, name)",
-                              "node.op and node.name are strings; build (node.op, node.name) for each node")
+                              "ex01.node_op_node_name_are")
         rows.append((str(row[0]), str(row[1])))
     return {"rows": rows, "tuples": all(type(r) is tuple for r in result), "left": names_left(args)}
 
@@ -22,7 +22,7 @@ def _summary_evidence(result, args):
 def _count_evidence(result, args):
     if isinstance(result, bool) or not isinstance(result, int):
         raise CheckFailed(f"returned {type(result).__name__} {result!r}, expected an int",
-                          "return len(...) or a sum, an int")
+                          "ex01.return_len_sum_int")
     op = next((a for a in args[1:] if isinstance(a, _Op)), None)
     return {"count": result, "asked": list(args[0].__dict__.get("_fxcourse_asked", [])),
             "op_used": list(op.__dict__.get("log", [])) if op is not None else None, "left": names_left(args)}
@@ -31,7 +31,7 @@ def _count_evidence(result, args):
 def _match_evidence(result, args):
     if isinstance(result, torch.Tensor):
         raise CheckFailed("returned a tensor, expected a Python bool",
-                          "torch.equal returns a bool; for a tensor of booleans use .all().item()")
+                          "ex01.torch_equal_returns_bool_tensor")
     if not isinstance(result, bool):
         raise CheckFailed(f"returned {type(result).__name__}, expected a Python bool")
     runs, compared = args[0].__dict__.get("_fxcourse_runs", ([], []))

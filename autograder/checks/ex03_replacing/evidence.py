@@ -10,6 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.randmodels import generator
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import describe_graph, lint_error, qualified
 from autograder.checks.ex03_replacing.cases import STASH
@@ -22,8 +23,7 @@ MATMUL_FUNCTIONS = (torch.matmul, operator.matmul, torch.mm, torch.bmm, torch.ei
                     torch.Tensor.mm)
 MATMUL_METHODS = ("matmul", "mm", "bmm", "__matmul__")
 LINEAR_FUNCTIONS = (F.linear, torch.addmm, torch.Tensor.addmm)
-STR_TARGET_HINT = ("a call_module node's target must be the string name of a submodule registered on the "
-                   "GraphModule (gm.add_submodule(name, module)); to call a function, use a call_function node")
+STR_TARGET_HINT = "ex03.call_module_node_s_target"
 
 
 def _stash(gm: fx.GraphModule) -> dict:
@@ -126,24 +126,21 @@ def _run_hint(message: str, graph: list[dict] | None = None) -> str | None:
             lambda n: (n.get("reads") or {}).get("kind") == "None" or (
                 n["op"] == "get_attr" and n["target"].endswith("bias") and (n.get("reads") or {}).get("kind")
                 == "missing")):
-        return "this nn.Linear has no bias (bias=None): leave the add out for it"
+        return "ex03.this_nn_linear_has_no"
     if "unexpected keyword argument" in message:
         if "gelu" in message and "inplace" in message:
-            return ("F.gelu takes no `inplace` argument: give the new node only the ReLU's input, not the old "
-                    "node's kwargs")
-        return ("a node's target does not accept the kwargs the node carries (the error names the argument): give "
-                "each node you changed the arguments its new target takes")
+            return "ex03.f_gelu_takes_no_inplace"
+        return "ex03.node_s_target_does_not"
     if re.search(r"shapes cannot be multiplied|size mismatch|must match the size", message) and (
             graph is None or untransposed_weights(graph)):
-        return "nn.Linear computes x @ W.T + b, with W of shape (out_features, in_features): transpose W"
+        return "ex03.nn_linear_computes_x_w"
     if ("must be a matrix" in message or "expected 2D" in message) and seen(
             lambda n: n["target"] in ("torch.mm", "torch._C._VariableFunctions.mm", "mm")):
-        return "torch.mm only multiplies 2-d matrices: use torch.matmul (or @), which handles leading dimensions"
+        return "ex03.torch_mm_only_multiplies_2"
     if ("has no attribute" in message or "nonexistent attribute" in message) and seen(
             lambda n: (n.get("reads") or {}).get("kind") == "missing" or (
                 n["op"] == "call_module" and n.get("module_type", "") is None)):
-        return ("a node names a submodule or attribute that no longer exists on gm: keep every submodule that a "
-                "call_module or get_attr node still uses (gm.delete_all_unused_submodules() removes only the others)")
+        return "ex03.node_names_submodule_attribute_no"
     if re.search(r"str is expected|Expected node.target to be str", message):
         return STR_TARGET_HINT
     return None
@@ -165,9 +162,9 @@ def _evidence(function: str, result, args: tuple, *, step: bool = False) -> dict
     gm_in = args[0]
     stash = _stash(gm_in)
     if not isinstance(result, fx.GraphModule):
-        hint = ("end the pass with `return gm`: it returned None" if result is None else
-                "return gm, the GraphModule, not its graph" if isinstance(result, fx.Graph) else
-                f"return gm, the GraphModule you changed, not a {type(result).__name__}")
+        hint = ("ex03.end_pass_return_gm_returned" if result is None else
+                "ex03.return_gm_graphmodule_not_graph" if isinstance(result, fx.Graph) else
+                hint_of("ex03.return_gm_graphmodule_you_changed", name=type(result).__name__))
         raise CheckFailed(f"{function} returned {type(result).__name__}, expected a torch.fx.GraphModule", hint)
     model, inputs = stash["model"], stash["inputs"]
     ev: dict = {"graph": _facts(result, model), "code": result.code, "codegen": None, "graph_code": None}

@@ -197,7 +197,7 @@ def _spec_case(label: str, kind: str, seed: int, flags: dict) -> Case:
     return Case(label, make, kwargs=lambda: dict(flags))
 
 
-ORDER_HINT = "flags arrive as keyword arguments: pass them to concrete_args by name, not by position"
+ORDER_HINT = "ex04.flags_by_name_not_position"
 
 
 def _spec_cases(hidden: bool) -> list[Case]:

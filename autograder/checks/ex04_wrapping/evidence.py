@@ -13,7 +13,7 @@ from autograder.checks.evidence import describe_graph, expect_type, lint_error, 
 def _check_gm(result: Any, function: str) -> None:
     if isinstance(result, fx.Graph):
         raise CheckFailed(f"{function} returned a torch.fx.Graph, expected a torch.fx.GraphModule",
-                          "a Tracer returns a Graph; pair it with its module: fx.GraphModule(model, graph)")
+                          "ex04.tracer_returns_graph_pair_module")
     expect_type(result, fx.GraphModule, function, "a torch.fx.GraphModule")
 
 

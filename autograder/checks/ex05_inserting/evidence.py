@@ -61,11 +61,11 @@ def _shape_evidence(result, args):
     for key, value in result.items():
         if not isinstance(key, str):
             if isinstance(key, fx.Node):
-                hint = "key the dict by node.name (a str), not by the node itself"
+                hint = "ex05.key_dict_node_name_str"
             elif callable(key):
-                hint = "key the dict by node.name: a call_function node's target is the function itself"
+                hint = "ex05.key_dict_node_name_call"
             else:
-                hint = "key the dict by node.name (a str)"
+                hint = "ex05.key_dict_node_name_str_2"
             raise CheckFailed(f"a key is {type(key).__name__} {repr(key)[:80]}, expected a node name (str)", hint)
         kinds[key] = type(value).__name__
         if isinstance(value, tuple) and all(isinstance(d, int) and not isinstance(d, bool) for d in value):
@@ -80,8 +80,8 @@ def _shape_evidence(result, args):
 def _flops_evidence(result, args):
     if isinstance(result, bool) or not isinstance(result, int):
         raise CheckFailed(f"returned {type(result).__name__} {repr(result)[:80]}, expected an int",
-                          ("return the total instead of printing it" if printed() else
-                           "return the total: the function ended without a `return` of it, so it returned None")
+                          ("ex05.return_total_instead_printing" if printed() else
+                           "ex05.return_total_function_ended_without")
                           if result is None else
-                          "FLOPs are a whole number: sum ints (math.prod of a torch.Size is an int)")
+                          "ex05.flops_are_whole_number_sum")
     return int(result)

@@ -14,17 +14,14 @@ from autograder.checks.ex06_fusing.cases import PROBE
 
 # What a right answer computes, stated without guessing what a wrong one did (the judges add a diagnosis only
 # where the evidence confirms it).
-LINEAR_FORMULA = ("expected: fused weight W = second.weight @ first.weight, of shape (second.out_features, "
-                  "first.in_features), and fused bias b = second.weight @ first.bias + second.bias (W2 @ b1 + b2, "
-                  "a missing bias counting as zero)")
-BN_FORMULA = ("expected, with the BatchNorm's running_mean and running_var: scale = weight / sqrt(running_var + "
-              "eps), W' = W * scale.reshape(-1, 1, 1, 1), b' = (b - running_mean) * scale + bias")
+LINEAR_FORMULA = "ex06.linear_formula"
+BN_FORMULA = "ex06.bn_formula"
 
 
 def _none_hint() -> str:
     """For a function that returned None: printing is named only when it printed something."""
-    return ("return the value instead of printing it" if printed() else
-            "return the value: the function ended without a `return` of it, so it returned None")
+    return ("shared.return_value_instead_printing" if printed() else
+            "shared.return_value_function_ended_without")
 
 
 def _probe(obj: object) -> tuple:
@@ -115,7 +112,7 @@ def _pair_evidence(result, args) -> dict:
     if not isinstance(result, nn.Linear):
         raise CheckFailed(f"fuse_linear_pair returned {type(result).__name__}, expected one nn.Linear",
                           _none_hint() if result is None else
-                          "fusing means ONE nn.Linear computing x @ W.T + b; " + LINEAR_FORMULA)
+                          "ex06.fusing_means_one_nn_linear")
     return {
         "in": int(result.in_features), "out": int(result.out_features),
         "weight": result.weight.detach().clone(),
@@ -139,7 +136,7 @@ def _fold_evidence(result, args) -> dict:
     if not isinstance(result, nn.Conv2d):
         raise CheckFailed(f"fold_bn_into_conv returned {type(result).__name__}, expected one nn.Conv2d",
                           _none_hint() if result is None else
-                          "folding means ONE nn.Conv2d whose weight and bias absorb the BatchNorm; " + BN_FORMULA)
+                          "ex06.folding_means_one_nn_conv2d")
     hyper = {}
     for k in _HYPER:
         v = getattr(result, k)

@@ -90,7 +90,7 @@ def _prep_evidence(result: Any, args: tuple) -> dict:
 def _count_evidence(result: Any, args: tuple) -> int:
     if isinstance(result, bool) or not isinstance(result, int):
         raise CheckFailed(f"returned {type(result).__name__} {str(result)[:80]}, expected an int",
-                          "return the number of nodes, an int (len(...) or sum(...))")
+                          "ex07.return_number_nodes_int_len")
     return result
 
 
@@ -98,7 +98,7 @@ def _ft_evidence(result: Any, args: tuple) -> dict:
     prepared = args[0]
     if result is None:
         raise CheckFailed("qat_finetune returned None, expected the prepared model",
-                          "return prepared (the same object, trained in place)")
+                          "ex07.return_prepared_same_object_trained")
     return {
         "same": result is prepared,
         "training": bool(prepared.training),
@@ -148,5 +148,5 @@ def _int8_evidence(result: Any, args: tuple) -> dict:
 def _size_evidence(result: Any, args: tuple) -> int:
     if isinstance(result, bool) or not isinstance(result, int):
         raise CheckFailed(f"returned {type(result).__name__} {str(result)[:80]}, expected an int (bytes)",
-                          "return the number of bytes as an int: buf.tell() or len(buf.getvalue())")
+                          "ex07.return_number_bytes_int_buf")
     return result

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from fxplayground import ConvBNNet, DropoutNet, LinearChain
 
 from autograder.checks import keyring
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_mlp, randomize_batchnorm, seeded_randn
 from autograder.checks.ex08_pipeline.models import _Log, _misplace_neg, Knots
@@ -199,4 +200,4 @@ def explain_raise(case: Case, raised: dict) -> str | None:
         return None
     if not any(word in message for word in ("fixed", "round", "converg")):
         return None
-    return f"this case reaches its fixed point: {case.data['converges']}"
+    return hint_of("ex08.this_case_reaches_fixed_point", converges=case.data['converges'])

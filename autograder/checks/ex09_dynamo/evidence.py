@@ -6,6 +6,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import qualified
 from autograder.checks.ex09_dynamo.models import PROBE, SETTINGS_HINT, _reset, _settings_left_changed
@@ -31,8 +32,8 @@ def _capture_evidence(result: Any, args: tuple) -> dict:
     _settings_kept("capture_graphs")
     if not isinstance(result, (list, tuple)):
         raise CheckFailed(f"capture_graphs returned {type(result).__name__}, expected a list of fx.GraphModule",
-                          "return the value instead of printing it" if result is None else
-                          "collect every graph the backend receives in a list and return the list")
+                          "shared.return_value_instead_printing" if result is None else
+                          "ex09.collect_every_graph_backend_receives")
     items = []
     for i, g in enumerate(result):
         if isinstance(g, fx.GraphModule):
@@ -49,9 +50,9 @@ def _breaks_evidence(result: Any, args: tuple) -> Any:
         number = isinstance(result, (float, bool)) or (isinstance(result, torch.Tensor) and result.numel() == 1) \
             or type(result).__name__.startswith(("int", "float", "uint"))   # numpy's int64, float32, ...
         raise CheckFailed(f"graph_break_count returned {type(result).__name__} {result!r:.80}, expected an int",
-                          "return the value instead of printing it" if result is None else
-                          f"a count is a Python int, not a {type(result).__name__}: return int(...) of it" if number
-                          else "return the number itself: the graph_break_count of torch._dynamo.explain's report")
+                          "shared.return_value_instead_printing" if result is None else
+                          hint_of("ex09.count_python_int_not_return", name=type(result).__name__) if number
+                          else "ex09.return_number_itself_torch_dynamo")
     return result
 
 
@@ -61,8 +62,8 @@ def _pass_evidence(result: Any, args: tuple) -> dict:
         _reset()
         raise CheckFailed(f"compile_with_pass returned {type(result).__name__}, expected a callable (what "
                           "torch.compile returns)",
-                          "return the value instead of printing it" if result is None else
-                          "return torch.compile(model, backend=your_backend)")
+                          "shared.return_value_instead_printing" if result is None else
+                          "ex09.return_torch_compile_model_backend")
     outputs = []
     try:
         with torch.no_grad():

@@ -73,8 +73,7 @@ def _settings_left_changed() -> str | None:
     return f"torch._dynamo.config.{k} was left at {now.get(k)!r}, it was {_SETTINGS[k]!r}"
 
 
-SETTINGS_HINT = ("leave torch._dynamo.config as you found it: a setting changed for good changes every later compile "
-                 "of the caller; change one only inside `with torch._dynamo.config.patch(...):`, or not at all")
+SETTINGS_HINT = "ex09.leave_dynamo_config_as_found"
 
 
 def _gen(seed: int) -> torch.Generator:

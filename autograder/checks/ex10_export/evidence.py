@@ -7,6 +7,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import lint_error, stale_code
 from autograder.checks.ex10_export.models import PROBE
@@ -16,9 +17,8 @@ def _expect_program(result: Any, function: str) -> None:
     from torch.export import ExportedProgram
     if not isinstance(result, ExportedProgram):
         raise CheckFailed(f"{function} returned {type(result).__name__}, expected a torch.export.ExportedProgram",
-                          "return the value instead of printing it" if result is None else
-                          "return the ExportedProgram itself: ep.module() is a GraphModule made from it, without "
-                          "its graph signature")
+                          "shared.return_value_instead_printing" if result is None else
+                          "ex10.return_exportedprogram_itself_ep_module")
 
 
 def _histogram(graph: fx.Graph) -> dict:
@@ -32,13 +32,13 @@ def _histogram(graph: fx.Graph) -> dict:
 def _plain_dict(result: Any, function: str, what: str) -> dict:
     if not isinstance(result, dict):
         raise CheckFailed(f"{function} returned {type(result).__name__}, expected a dict {what}",
-                          "return the value instead of printing it" if result is None else
-                          f"build and return a dict {what}")
+                          "shared.return_value_instead_printing" if result is None else
+                          hint_of("ex10.build_return_dict", what=what))
     out = {}
     for k, v in result.items():
         if not isinstance(k, str):
             raise CheckFailed(f"{function}: the key {k!r} is a {type(k).__name__}, expected a str",
-                              "use str(...) of the target or the node's name as the key")
+                              "ex10.use_str_target_node_s")
         out[k] = v
     return out
 

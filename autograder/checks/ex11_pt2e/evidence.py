@@ -120,7 +120,7 @@ def _prep_evidence(result: Any, args: tuple) -> dict:
 def _count_evidence(result: Any, args: tuple) -> int:
     if isinstance(result, bool) or not isinstance(result, int):
         raise CheckFailed(f"returned {type(result).__name__} {str(result)[:80]}, expected an int",
-                          "return the number of nodes, an int (len(...) or sum(...))")
+                          "ex11.return_number_nodes_int_len")
     return result
 
 
@@ -132,7 +132,7 @@ def _state(model: nn.Module) -> dict:
 def _ft_evidence(result: Any, args: tuple) -> dict:
     if result is None:
         raise CheckFailed("pt2e_finetune returned None, expected the prepared model",
-                          "return prepared (the same object, trained in place)")
+                          "ex11.return_prepared_same_object_trained")
     return {"same": result is args[0], "dropouts": _dropouts(args[0]), **_state(args[0])}
 
 
@@ -149,9 +149,9 @@ def _qdq_evidence(result: Any, args: tuple) -> dict:
 def _qdq_count_evidence(result: Any, args: tuple) -> list:
     if isinstance(result, list):
         raise CheckFailed(f"returned a list {str(result)[:80]}, expected a tuple of two ints",
-                          "return a tuple, as the signature says: return quantize, dequantize")
+                          "ex11.return_tuple_signature_says_return")
     if not isinstance(result, (tuple, list)) or len(result) != 2 or \
             any(isinstance(v, bool) or not isinstance(v, int) for v in result):
         raise CheckFailed(f"returned {type(result).__name__} {str(result)[:80]}, expected a tuple of two ints",
-                          "return (number of quantize nodes, number of dequantize nodes)")
+                          "ex11.return_number_quantize_nodes_number")
     return [int(result[0]), int(result[1])]

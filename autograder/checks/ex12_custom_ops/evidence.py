@@ -27,8 +27,8 @@ def probes() -> list[tuple[torch.Tensor, float]]:
 
 def _none_hint() -> str:
     """For a function that returned None: printing is named only when it printed something."""
-    return ("return the value instead of printing it" if printed() else
-            "return the value: the function ended without a `return` of it, so it returned None")
+    return ("shared.return_value_instead_printing" if printed() else
+            "shared.return_value_function_ended_without")
 
 
 def _error(exc: BaseException) -> str:
@@ -49,7 +49,7 @@ def _overload(result: Any):
         return result
     raise CheckFailed(f"register_scaled_gelu returned {type(result).__name__}, expected the operator",
                       _none_hint() if result is None else
-                      "return what torch.library.custom_op returns (or torch.ops.<namespace>.scaled_gelu)")
+                      "ex12.return_what_torch_library_custom")
 
 
 def _register_evidence(result: Any, args: tuple) -> dict:
@@ -160,7 +160,7 @@ def _count_evidence(result: Any, args: tuple) -> dict:
     if type(result) is not int:
         raise CheckFailed(f"count_op_nodes returned {type(result).__name__}, expected an int",
                           _none_hint() if result is None else
-                          "return the number of matching nodes, an int")
+                          "ex12.return_number_matching_nodes_int")
     return {"count": result}
 
 
@@ -205,7 +205,7 @@ def _replace_evidence(result: Any, args: tuple) -> dict:
     if not isinstance(result, fx.GraphModule):
         raise CheckFailed(f"replace_with_op returned {type(result).__name__}, expected an fx.GraphModule",
                           _none_hint() if result is None else
-                          "return the GraphModule (gm itself, changed, is fine)")
+                          "ex12.return_graphmodule_gm_itself_changed")
     rewrapped = [n.name for n in result.graph.nodes if n.op == "call_function" and n.target is op
                  and n.meta.get("is_wrapped")]
     # whether the answer linted the graph it was given, read before lint_error lints it (None: the answer

@@ -49,9 +49,8 @@ def _make_evidence(result: Any, args: tuple) -> dict:
     from torch._inductor.pattern_matcher import PatternMatcherPass
     if not isinstance(result, PatternMatcherPass):
         raise CheckFailed(f"make_pattern_pass returned {type(result).__name__}, expected a PatternMatcherPass",
-                          "return the pass: the function ended without a `return` of it" if result is None else
-                          "return the pass itself: register_replacement returns the pattern it registered (or "
-                          "False), not the pass")
+                          "ex13.return_pass_function_ended_without" if result is None else
+                          "ex13.return_pass_itself_register_replacement")
     from torch._inductor.fx_passes import post_grad
     inductors = [p for p in getattr(post_grad, "pass_patterns", [])]
     return {"entries": sum(len(v) for v in result.patterns.values()),
@@ -64,9 +63,9 @@ def _apply_evidence(result: Any, args: tuple) -> dict:
     if type(result) is not int:
         raise CheckFailed(f"apply_pattern_pass returned {type(result).__name__}"
                           f"{' ' + repr(result)[:40] if type(result) is bool else ''}, expected an int",
-                          "return the number of replacements, the int that pattern_pass.apply(gm) returns"
+                          "ex13.return_number_replacements_int_pattern"
                           if result is not None else
-                          "return the number of replacements: the function ended without a `return` of it")
+                          "ex13.return_number_replacements_function_ended")
     try:
         out = run_graph(gm, getattr(gm, PROBE))
     except Exception as exc:
@@ -82,8 +81,8 @@ def _compile_evidence(result: Any, args: tuple) -> dict:
         restore_config()
         build_nothing(False)
         raise CheckFailed(f"compile_with_post_grad_pass returned {type(result).__name__}, expected a callable",
-                          "return what torch.compile returns" if result is not None else
-                          "return the compiled model: the function ended without a `return` of it")
+                          "ex13.return_what_torch_compile_returns" if result is not None else
+                          "ex13.return_compiled_model_function_ended")
     before = sum(counters["inductor"].values())
     outputs = []
     try:

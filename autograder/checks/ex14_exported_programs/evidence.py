@@ -31,9 +31,8 @@ def expect_program(result: Any, function: str) -> None:
     from torch.export import ExportedProgram
     if not isinstance(result, ExportedProgram):
         raise CheckFailed(f"{function} returned {type(result).__name__}, expected a torch.export.ExportedProgram",
-                          "return the value instead of printing it" if result is None else
-                          "return the ExportedProgram itself: ep.module() is a GraphModule made from it, without "
-                          "its graph signature")
+                          "shared.return_value_instead_printing" if result is None else
+                          "ex14.return_exportedprogram_itself_ep_module")
 
 
 def run_program(ep, inputs: list) -> list:
@@ -88,13 +87,13 @@ def _remove_case_folder(path: Path) -> None:
 def _module_evidence(result: Any, args: tuple) -> dict:
     if not isinstance(result, dict):
         raise CheckFailed(f"module_of_nodes returned {type(result).__name__}, expected a dict",
-                          "return the value instead of printing it" if result is None else
-                          "build and return a dict from node name to module name")
+                          "shared.return_value_instead_printing" if result is None else
+                          "ex14.build_return_dict_from_node")
     out = {}
     for k, v in result.items():
         if not isinstance(k, str):
             raise CheckFailed(f"module_of_nodes: the key {k!r} is a {type(k).__name__}, expected a node's name, a str",
-                              "use node.name as the key, not the node itself")
+                              "ex14.use_node_name_key_not")
         out[k] = v if isinstance(v, str) else {"type": type(v).__name__, "repr": repr(v)[:80]}
     return out
 
@@ -110,8 +109,8 @@ def _unflatten_evidence(result: Any, args: tuple) -> dict:
     ep, fqn = args
     if not isinstance(result, nn.Module):
         raise CheckFailed(f"unflatten_module returned {type(result).__name__}, expected an nn.Module",
-                          "return the value instead of printing it" if result is None else
-                          "return the submodule of torch.export.unflatten(ep) itself")
+                          "shared.return_value_instead_printing" if result is None else
+                          "ex14.return_submodule_torch_export_unflatten")
     outputs = []
     for inputs in getattr(ep, PROBE):
         try:

@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.grader.console import EXIT_OK, err
-from autograder.grader.gradebook import GradebookError, gradebook_url
+from autograder.course.console import EXIT_OK, err
+from autograder.grader.classroom.gradebook import GradebookError, gradebook_url
 from autograder.grader.report.progress import Progress
-from autograder.grader.root import find_course
+from autograder.course.root import find_course
 
 # the rest (torch comes with the quiz data's judge) is imported when a report is made: `fxcourse` starts light
 
@@ -101,7 +101,7 @@ def build(course_root: Path, url: str, assignments: list[str] | None, out: Path,
     from autograder.grader.report.data import read_class
     from autograder.grader.report.render import write_all
     from autograder.grader.report.stats import class_stats
-    from autograder.grader.root import Course
+    from autograder.course.root import Course
 
     data = read_class(Course(course_root), url, assignments or None, progress)
     progress.stage("item statistics and common mistakes", len(data.assignments))

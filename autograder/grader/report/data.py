@@ -16,8 +16,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from autograder.grader.gradebook import read_rows
-from autograder.grader.root import Course
+from autograder.checks.verdict import Verdict
+from autograder.grader.classroom.gradebook import read_rows
+from autograder.course.root import Course
 
 __all__ = ["ReportError", "Failure", "Submission", "Assignment", "ClassData", "read_class", "split_verdict"]
 
@@ -26,15 +27,7 @@ class ReportError(Exception):
     """Bad input for the report (no gradebook, an unknown assignment, an empty class): one line says which."""
 
 
-@dataclass(frozen=True)
-class Failure:
-    message: str
-    hint: str | None
-
-    @property
-    def diagnosis(self) -> str:
-        """The one confirmed diagnosis a failed test carries: its hint, else its message."""
-        return self.hint or self.message
+Failure = Verdict   # a failed test cell's verdict, read back from its output (autograder/checks/verdict.py)
 
 
 @dataclass
@@ -74,10 +67,9 @@ class ClassData:
     assignments: list[Assignment]
 
 
-def split_verdict(text: str) -> Failure:
-    """A failed test cell's error value, "message\\nHint: hint", as HardenedExecute writes it."""
-    message, sep, hint = text.partition("\nHint: ")
-    return Failure(message.strip(), hint.strip() if sep else None)
+def split_verdict(text: str, test_id: str = "") -> Verdict:
+    """A failed test cell's error value, "message\\nHint: hint", as HardenedExecute writes it (Verdict.text)."""
+    return Verdict.from_text(test_id, text)
 
 
 _STUDENTS = "SELECT id, first_name, last_name, email, lms_user_id FROM student"
@@ -153,7 +145,7 @@ def read_notebook_verdicts(path: Path) -> tuple[dict[str, str], dict[str, Failur
         if meta.get("grade"):
             for out in cell.get("outputs") or []:
                 if isinstance(out, dict) and out.get("output_type") == "error":
-                    failures[gid] = split_verdict(str(out.get("evalue", "")))
+                    failures[gid] = split_verdict(str(out.get("evalue", "")), gid)
     return answers, failures
 
 

@@ -116,8 +116,8 @@ def _verdicts(base: str, nb_path: Path, real: bool) -> dict[tuple[str, int], str
     mutants, _ = instructor("mutants").load(base)
     out = {}
     if real:
-        from autograder.grader.notebook import read_notebook
-        from autograder.grader.validate import run_mutant
+        from autograder.course.notebook import read_notebook
+        from autograder.grader.quality.validate import run_mutant
 
         nb = read_notebook(nb_path)
     for i, m in enumerate(mutants):
@@ -249,7 +249,7 @@ def _write(truth: Truth, bases: dict[str, str], plan: dict[tuple[str, str], dict
     """The gradebook and the autograded notebooks of the planned class."""
     from nbgrader import api
 
-    from autograder.grader.gradebook import schema_revision_in_process
+    from autograder.grader.classroom.gradebook import schema_revision_in_process
 
     schema_revision_in_process()
     dest = truth.root

@@ -1,6 +1,7 @@
 """The judges of ex01_tracing: node_summary, count_nodes, outputs_match (the judge's side)."""
 from __future__ import annotations
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, Check, CheckFailed
 from autograder.checks.evidence import expect, expect_equal, removed_nodes_hint, sole_hint
 from autograder.checks.ex01_tracing.cases import _count_cases, _graph_cases, _match_cases
@@ -16,9 +17,9 @@ def _summary_judge(case, ev):
     got = [tuple(r) for r in ev["rows"]]
     swapped = [(name, op) for op, name in got]
     if got != expected and got and set(swapped) <= set(expected) and all(second in OPS for _, second in got):
-        raise CheckFailed("the pairs are (name, op), expected (op, name)", "put node.op first, then node.name")
+        raise CheckFailed("the pairs are (name, op), expected (op, name)", "ex01.put_node_op_first_then")
     if sorted(got) == sorted(expected) and got != expected:
-        raise CheckFailed("the right nodes in the wrong order", "walk gm.graph.nodes: it is already in graph order")
+        raise CheckFailed("the right nodes in the wrong order", "ex01.walk_gm_graph_nodes_already")
     missing = [row for row in expected if row not in got]
     hint = None
     unused = {n.name for n in gm.graph.nodes if not n.users and n.op != "output"}
@@ -27,16 +28,15 @@ def _summary_judge(case, ev):
         ops = list(dict.fromkeys(op for op, _ in missing))
         hint = removed_nodes_hint(gm, ev.get("left", []))
         if hint is None and {name for _, name in missing} <= unused:
-            hint = (f"a node nobody uses is a node too: list {', '.join(name for _, name in missing[:3])} "
-                    "(dead nodes are nodes of gm.graph like any other)")
+            hint = hint_of("ex01.node_nobody_uses_node_too", unused=', '.join(name for _, name in missing[:3]))
         elif hint is None:
-            hint = ("placeholder and output nodes count too" if set(ops) <= {"placeholder", "output"} else
-                    f"every node counts, {' and '.join(ops)} nodes too")
+            hint = ("ex01.placeholder_output_nodes_count_too" if set(ops) <= {"placeholder", "output"} else
+                    hint_of("ex01.every_node_counts_nodes_too", ops=' and '.join(ops)))
     elif got == targets:
-        hint = "the second item is node.name, not node.target (a target is a module path or a function)"
+        hint = "ex01.second_item_node_name_not"
     where = f" (missing {', '.join(name for _, name in missing[:4])})" if missing and len(got) < len(expected) else ""
     expect_equal(got, expected, "(op, name) pairs" + where, hint)
-    expect(ev["tuples"], "items must be tuples, not lists", "return (node.op, node.name) with parentheses")
+    expect(ev["tuples"], "items must be tuples, not lists", "ex01.return_node_op_node_name")
 
 
 def _count_judge(case, ev):
@@ -49,17 +49,15 @@ def _count_judge(case, ev):
     mistakes = []
     if op is None:
         mistakes += [(sum(1 for n in nodes if n.op not in ("placeholder", "output")),
-                      "placeholder and output are nodes too"),
-                     (0, "op=None means: count every node")]
+                      "ex01.placeholder_output_are_nodes_too"),
+                     (0, "ex01.op_none_means_count_every")]
     elif op == "" and "truth" in (ev.get("op_used") or ()):   # it tested `not op` (or `if op`)
-        mistakes += [(len(nodes), "only op=None means every node: test `op is None`, not `not op` (an empty string "
-                                  "is an op no node has)")]
+        mistakes += [(len(nodes), "ex01.only_op_none_means_every")]
     elif "==" not in (ev.get("op_used") or ()) and ev.get("op_used") is not None:   # it never compared op
-        mistakes += [(len(nodes), "when op is given, count only nodes whose node.op equals it")]
+        mistakes += [(len(nodes), "ex01.when_op_given_count_only")]
     if op and any(n.name == op and n.op != op for n in nodes):
         mistakes += [(sum(1 for n in nodes if n.op == op or n.name == op),
-                      f"a node's name is not its opcode: the node named {op!r} is a "
-                      f"{next(n.op for n in nodes if n.name == op)} node; count only nodes whose node.op equals op")]
+                      hint_of("ex01.node_s_name_not_opcode", op=op, next=next(n.op for n in nodes if n.name == op)))]
     left = ev.get("left") or []
     removed = removed_nodes_hint(gm, left)
     if removed is not None:
@@ -67,7 +65,7 @@ def _count_judge(case, ev):
     which = "every node" if op is None else f"nodes with op={op!r}"
     if got != expected and ev["asked"]:   # it listed gm's modules: what it counted is not the nodes
         raise CheckFailed(f"counted {got} nodes, expected {expected} ({which})",
-                          f"count the nodes of gm.graph, not the modules of gm (your answer called gm.{ev['asked'][0]}())")
+                          hint_of("ex01.count_nodes_gm_graph_not", method=ev['asked'][0]))
     expect(got == expected, f"counted {got} nodes, expected {expected} ({which})",
            sole_hint(got, expected, mistakes))
 
@@ -84,23 +82,19 @@ def _match_judge(case, ev):
     why = case.data["why"]
     hint = None
     if why == "grad" and with_grad:
-        hint = (f"{' and '.join(dict.fromkeys(with_grad))} ran with autograd on: run both modules inside "
-                "`with torch.no_grad():`")
+        hint = hint_of("ex01.ran_autograd_run_both_modules", which=' and '.join(dict.fromkeys(with_grad)))
     elif why == "shape":
-        hint = ("outputs of different shapes do not match, even when they broadcast: "
-                + ("compare shapes first, also when atol > 0 (torch.allclose broadcasts)" if atol else
-                   "compare shapes too"))
+        hint = (("ex01.outputs_different_shapes_do_not" if atol else "ex01.outputs_different_shapes_do_not_2"))
     elif why == "exact" and used & {"allclose", "isclose"} and "equal" not in used:
         tolerances = [c.get("atol") for c in compared if c["fn"] != "equal"]
-        hint = (f"atol defaults to 0.0, but with no atol given your answer compared with atol={tolerances[0]!r}: "
-                "keep the signature's default, atol=0.0" if tolerances and tolerances[0] not in (None, 0, 0.0)
+        hint = (hint_of("ex01.atol_defaults_0_0_but", atol=tolerances[0])
+                if tolerances and tolerances[0] not in (None, 0, 0.0)
                 and "atol" not in case.kwargs() else
-                "with atol == 0 the outputs must be exactly equal: use torch.equal (allclose has tolerances of its own)")
+                "ex01.atol_0_outputs_must_exactly")
     elif why == "rtol" and loose:
-        hint = ("the tolerance is atol alone: torch.allclose(a, b, rtol=0, atol=atol) (its default rtol=1e-5 adds "
-                "1e-5 * |b|, which is 0.1 for outputs near 1e4)")
+        hint = "ex01.tolerance_atol_alone_torch_allclose"
     elif why == "tolerance" and "equal" in used and not used & {"allclose", "isclose"}:
-        hint = f"atol={atol!r} is a tolerance: compare with torch.allclose(a, b, rtol=0, atol=atol), not torch.equal"
+        hint = hint_of("ex01.atol_tolerance_compare_torch_allclose", atol=atol)
     expect(False, f"returned {got}, expected {expected}" + (f": {_WHY[why]}" if why in _WHY else ""), hint)
 
 

@@ -7,6 +7,7 @@ import torch.fx as fx
 
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import expect, qualified, removed_nodes_hint, sole_hint
+from autograder.checks.hints import hint_of
 
 
 OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
@@ -27,16 +28,16 @@ def _hist_judge(case, ev):
         targets = {str(n.target) for n in gm.graph.nodes} | {qualified(n.target) for n in gm.graph.nodes}
         what = ("node.name" if strangers[0] in names else "node.target" if strangers[0] in targets else None)
         raise CheckFailed(f"{strangers[0]!r} is not an opcode; the keys must be opcodes such as 'call_module'",
-                          f"key the dict by node.op, not by {what}" if what else
-                          "key the dict by node.op, one of " + ", ".join(OPS))
+                          hint_of("ex02.key_dict_node_op_not", what=what) if what else
+                          hint_of("ex02.key_dict_node_op_one", ops=", ".join(OPS)))
     zeros = sorted(k for k, v in got.items() if v == 0 and k not in expected)
     if zeros:
         raise CheckFailed(f"{zeros[0]!r} is listed with count 0 but no node has that opcode here",
-                          "list only the opcodes that occur in the graph")
+                          "ex02.list_only_opcodes_occur_graph")
     for op in OPS:
         if op in expected and op not in got:
-            hint = ("placeholder and output nodes count too" if op in ("placeholder", "output") else
-                    f"every node counts, {op} nodes too: key each node by its own node.op")
+            hint = ("ex02.placeholder_output_nodes_count_too" if op in ("placeholder", "output") else
+                    hint_of("ex02.every_node_counts_nodes_too", op=op))
             raise CheckFailed(f"opcode {op!r} is missing; the graph has {expected[op]} {op} node(s)", hint)
     for op in OPS:
         if got.get(op) != expected.get(op):
@@ -45,8 +46,7 @@ def _hist_judge(case, ev):
                 n_sub = sum(1 for _ in gm.named_modules()) - 1
                 n_child = sum(1 for _ in gm.children())
                 n_distinct = len({n.target for n in gm.graph.nodes if n.op == op})
-                per_module = ("count call_module nodes in gm.graph.nodes: a module called twice is two nodes, and "
-                              "containers such as nn.Sequential are never called")
+                per_module = "ex02.count_call_module_nodes_gm"
                 hint = sole_hint(got.get(op), expected.get(op),
                                  [(n_sub, per_module), (n_child, per_module), (n_distinct, per_module)])
             raise CheckFailed(f"{op}: counted {got.get(op)}, expected {expected.get(op)}", hint)
@@ -65,20 +65,17 @@ def _called_judge(case, got):
                    for text in (str(n.target), qualified(n.target), getattr(n.target, "__name__", None))}
     hint = None
     if got == [n.name for n in nodes]:
-        hint = ("the qualified name is node.target (such as 'layers.0'); node.name is the node's own "
-                "identifier (such as 'layers_0'), which need not match")
+        hint = "ex02.qualified_name_node_target_such"
     elif got == list(dict.fromkeys(expected)):
-        hint = ("a module called twice appears twice: keep repeats (one entry per call_module node, "
-                "where a list of gm's submodules has one entry per module)")
+        hint = "ex02.module_called_twice_appears_twice"
     elif got in (submodules, leaves, children):
-        hint = ("list the graph's call_module nodes, not the submodules of gm: a module can be called twice, "
-                "or not at all")
+        hint = "ex02.list_graph_s_call_module"
     elif sorted(got) == sorted(expected):
-        hint = "keep graph order: walk gm.graph.nodes and do not sort"
+        hint = "ex02.keep_graph_order_walk_gm"
     elif got == [t.rsplit(".", 1)[-1] for t in expected]:
-        hint = "return the full qualified name ('blocks.0.proj'), not its last part"
+        hint = "ex02.return_full_qualified_name_blocks"
     elif any(g in other_calls and g not in expected for g in got):
-        hint = "only call_module nodes: functions and methods are not module calls"
+        hint = "ex02.only_call_module_nodes_functions"
     missing = [t for t in dict.fromkeys(expected) if got.count(t) < expected.count(t)]
     extra = [t for t in dict.fromkeys(got) if t not in expected]
     what = "; ".join(part for part in (f"missing {missing}" if missing else "",
@@ -90,20 +87,20 @@ def _cons_judge(case, got):
     gm, name = case.make()
     target = case.data["node"]
     if "raises" in case.data:
-        wanted = "raise KeyError(node_name) (or KeyError with a message naming it) when no node has that name"
+        wanted = "ex02.raise_keyerror_node_name_keyerror"
         if isinstance(got, dict) and "__raised__" in got:
             kinds = got.get("bases") or [got["__raised__"]]   # "bases": the error's classes, when recorded
             expect("KeyError" in kinds,
                    f"raised {got['__raised__']} for the unknown node name {target!r}, expected KeyError", wanted)
             expect(target in got.get("message", ""),
                    f"the KeyError does not name the node: its message is {got.get('message')!r}",
-                   "name the node in the message, for example raise KeyError(f\"no node named {node_name!r}\")")
+                   "ex02.name_node_message_example_raise")
             return
         by_target = [n for n in gm.graph.nodes if str(n.target) == target]
         order = {n: i for i, n in enumerate(gm.graph.nodes)}
         found_by_target = by_target and isinstance(got, list) and sorted(got) == sorted(
             u.name for u in by_target[0].users) and got
-        hint = (f"look nodes up by node.name: {target!r} is the target of {by_target[0].name!r}, not a node name"
+        hint = (hint_of("ex02.look_nodes_up_node_name", target=target, name=by_target[0].name)
                 if found_by_target else wanted)
         raise CheckFailed(f"returned {got!r} for the unknown node name {target!r}, expected a KeyError", hint)
     node = next(n for n in gm.graph.nodes if n.name == target)
@@ -113,20 +110,17 @@ def _cons_judge(case, got):
         return
     hint = None
     if len(got) > len(set(got)):
-        hint = ("list each consumer once, even when it uses the node in two arguments (h * h): "
-                "node.users is a dict with one key per user")
+        hint = "ex02.list_each_consumer_once_even"
     elif got == [u.name for u in node.users]:
-        hint = ("return them in graph order: node.users keeps the order in which the uses were created, "
-                "which after inserting nodes is not the order of gm.graph.nodes")
+        hint = "ex02.return_them_graph_order_node"
     elif sorted(got) == sorted(expected):
-        hint = "return them in graph order (the order of gm.graph.nodes)"
+        hint = "ex02.return_them_graph_order_order"
     elif set(got) < set(expected) and set(expected) - set(got) == {"output"}:
-        hint = "the output node is a user too: it reads the node it returns"
+        hint = "ex02.output_node_user_too_reads"
     elif set(got) < set(expected) and got == [u for u in expected if _in_top_args(gm, u, target)]:
-        hint = ("uses inside lists (torch.cat([h, x])) and keyword arguments (other=h) count too: "
-                "read node.users (or node.all_input_nodes of each candidate), not only node.args")
+        hint = "ex02.uses_inside_lists_torch_cat"
     elif got and set(got) == {a.name for a in node.all_input_nodes}:
-        hint = "consumers are the nodes that read this node (node.users), not the nodes it reads"
+        hint = "ex02.consumers_are_nodes_read_this"
     missing = [u for u in expected if u not in got]
     extra = [u for u in dict.fromkeys(got) if u not in expected]
     what = "; ".join(part for part in (f"missing {missing}" if missing else "",
@@ -201,20 +195,15 @@ def _depth_judge(case, got):
         return
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     wrong = [
-        (_first_arg_walk(gm), "follow every input of a node (node.all_input_nodes), not only args[0]"),
-        (_longest_over_args(gm), "inputs passed as keyword arguments (other=h) or inside lists count too: follow "
-                                 "node.all_input_nodes, not only the Node entries of node.args"),
-        (_shortest(gm), "take the longest path, not the shortest: a skip connection is a shortcut, "
-                        "the depth goes the long way round"),
-        (_longest(gm, any_source=True), "paths start at placeholders only: get_attr nodes and calls without "
-                                        "node inputs (torch.ones(3)) are not starts"),
-        (_longest(gm, starts=placeholders[:1]), "every placeholder is a start, not only the first one"),
-        (_longest(gm, end_at_output=False), "the path must end at the output node: nodes that never reach it "
-                                            "(dead code) do not count"),
-        (len(gm.graph.nodes) - 1, "the number of nodes is not the depth: branches run side by side, "
-                                  "take the longest path through node.all_input_nodes"),
-        (expected + 1, "count edges, not nodes: x -> fc -> output has depth 2"),
-        (expected - 1, "the edge into the output node counts too"),
+        (_first_arg_walk(gm), "ex02.follow_every_input_node_node"),
+        (_longest_over_args(gm), "ex02.inputs_passed_keyword_arguments_other"),
+        (_shortest(gm), "ex02.take_longest_path_not_shortest"),
+        (_longest(gm, any_source=True), "ex02.paths_start_at_placeholders_only"),
+        (_longest(gm, starts=placeholders[:1]), "ex02.every_placeholder_start_not_only"),
+        (_longest(gm, end_at_output=False), "ex02.path_must_end_at_output"),
+        (len(gm.graph.nodes) - 1, "ex02.number_nodes_not_depth_branches"),
+        (expected + 1, "ex02.count_edges_not_nodes_x"),
+        (expected - 1, "ex02.edge_into_output_node_counts"),
     ]
     hint = sole_hint(got, expected, wrong)
     expect(False, f"depth {got}, expected {expected} (edges on the longest path from a placeholder "

@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (
     deleted_while_called_hint, describe_graph, expect_close, expect_lint, flat_outputs, qualified,
@@ -19,13 +20,10 @@ from autograder.checks.ex03_replacing.evidence import (
 )
 
 
-LAMBDA_HINT = ("give node.target a real function such as torch.clamp and put its extra arguments in node.args/"
-               "node.kwargs; a lambda hides what the node computes: gm.code calls it under a generated name")
-RECOMPILE_HINT = "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"
-SHARED_HINT = ("parameters must stay shared with the original model: read the original nn.Parameter with a "
-               "get_attr node (for example 'fc1.weight'); do not clone it or wrap its data in a new nn.Parameter")
-ORIGINAL_HINT = ("the original model changed: gm shares its submodules and parameters with the model it was "
-                 "traced from, so read them but do not modify them in place")
+LAMBDA_HINT = "ex03.give_node_target_real_function"
+RECOMPILE_HINT = "shared.call_gm_recompile_after_changing"
+SHARED_HINT = "ex03.parameters_must_stay_shared_original"
+ORIGINAL_HINT = "ex03.original_model_changed_gm_shares"
 
 
 def _eager(model: nn.Module, inputs: list, mapping: list | None = None) -> list[torch.Tensor]:
@@ -91,8 +89,7 @@ def _judge_ran(ev: dict) -> None:
         empty = [n["name"] for n in ev["graph"] if n["op"].startswith("call_") and (
             (n["args"] and n["args"][0] is None) or (not n["args"] and n["kwargs"].get("input", 0) is None))]
         if hint is None and empty:
-            hint = (f"node '{empty[0]}' has None as its input: take the old node's input from node.args[0], or "
-                    "from node.kwargs['input'] when it was passed by keyword")
+            hint = hint_of("ex03.node_has_none_input_take", node=empty[0])
         raise CheckFailed(f"the returned GraphModule raised {ev['run_error']['error']} when run", hint)
 
 
@@ -136,34 +133,30 @@ def _swap_judge(case: Case, ev: dict) -> None:
             before, lambda n: n["op"] == "call_function" and n["target"] == new)
         orphans = [n for n in graph if n["op"] == "call_function" and n["target"] == new and not n["users"]]
         if orphans:
-            hint = (f"your new node '{orphans[0]['name']}' has no users: call old_node.replace_all_uses_with("
-                    "new_node), then graph.erase_node(old_node)")
+            hint = hint_of("ex03.your_new_node_has_no", name=orphans[0]['name'])
         elif swapped:
             was_old = [i for i, n in enumerate(before) if n["op"] == "call_function" and n["target"] == old]
             still = [i for i in was_old if graph[i]["target"] == old] if len(graph) == len(before) else []
             first_only = still and len(was_old) - len(still) == 1 and was_old[0] not in still
-            hint = ("replace every node that targets `old`, not only the first one" if first_only else
-                    f"replace every node that targets `old`: {len(left)} of them still do")
+            hint = ("ex03.replace_every_node_targets_old" if first_only else
+                    hint_of("ex03.replace_every_node_targets_old_2", left=len(left)))
         else:
-            hint = "set node.target = new on every call_function node whose target is old"
+            hint = "ex03.set_node_target_new_every"
         raise CheckFailed(f"call_function node '{left[0]['name']}' still targets {old}", hint)
     expected = [(n["op"], new if n["op"] == "call_function" and n["target"] == old else n["target"])
                 for n in before]
     got = [(n["op"], n["target"]) for n in graph]
     if len(got) != len(expected):
         raise CheckFailed(f"the graph has {len(got)} nodes, expected {len(expected)}: swap_function only changes "
-                          "targets", "retarget nodes in place (node.target = new); if you insert new nodes, erase "
-                                     "the old ones" if len(got) > len(expected) else
-                          "retarget nodes in place (node.target = new): no node is removed")
+                          "targets", "ex03.retarget_nodes_place_node_target" if len(got) > len(expected) else
+                          "ex03.retarget_nodes_place_node_target_2")
     for i, (g, e) in enumerate(zip(got, expected)):
         if g != e:
             name, was = graph[i]["name"], before[i]["target"]
             same_name = g[1] == new and was.rsplit(".", 1)[-1] == old.rsplit(".", 1)[-1]
-            hint = ("compare targets by identity (node.target is old): different functions can share a "
-                    "__name__, such as torch.relu and F.relu") if same_name and e[0] == "call_function" else (
-                f"only call_function nodes change: a {e[0]} node named like `old` ({_short(was)!r}) does not call "
-                "the function `old`") if same_name else (
-                "only call_function nodes whose target is `old` change; leave every other node as it is")
+            hint = "ex03.compare_targets_identity_node_target" if same_name and e[0] == "call_function" else (
+                hint_of("ex03.only_call_function_nodes_change", op=e[0], short=_short(was))) if same_name else (
+                "ex03.only_call_function_nodes_whose")
             now = f"now {g[0]} {g[1]}" if g[0] != e[0] else f"now calls {g[1]}"
             raise CheckFailed(f"{e[0]} node '{name}' ({was}) should have stayed as it was, since {was} is not "
                               f"`old` ({old}); it is {now}", hint)
@@ -171,8 +164,7 @@ def _swap_judge(case: Case, ev: dict) -> None:
     changed = [n["name"] for n, b in zip(graph, before) if (n["args"], n["kwargs"]) != (b["args"], b["kwargs"])]
     _judge_outputs(ev["outputs"], _eager(model, inputs, case.data["eager"]),
                    f"output (compared with the eager model calling {new} where it called {old})",
-                   f"node '{changed[0]}' has other args or kwargs than before: swap_function changes targets only, "
-                   "each node keeps its args and kwargs" if changed else None)
+                   hint_of("ex03.node_has_other_args_kwargs", node=changed[0]) if changed else None)
     _judge_original(ev, model, inputs)
 
 
@@ -197,17 +189,16 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     left = [n for n in graph if _is_torch_relu(n)]
     if left:
         fed = [n for n in graph if n["clamp"] and {"node": left[0]["name"]} in n["args"]]
-        hint = ("replace the relu node itself: a clamp after the relu still leaves torch.relu in the graph"
-                if fed else "set node.target = torch.clamp on every torch.relu node, with min=0 and max=max_value"
-                + (", not only the first" if any(n["clamp"] for n in graph) else ""))
+        hint = ("ex03.replace_relu_node_itself_clamp"
+                if fed else ("ex03.set_node_target_torch_clamp" if any(n["clamp"] for n in graph) else
+                             "ex03.set_node_target_torch_clamp_2"))
         raise CheckFailed(f"call_function node '{left[0]['name']}' still calls torch.relu", hint)
     kinds = lambda g: sorted(n["kind"] for n in g if n["relu"] and n["kind"] != "torch.relu")  # noqa: E731
     if kinds(graph) != kinds(before):
         gone = sorted(set(kinds(before)) - set(kinds(graph))) or kinds(before)
         raise CheckFailed(f"the ReLU calls that are not torch.relu changed ({', '.join(gone)} before, now "
                           f"{', '.join(kinds(graph)) or 'none'}); relu_to_clamp converts torch.relu calls only",
-                          "only torch.relu changes: test node.target is torch.relu (F.relu, nn.ReLU and .relu() "
-                          "are other functions and stay as they are)")
+                          "ex03.only_torch_relu_changes_test")
     want = _count(before, _is_torch_relu) + _count(before, lambda n: n["clamp"])
     got = _count(graph, lambda n: n["clamp"])
     if got != want:
@@ -216,8 +207,8 @@ def _clamp_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"expected {want} call_function node(s) calling torch.clamp (one per torch.relu), "
                           f"found {got}" + (f"; node '{lookalikes[0]['name']}' calls {lookalikes[0]['target']}"
                                             if lookalikes else ""),
-                          f"use torch.clamp itself, not {lookalikes[0]['target']}, as the target of a call_function "
-                          "node" if lookalikes else None)
+                          hint_of("ex03.use_torch_clamp_itself_not", target=lookalikes[0]['target'])
+                          if lookalikes else None)
     _judge_ran(ev)
     if want and "clamp" not in ev["code"]:
         raise CheckFailed("gm.code does not mention clamp", RECOMPILE_HINT)
@@ -228,25 +219,25 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     no_floor = [n for n in clamps if _bound(n, 1, "min") != 0]
     off = [n for n in clamps if _bound(n, 2, "max") != max_value]
     want = f"every torch.relu(x) must become torch.clamp(x, min=0, max=max_value), here max_value={max_value!r}"
-    hint = (f"node '{swapped[0]['name']}' clamps with min={max_value!r} and max=0, the bounds swapped: {want}"
+    hint = (hint_of("ex03.node_clamps_min_max_0", name=swapped[0]['name'], max_value=max_value, want=want)
             if swapped else
-            f"node '{no_floor[0]['name']}' has min={_bound(no_floor[0], 1, 'min')!r}: negative values must become 0, "
-            "so torch.clamp needs min=0 as well as max=max_value" if no_floor else
-            f"node '{off[0]['name']}' clamps with max={_bound(off[0], 2, 'max')!r}: {want}" if off else None)
+            hint_of("ex03.node_has_min_negative_values", name=no_floor[0]['name'],
+                    bound=_bound(no_floor[0], 1, 'min')) if no_floor else
+            hint_of("ex03.node_clamps_max", name=off[0]['name'], bound=_bound(off[0], 2, 'max'), want=want)
+            if off else None)
     _judge_outputs(ev["outputs"], expected, "output", hint)
     _judge_original(ev, model, inputs)
 
 
 # ----------------------------------------------------------------------------------- relu_to_gelu
 
-FORM_HINTS = {
-    "nn.ReLU": "nn.ReLU is a call_module node: find it with isinstance(gm.get_submodule(node.target), nn.ReLU)",
-    "Tensor.relu": "x.relu() is a call_method node whose target is the string 'relu' (x.relu_() is 'relu_')",
-    "Tensor.relu_": "x.relu_() is a call_method node whose target is the string 'relu_'",
-    "torch.relu_": "torch.relu_ (the in-place relu, also F.relu_) is a function of its own: match it too",
-    "torch.nn.functional.relu": "torch.relu and F.relu are different functions: match both (F.relu may carry "
-                                "inplace=True in its kwargs)",
-    "torch.relu": "torch.relu and F.relu are different functions: match both",
+FORM_HINTS = {   # by the kind of ReLU a node still computes
+    "nn.ReLU": "ex03.nn_relu_call_module_node",
+    "Tensor.relu": "ex03.x_relu_call_method_node",
+    "Tensor.relu_": "ex03.x_relu_call_method_node_2",
+    "torch.relu_": "ex03.torch_relu_place_relu_also",
+    "torch.nn.functional.relu": "ex03.torch_relu_f_relu_are",
+    "torch.relu": "ex03.torch_relu_f_relu_are_2",
 }
 
 
@@ -260,36 +251,33 @@ def _gelu_judge(case: Case, ev: dict) -> None:
         what = {"call_module": f"calls nn.ReLU '{n['target']}'", "call_method": f"calls .{n['target']}()"}.get(
             n["op"], f"calls {n['target']}")
         raise CheckFailed(f"{n['op']} node '{n['name']}' still {what}: no node may compute a ReLU",
-                          "ReLU comes in three forms; " + FORM_HINTS.get(
-                              n["kind"], "match every function, method and module that computes a ReLU"))
+                          FORM_HINTS.get(n["kind"], "ex03.relu_three_forms_match_every"))
     approx = [n for n in graph if n["gelu"] not in (None, "none")]
     if approx:
         raise CheckFailed(f"node '{approx[0]['name']}' computes GELU with approximate={approx[0]['gelu']!r}",
-                          "exact GELU means approximate='none', the default of F.gelu and nn.GELU")
+                          "ex03.exact_gelu_means_approximate_none")
     for n in graph:   # in graph order: the first node that cannot run as GELU
         extra = sorted(set(n["kwargs"]) - {"input", "approximate"}) if n["gelu"] is not None else []
         if n["op"] == "call_function" and extra:
             raise CheckFailed(f"node '{n['name']}' calls F.gelu with {extra[0]}={n['kwargs'][extra[0]]!r}, which "
-                              "F.gelu does not take", "F.gelu takes no `inplace` argument: give the new node only the "
-                              "ReLU's input, not the old node's kwargs")
+                              "F.gelu does not take", "ex03.f_gelu_takes_no_inplace")
         if n["op"] == "call_method" and n["target"] == "gelu":
             raise CheckFailed(f"call_method node '{n['name']}' calls .gelu(), a method tensors do not have",
-                              "tensors have no .gelu() method: make the node a call_function of F.gelu")
+                              "ex03.tensors_have_no_gelu_method")
     want = _count(before, lambda n: n["relu"]) + _count(before, lambda n: n["gelu"] is not None)
     got = _count(graph, lambda n: n["gelu"] is not None)
     if got < want:
         raise CheckFailed(f"expected {want} GELU node(s), one in place of each ReLU, found {got}",
-                          "replace each ReLU node by a node computing exact GELU: F.gelu or an nn.GELU() submodule")
+                          "ex03.replace_each_relu_node_node")
     _judge_ran(ev)
     names = {n["name"] for n in graph}
     gone = [n for n in before if n["op"] in ("call_function", "call_method", "call_module") and not n["relu"]
             and n["gelu"] is None and n["name"] not in names]
     _judge_outputs(ev["outputs"], _eager(model, inputs, RELU_TO_GELU),
                    "output (compared with the eager model computing exact GELU where it computed ReLU)",
-                   f"node '{gone[0]['name']}' ({gone[0]['target']}) was replaced, but it computes no ReLU: only "
-                   "ReLU changes; match ReLU exactly (its functions by identity, isinstance(module, nn.ReLU)), not "
-                   "every name that contains 'relu'" if gone else
-                   "each ReLU must become exact GELU of the same input; every other node stays as it is")
+                   hint_of("ex03.node_was_replaced_but_computes", name=gone[0]['name'], target=gone[0]['target'])
+                   if gone else
+                   "ex03.each_relu_must_become_exact")
     _judge_original(ev, model, inputs)
 
 
@@ -304,21 +292,19 @@ def _matmul_judge(case: Case, ev: dict) -> None:
             left = sum(1 for m in graph if m["op"] == "call_module" and m["target"] == n["target"])
             replaced = {c["target"] for c in calls} - {m["target"] for m in graph if m["op"] == "call_module"}
             if "." in n["target"] and any("." not in t for t in replaced):
-                hint = ("getattr(gm, 'layers.0') does not follow dotted names: use gm.get_submodule(node.target) "
-                        "and graph.get_attr(f'{node.target}.weight')")
+                hint = "ex03.getattr_gm_layers_0_does"
             elif sites > 1 and left < sites:
-                hint = "a Linear can be called from more than one node: replace every call_module node, not one per module"
+                hint = "ex03.linear_can_called_from_more"
             else:
-                hint = "replace every call_module node whose module is an nn.Linear"
+                hint = "ex03.replace_every_call_module_node"
             raise CheckFailed(f"call_module node '{n['name']}' still calls nn.Linear '{n['target']}'", hint)
         if n["linear"]:
             raise CheckFailed(f"node '{n['name']}' calls {n['target']}, which is nn.Linear in disguise",
-                              "build x @ W.T + b from a matmul and an add; F.linear and torch.addmm are what this "
-                              "exercise takes apart")
+                              "ex03.build_x_w_t_b")
     got = _count(graph, lambda n: n["matmul"])
     if got < len(calls):
         raise CheckFailed(f"found {got} matmul node(s) for {len(calls)} former nn.Linear call(s)",
-                          "each former Linear call becomes a matmul of its input with W.T (torch.matmul or @)")
+                          "ex03.each_former_linear_call_becomes")
     read = set()
     for n in graph:
         info = n["reads"]
@@ -326,7 +312,7 @@ def _matmul_judge(case: Case, ev: dict) -> None:
             continue
         if info["kind"] == "None":
             raise CheckFailed(f"get_attr node '{n['name']}' reads {n['target']}, which is None",
-                              "this nn.Linear has no bias (bias=None): leave the add out for it")
+                              "ex03.this_nn_linear_has_no")
         if info["kind"] == "missing":
             raise CheckFailed(f"get_attr node '{n['name']}' reads {n['target']}, which does not exist: "
                               f"{info['error']}", _run_hint("has no attribute"))
@@ -343,14 +329,12 @@ def _matmul_judge(case: Case, ev: dict) -> None:
             if getattr(lin, pname) is not None and f"{c['target']}.{pname}" not in read:
                 # copies were caught above: nothing reads this parameter at all
                 raise CheckFailed(f"no get_attr node reads the {pname} of nn.Linear '{c['target']}'",
-                                  f"nn.Linear computes x @ W.T + b: read its {pname} with a get_attr node "
-                                  f"(graph.get_attr(f'{{node.target}}.{pname}'))"
-                                  + (" and add it to the product" if pname == "bias" else ""))
+                                  (hint_of("ex03.nn_linear_computes_x_w_2", pname=pname) if pname == "bias" else
+                                   hint_of("ex03.nn_linear_computes_x_w_3", pname=pname)))
     _judge_ran(ev)
     flat = untransposed_weights(graph)
     _judge_outputs(ev["outputs"], _eager(model, inputs), "output (expected x @ W.T + b for each former Linear)",
-                   f"matmul node '{flat[0]}' multiplies by the weight as it is: nn.Linear computes x @ W.T + b, with "
-                   "W of shape (out_features, in_features)" if flat else None)
+                   hint_of("ex03.matmul_node_multiplies_weight_nn", node=flat[0]) if flat else None)
     _judge_original(ev, model, inputs)
     if ev["stepped_error"]:
         raise CheckFailed(f"after an SGD step on the original model the result raised {ev['stepped_error']['error']}",

@@ -7,6 +7,7 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import (
     describe_graph, expect, expect_close, expect_fresh, expect_lint, first_difference, qualified,
@@ -17,7 +18,7 @@ from fxcourse_instructor.ex04_wrapping.references import ReferenceLeafTracer
 
 
 def _lint_ok(ev: dict) -> None:
-    expect_fresh(ev["stale"], "call gm.recompile() after changing gm.graph, so gm.code and forward are regenerated")
+    expect_fresh(ev["stale"], "ex04.call_gm_recompile_after_changing")
     expect_lint(ev)   # lint fails on a broken graph, whether or not the answer called it
 
 
@@ -48,8 +49,7 @@ def _first_diff(got: list, expected: list) -> str:
     return first_difference(got, expected, "node", lambda node: f"{node[0]} {node[1]!r}")
 
 
-WRAP_HINT = ("make gate a leaf function, recorded as one call_function node: call fx.wrap(\"gate\") at the top "
-             "level of your answer cell (outside any def), or trace with fx.Tracer(autowrap_functions=(gate,))")
+WRAP_HINT = "ex04.make_gate_leaf_function_recorded"
 
 
 def _gated_judge(case, ev):
@@ -65,8 +65,7 @@ def _gated_judge(case, ev):
             raise CheckFailed(f"no call_function node calls gate: module {whole[0]['target']!r} "
                               f"({whole[0]['module_type'].rsplit('.', 1)[-1]}) is one call_module node, so the gate "
                               "it calls is not in the graph",
-                              "trace through the model's own submodules (keep the Tracer's default is_leaf_module): "
-                              "only gate is a leaf")
+                              "ex04.trace_through_model_s_own")
         traced_through = any(n["op"] in ("call_method", "call_function") and _short(n["target"]) in
                              ("sum", "gt", "where", "tanh", "relu") for n in ev["graph"])
         if traced_through:
@@ -78,8 +77,7 @@ def _gated_judge(case, ev):
         other = [n["target"] for n in ev["graph"] if n["op"] == "call_module"] != modules
         raise CheckFailed(f"{len(gates)} call_function node(s) call gate ({', '.join(n['name'] for n in gates)}), "
                           f"expected {n_expected}: one per call of gate in the model's forward",
-                          f"trace the model you are given: its submodules are called {modules}, and every call of "
-                          "gate becomes its own node" if other else None)
+                          hint_of("ex04.trace_model_you_are_given", modules=modules) if other else None)
     _lint_ok(ev)
     got = _sequence(ev["graph"], "gate")
     expect(got == expected, f"the graph differs from a trace with gate as a leaf: {_first_diff(got, expected)}")
@@ -93,8 +91,7 @@ def _gated_judge(case, ev):
             expect_close(out, reference(*inp),
                          f"output on an input where gate's input sums to {s:+.2f} (the {side} branch)",
                          hint=None if ev.get("shares_parameters", True) else
-                         "trace the `model` argument itself (not a new instance): the returned module's parameters "
-                         "are not the model's")
+                         "ex04.trace_model_argument_itself_not")
 
 
 def _type_name(model: nn.Module, qualname: str) -> str:
@@ -118,7 +115,7 @@ def _leaf_judge(case, ev):
                 kind = "not a submodule of the model"
             raise CheckFailed(f"module {target!r} ({kind}) is one call_module node, but it is not an instance of "
                               "leaf_types (nor a torch.nn layer): it should be traced through",
-                              "only instances of leaf_types, plus what torch.nn makes a leaf anyway, stay whole")
+                              "ex04.only_instances_leaf_types_plus")
     for target in dict.fromkeys(ref_modules):
         if target in got_modules:
             continue
@@ -133,8 +130,7 @@ def _leaf_judge(case, ev):
         into = f" into {inside[0]}" if inside else ""
         raise CheckFailed(f"torch.nn module {target!r} ({kind}) was traced through{into}; it should stay a "
                           "call_module node as usual",
-                          "keep the default rule for the other modules: "
-                          "return ... or super().is_leaf_module(m, module_qualified_name)")
+                          "ex04.keep_default_rule_other_modules")
     _lint_ok(ev)
     got, expected = _sequence(ev["graph"]), _sequence(ref)
     expect(got == expected, f"the graph differs from the reference trace: {_first_diff(got, expected)}")
@@ -156,10 +152,8 @@ def _leaf_hint(model: nn.Module, target: str, leaf_types: tuple, ref_modules: li
     leaves = [t for t in dict.fromkeys(ref_modules) if isinstance(model.get_submodule(t), leaf_types)]
     kept_nested = any("." in t and t in got_modules for t in leaves)
     kept_subclass = any(subclass(t) and t in got_modules for t in leaves)
-    by_type = ("decide by type with isinstance(m, tuple(leaf_types)), which counts subclasses too (an exact type "
-               "test does not)")
-    by_place = ("is_leaf_module is asked about every module, nested ones too, with their dotted qualname: decide "
-                "by the module's type, not by its name or place")
+    by_type = "ex04.decide_type_isinstance_m_tuple"
+    by_place = "ex04.leaf_module_asked_about_every"
     if subclass(target) and ("." not in target or kept_nested):
         return by_type
     if "." in target and (not subclass(target) or kept_subclass):
@@ -194,9 +188,7 @@ def _spec_variant_counts(model: nn.Module, flags: dict) -> dict:
     return out
 
 
-GUARD_HINT = ("concrete_args leaves a guard for each flag: a placeholder named <flag>_1 whose default is the "
-              "flag's ORIGINAL default, checked by torch._assert. Give that placeholder the fixed value as its "
-              "default (node.args = (value,)), or erase the guard, then gm.recompile()")
+GUARD_HINT = "ex04.concrete_args_leaves_guard_each"
 
 
 def _spec_judge(case, ev):
@@ -210,7 +202,7 @@ def _spec_judge(case, ev):
     expect(placeholders[:n_tensors] == tensor_inputs,
            f"the placeholders are {placeholders}; the first {n_tensors} should be the tensor input(s) "
            f"{tensor_inputs}, in order" + (f" ({dropped[0]!r} is gone)" if dropped else ""),
-           "keep every tensor input as a placeholder, even one the flags leave unused" if dropped else None)
+           "ex04.keep_every_tensor_input_placeholder" if dropped else None)
     _lint_ok(ev)
     # the graph first (which layers the flags picked), then running it: the first message names the root cause
     expected = collections.Counter(n["target"] for n in ref if n["op"] == "call_module")
@@ -224,7 +216,7 @@ def _spec_judge(case, ev):
                           for k, v in positional.items())
         hint = (ORDER_HINT if variants.get("position") == got and (variants.get("defaults") != got or by_position)
                 else
-                "pass the flags you are given to concrete_args: the graph is the one the default flag values give"
+                "ex04.pass_flags_you_are_given"
                 if variants.get("defaults") == got and variants.get("position") != got else None)
         target = next(t for t in sorted(set(expected) | set(got)) if got[t] != expected[t])
         raise CheckFailed(f"submodule {target!r} is called {got[target]} time(s) in the graph, expected "
@@ -235,10 +227,9 @@ def _spec_judge(case, ev):
         if "has been specialized" in err:
             hint = GUARD_HINT
         elif "missing" in err and "required positional argument" in err:
-            hint = ("a flag without a default stays a required placeholder after concrete_args (named <flag>_1): "
-                    "give it the fixed value as default, or remove it with its guard")
+            hint = "ex04.flag_without_default_stays_required"
         elif "positional argument" in err and "given" in err:
-            hint = "keep every tensor input as a placeholder, even one the flags leave unused"
+            hint = "ex04.keep_every_tensor_input_placeholder"
         raise CheckFailed(f"calling the returned GraphModule with the {n_tensors} tensor input(s) only raised "
                           f"{err}", hint)
     expect(len(ev["outputs"]) == len(model.probe_inputs), f"{len(ev['outputs'])} outputs, expected "

@@ -9,6 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.checks.randmodels import manual_seed
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (
     deleted_while_called_hint, describe_graph, expect, expect_close, expect_fresh, expect_lint, qualified,
@@ -24,7 +25,7 @@ DROPOUT_MODULES = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.Alph
 DROPOUT_FUNCTIONS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,
                      torch.dropout)
 DROPOUT_FUNCTION_NAMES = frozenset(qualified(f) for f in DROPOUT_FUNCTIONS)
-RECOMPILE_HINT = "call gm.recompile() after changing the graph, so gm.code and forward are regenerated"
+RECOMPILE_HINT = "shared.call_gm_recompile_after_changing"
 
 
 def _judge_numbers(ev: dict, reference: list) -> None:
@@ -33,7 +34,7 @@ def _judge_numbers(ev: dict, reference: list) -> None:
     run = ev["run"]
     if "error" in run:
         raise CheckFailed(f"the returned GraphModule raised {run['error']} when run",
-                          "run graph.lint() and print gm.code to see which line is wrong")
+                          "ex05.run_graph_lint_print_gm")
     got = run["outputs"]
     expect(len(got) == len(reference), f"the returned GraphModule gives {len(got)} outputs, expected "
                                         f"{len(reference)}")
@@ -79,9 +80,7 @@ def _top_level(position: str) -> bool:
     return position.startswith("args[") and position.count("[") == 1
 
 
-SELF_USE_HINT = ("after inserting a consumer of `node`, node.replace_all_uses_with(new) also rewires the new node "
-                 "to read itself: pass delete_user_cb=lambda user: user is not new, or set new.args after "
-                 "replacing")
+SELF_USE_HINT = "ex05.after_inserting_consumer_node_node"
 REWIRE_ALL = "node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)"
 
 
@@ -103,21 +102,16 @@ def _stale_uses(before: list[dict], got: list[dict], name: str, new: str) -> Non
     top_rewired = any(_top_level(p) for _, fresh in rewired for p in fresh)
     if not rewired:
         (user, where), hint = (stale[0][0], stale[0][1]), (
-            f"nothing reads the new node '{new}': make the users of '{name}' read it with {REWIRE_ALL}")
+            hint_of("ex05.nothing_reads_new_node_make", new=new, name=name))
     elif skipped and any(not old for u, old, fresh in users):
-        (user, where), hint = skipped[0], (
-            f"rewire every user of the node, not only some: node.users lists them all, and {REWIRE_ALL} "
-            "rewires them in one call")
+        (user, where), hint = skipped[0], "ex05.rewire_every_user_node_not"
     elif nested and top_rewired:
-        (user, where), hint = nested[0], (
-            "uses inside lists and tuples and keyword arguments count too: node.replace_all_uses_with(new, ...) "
-            "rewrites every use, wherever it is")
+        (user, where), hint = nested[0], "ex05.uses_inside_lists_tuples_keyword"
     elif twice:
         (user, where), hint = twice[0], (
-            f"a node that reads '{name}' twice must read the new node both times: node.replace_all_uses_with(new, "
-            "...) rewrites every use")
+            hint_of("ex05.node_reads_twice_must_read", name=name))
     else:
-        (user, where), hint = (stale[0][0], stale[0][1]), f"expected every use rewired, as {REWIRE_ALL} does"
+        (user, where), hint = (stale[0][0], stale[0][1]), "ex05.expected_every_use_rewired_node"
     others = [u for u, _, _ in stale if u != user]
     raise CheckFailed(f"node '{user}' still reads '{name}' ({', '.join(where)})"
                       + (f", and so do {', '.join(repr(o) for o in others)}" if others else "")
@@ -135,16 +129,14 @@ def _judge_nothing_added(ev: dict, before: list[dict], name: str) -> None:
         raise CheckFailed(f"no node was added to the returned graph: node(s) {', '.join(repr(g) for g in gone)} "
                           "were created in it and are gone again (erased, or removed by eliminate_dead_code "
                           "because nothing read them)",
-                          f"after creating the node, make the users of '{name}' read it ({REWIRE_ALL}); a node "
-                          "that something reads stays")
+                          hint_of("ex05.after_creating_node_make_users", name=name))
     if grew and not ev.get("same_gm", True):
         raise CheckFailed(f"the GraphModule you were given has the new node(s) {', '.join(repr(g) for g in grew)}, "
                           "but the one returned is another GraphModule, without it",
-                          "return gm, the GraphModule whose graph you changed")
+                          "ex05.return_gm_graphmodule_whose_graph")
     raise CheckFailed(f"no node was added to the graph (it still has {len(ev['graph'])} nodes), and none was "
                       "created in it",
-                      "`with graph.inserting_after(node):` only sets where new nodes go; create the node inside it "
-                      "with graph.call_function(fn, (node,))")
+                      "ex05.graph_inserting_after_node_only")
 
 
 def _insert_judge(case: Case, ev) -> None:
@@ -160,29 +152,28 @@ def _insert_judge(case: Case, ev) -> None:
     added = [n for n in got if n["name"] not in old]
     removed = [n for n in before if n["name"] not in _index(got)]
     expect(not removed, f"no node is named {', '.join(repr(n['name']) for n in removed)} any more; insert_after "
-                        "only adds one node", "keep the original nodes: only add the new one and rewire users")
+                        "only adds one node", "ex05.keep_original_nodes_only_add")
     if not added:
         _judge_nothing_added(ev, before, name)
     expect(len(added) == 1, f"{len(added)} nodes were added ({', '.join(n['name'] for n in added)}), expected one",
-           "add exactly one call_function node")
+           "ex05.add_exactly_one_call_function")
     new = added[0]
     expect(new["op"] == "call_function",
            f"the added node '{new['name']}' is {new['op']} {new['target']}, expected call_function {target}",
-           "create it with graph.call_function(fn, (node,))")
+           "ex05.create_graph_call_function_fn")
     expect(new["target"] == target,
            f"the added node '{new['name']}' is call_function {new['target']}, expected call_function {target}",
-           "the new node's target is `fn` itself, the function you are given")
+           "ex05.new_node_s_target_fn")
     if new["args"] == [{"node": new["name"]}]:
         raise CheckFailed(f"the new node '{new['name']}' reads itself (args ({new['name']},)), so "
                           f"'{name}' feeds nothing", SELF_USE_HINT)
     expect(new["args"] == [{"node": name}] and not new["kwargs"],
            f"the new node '{new['name']}' has args {new['args']} kwargs {new['kwargs']}, expected exactly "
-           f"('{name}',)", "the new node's only argument is the node it follows: graph.call_function(fn, (node,))")
+           f"('{name}',)", "ex05.new_node_s_only_argument")
     order = [n["name"] for n in got]
     expect(order.index(new["name"]) > order.index(name),
            f"the new node '{new['name']}' comes before '{name}' in the graph, expected right after it",
-           "new nodes go where the insertion point is: `with graph.inserting_after(node):` puts them right "
-           "after `node`")
+           "ex05.new_nodes_go_where_insertion")
     _stale_uses(before, got, name, new["name"])
     for n in before:
         if n["name"] == name:
@@ -193,15 +184,14 @@ def _insert_judge(case: Case, ev) -> None:
         expect(mine["op"] == n["op"] and mine["target"] == n["target"]
                and mine["args"] == want_args and mine["kwargs"] == want_kwargs,
                f"node '{n['name']}' changed: {mine['op']} {mine['target']} args {mine['args']}, expected "
-               f"{n['op']} {n['target']} args {want_args}", "change nothing but the uses of the node")
+               f"{n['op']} {n['target']} args {want_args}", "ex05.change_nothing_but_uses_node")
     users = _index(got)[name]["users"]
     expect(users == [new["name"]], f"'{name}' is read by {users}, expected only by the new node '{new['name']}'")
     if ev["lint"] is not None:
         early = [u for u in new["users"] if u in order and order.index(u) < order.index(new["name"])]
         expect(not early, f"graph.lint() fails: the new node '{new['name']}' comes after its user(s) "
                           f"{', '.join(repr(u) for u in early)} ({ev['lint']})",
-               "create the node inside `with graph.inserting_after(node):`, so it comes right after `node` and "
-               "before every user (without an insertion point, new nodes go to the end of the graph)")
+               "ex05.create_node_inside_graph_inserting")
         expect_lint(ev)
     expect_fresh(ev["stale"], RECOMPILE_HINT)
     expect(new["name"] in ev["code"], f"gm.code does not call the new node '{new['name']}'")
@@ -214,13 +204,13 @@ def _judge_raised(case: Case, ev) -> None:
     if isinstance(ev, dict) and "__raised__" in ev:
         expect(expected in ev.get("bases", [ev["__raised__"]]),  # a subclass of the expected error is fine
                f"raised {ev['__raised__']} for an unknown node name, expected {expected}",
-               f"raise {expected}(node_name) when no node has that name")
+               hint_of("ex05.raise_node_name_when_no", expected=expected))
         expect(case.data["name"] in ev["message"],
                f"the {expected} message {ev['message']!r} does not name the missing node '{case.data['name']}'",
-               f"raise {expected}(node_name) so the learner sees which name was not found")
+               hint_of("ex05.raise_node_name_so_learner", expected=expected))
         return
     raise CheckFailed(f"returned normally for the unknown node name '{case.data['name']}', expected {expected}",
-                      f"raise {expected}(node_name) when no node has that name")
+                      hint_of("ex05.raise_node_name_when_no", expected=expected))
 
 
 def _is_dropout_node(node: fx.Node, gm: fx.GraphModule) -> bool:
@@ -242,10 +232,7 @@ def reference_remove_dropout(gm: fx.GraphModule) -> fx.GraphModule:
     return gm
 
 
-DROPOUT_DEFINITION = ("a dropout module is an instance of nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, "
-                      "nn.AlphaDropout or nn.FeatureAlphaDropout, subclasses included: isinstance(module, (nn.Dropout, "
-                      "nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)) finds "
-                      "them all")
+DROPOUT_DEFINITION = "ex05.dropout_module_instance_nn_dropout"
 FUNCTIONAL_DEFINITION = ("call_function nodes whose target is F.dropout, torch.dropout, F.dropout1d/2d/3d, "
                          "F.alpha_dropout or F.feature_alpha_dropout")
 
@@ -266,11 +253,11 @@ def _kept_module(gm: fx.GraphModule, kept: list[str], removed: list[str]) -> Che
     what = f"the {cls[t].__name__} module '{t}' is still called"
     if twin:
         return CheckFailed(f"{what}, while '{twin}', also a {cls[t].__name__}, was removed: the two differ only in "
-                           "their names", "find dropout modules by type with isinstance(module, ...), not by name")
+                           "their names", "ex05.find_dropout_modules_type_isinstance")
     if base:
         return CheckFailed(f"{what}, while '{base}', a {cls[base].__name__}, was removed: {cls[t].__name__} is a "
                            f"subclass of {cls[base].__name__}",
-                           "subclasses count too: isinstance(module, DROPOUT_MODULES), not type(module) is ...")
+                           "ex05.subclasses_count_too_isinstance_module")
     gone = f" (removed: {', '.join(f'{r!r} ({cls[r].__name__})' for r in removed)})" if removed else \
         " (no dropout module was removed)"
     return CheckFailed(what + gone, DROPOUT_DEFINITION)
@@ -295,8 +282,7 @@ def _drop_judge(case: Case, ev) -> None:
                 "Identity"):
             raise CheckFailed(f"node '{n['name']}' calls '{n['target']}', now an nn.Identity: the dropout "
                               "node must be erased, not replaced",
-                              "make its users read the dropout's input (replace_all_uses_with), then "
-                              "graph.erase_node(node)")
+                              "ex05.make_users_read_dropout_s")
     kept = [t for t in dropout_targets if t in still]
     if kept:
         raise _kept_module(gm, kept, [t for t in dropout_targets if t not in called])
@@ -313,15 +299,13 @@ def _drop_judge(case: Case, ev) -> None:
         if all(k["kwargs"].get("training") is False or (len(k["args"]) > 2 and k["args"][2] is False)
                for k in kept_fn):
             raise CheckFailed(f"node '{n['name']}' still calls {n['target']} (with training=False)",
-                              "a dropout call goes even with training=False: remove every dropout node, whatever "
-                              "its arguments")
+                              "ex05.dropout_call_goes_even_training")
         if not removed:
             raise CheckFailed(f"node '{n['name']}' still calls {n['target']} (no dropout function was removed)",
-                              "functional dropout counts too: " + FUNCTIONAL_DEFINITION)
+                              "ex05.functional_dropout_counts_too_call")
         raise CheckFailed(f"node '{n['name']}' still calls {n['target']}, while the calls of "
                           f"{', '.join(sorted(removed))} were removed",
-                          f"every dropout function counts, {n['target'].rsplit('.', 1)[-1]} too: "
-                          + FUNCTIONAL_DEFINITION)
+                          hint_of("ex05.every_dropout_function_counts_too", function=n['target'].rsplit('.', 1)[-1]))
     reference = describe_graph(reference_remove_dropout(case.make()[0]))
     ref_keys = sorted((n["op"], n["target"]) for n in reference)
     got_keys = sorted((n["op"], n["target"]) for n in got)
@@ -332,7 +316,7 @@ def _drop_judge(case: Case, ev) -> None:
                           + (f"unexpected {', '.join(extra)}" if extra else "")
                           + ("; " if extra and missing else "")
                           + (f"missing {', '.join(missing)}" if missing else ""),
-                          "expected: every node of the original graph except its dropout nodes, unchanged")
+                          "ex05.expected_every_node_original_graph")
     expect_lint(ev)
     leftovers = [name for name in dropout_targets if name in ev["modules"]]
     if not leftovers:
@@ -340,10 +324,10 @@ def _drop_judge(case: Case, ev) -> None:
                      if any(kind == f"{c.__module__}.{c.__qualname__}" for c in DROPOUT_MODULES)]
     expect(not leftovers, f"the dropout submodule(s) {', '.join(repr(n) for n in leftovers)} are still registered "
                           "on the returned GraphModule",
-           "after erasing the nodes, call gm.delete_all_unused_submodules() (or gm.delete_submodule(target))")
+           "ex05.after_erasing_nodes_call_gm")
     lost = [t for t in other_targets if t not in ev["modules"]]
     expect(not lost, f"submodule(s) {', '.join(repr(t) for t in lost)} were deleted but the graph still calls them",
-           "delete only the dropout submodules (delete_all_unused_submodules does that)")
+           "ex05.delete_only_dropout_submodules_delete")
     expect_fresh(ev["stale"], RECOMPILE_HINT)
     manual_seed(case.data["seed"])
     eager = case.data["make"]().eval()
@@ -367,7 +351,7 @@ def _shape_judge(case: Case, ev) -> None:
     missing = [k for k in expected if k not in got]
     if "output" in extra:
         raise CheckFailed("the output node is included; it is never recorded (its value is another node's)",
-                          "skip the node whose op is 'output'")
+                          "ex05.skip_node_whose_op_output")
     unknown = [k for k in extra if k not in nodes]
     if unknown:
         targets = {str(n.target): n.name for n in gm.graph.nodes}
@@ -375,26 +359,25 @@ def _shape_judge(case: Case, ev) -> None:
         raise CheckFailed(f"key(s) {', '.join(repr(k) for k in unknown)} are not node names of the graph"
                           + (f"; {as_target[0]!r} is the target of node '{targets[as_target[0]]}'" if as_target
                              else ""),
-                          "key the dict by node.name (node.target differs for call_module and get_attr nodes)"
-                          if as_target else "key the dict by node.name")
+                          "ex05.key_dict_node_name_node"
+                          if as_target else "ex05.key_dict_node_name")
     if extra:
         k = extra[0]
         raise CheckFailed(f"node '{k}' is included, but its value is of type {type(values.get(k)).__name__}, "
-                          "not a tensor", "record only nodes whose value is a torch.Tensor (isinstance(value, "
-                                    "torch.Tensor)); ints, torch.Size and tuples are left out")
+                          "not a tensor", "ex05.record_only_nodes_whose_value")
     if missing:
         ops = {nodes[k].op for k in missing}
-        hint = ("placeholders are tensor-valued nodes too" if ops == {"placeholder"} else
-                "record every tensor-valued node, whatever its op (placeholder, get_attr, call_*)")
+        hint = ("ex05.placeholders_are_tensor_valued_nodes" if ops == {"placeholder"} else
+                "ex05.record_every_tensor_valued_node")
         raise CheckFailed(f"missing node(s) {', '.join(repr(k) for k in missing)} "
                           f"({', '.join(sorted(ops))})", hint)
     for name, shape in expected.items():
         if got[name] is None:
             raise CheckFailed(f"node '{name}': the value is a {ev['kinds'][name]}, expected a tuple of ints",
-                              "convert with tuple(tensor.shape)")
+                              "ex05.convert_tuple_tensor_shape")
         if ev["kinds"][name] == "list":
             raise CheckFailed(f"node '{name}': the shape is a list, expected a tuple of ints",
-                              "convert with tuple(tensor.shape)")
+                              "ex05.convert_tuple_tensor_shape")
         expect(tuple(got[name]) == shape, f"node '{name}': shape {tuple(got[name])}, expected {shape}, the "
                                           "shape of its value when gm runs on the inputs given")
 
@@ -441,13 +424,11 @@ def _flops_judge(case: Case, got) -> None:
         return
     variants = _flops_variants(*case.make())
     hints = [
-        ("no2", "each multiply-add counts as 2 FLOPs: 2 * rows * in_features * out_features"),
-        ("graph_input", "use the shape of the tensor each Linear receives (run the graph with ShapeProp or an "
-                        "Interpreter), not the shape of the model's input"),
-        ("unique", "count every nn.Linear call in the graph: a Linear called twice counts twice"),
-        ("functional", "only call_module nodes whose module is an nn.Linear count; an F.linear call does not"),
-        ("first_dim", "rows is the product of ALL leading dimensions of the Linear's input "
-                      "(math.prod(x.shape[:-1])), not only the first"),
+        ("no2", "ex05.each_multiply_add_counts_2"),
+        ("graph_input", "ex05.use_shape_tensor_each_linear"),
+        ("unique", "ex05.count_every_nn_linear_call"),
+        ("functional", "ex05.only_call_module_nodes_whose"),
+        ("first_dim", "ex05.rows_product_all_leading_dimensions"),
     ]
     # a mistake is named only when the count is what that mistake gives and what no other listed mistake gives
     matches = [h for key, h in hints if variants[key] == got and variants[key] != expected]
@@ -463,8 +444,7 @@ def _insert_raise(case: Case, raised: dict) -> str | None:
         return None
     gm, name, _ = case.make()
     if isinstance(name, str) and repr(name) in raised["message"] and any(n.name == name for n in gm.graph.nodes):
-        return (f"a node named {name!r} exists: look it up by node.name (the names gm.graph shows), not by its "
-                "target or anything else")
+        return hint_of("ex05.node_named_exists_look_up", name=name)
     return None
 
 

@@ -9,6 +9,7 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.ex06_fusing.evidence import _input_kind, _module_of, _probe
 from fxcourse_instructor.ex06_fusing.judges import (
@@ -66,16 +67,14 @@ def _chains_judge(case: Case, ev: dict) -> None:
     dead = [c for c in calls if not c["users"]]
     if dead:
         raise CheckFailed(f"node '{dead[0]['name']}' (Linear '{dead[0]['target']}') is still in the graph "
-                          f"but nothing uses it", "erase the old nodes of a chain after replace_all_uses_with "
-                                                  "(or run gm.graph.eliminate_dead_code())")
+                          f"but nothing uses it", "ex06.erase_old_nodes_chain_after")
     shared = {t for t, k in _sites(gm).items() if k > 1 and t in original_targets}
     for t in sorted(shared):
         left = sum(1 for c in calls if c["target"] == t)
         if left < _sites(gm)[t]:
             raise CheckFailed(f"Linear '{t}' is called from {_sites(gm)[t]} sites in the original graph, but from "
                               f"{left} after your pass: a module called from two call sites is left alone",
-                              "count the call sites of each Linear first (Counter(n.target for n in gm.graph.nodes "
-                              "if n.op == 'call_module')) and fuse a link only when both modules are called once")
+                              "ex06.count_call_sites_each_linear")
     result_sites = Counter(c["target"] for c in calls)
     for c in calls:
         if (len(c["users"]) == 1 and c["users"][0] in by_name and by_name[c["users"][0]]["input_name"] == c["name"]
@@ -87,8 +86,7 @@ def _chains_judge(case: Case, ev: dict) -> None:
     if odd:
         raise CheckFailed(f"node '{odd['name']}' calls Linear '{odd['target']}' with in_features={odd['in']} and "
                           f"out_features={odd['out']}, but its weight has shape {tuple(odd['shape'])}",
-                          "in_features and out_features must match the weight's (out, in) shape: build a fresh "
-                          "nn.Linear(in, out, ...), or set both when a copied layer gets a new weight")
+                          "ex06.features_out_features_must_match")
     for c in calls:   # a fused layer registered under the name of one of the original Linears
         was = gm.get_submodule(c["target"]) if c["target"] in original_targets else None
         now = ev["weights"].get(c["target"])
@@ -96,9 +94,7 @@ def _chains_judge(case: Case, ev: dict) -> None:
                 [c["out"], c["in"]] == list(was.weight.shape) and torch.equal(now["weight"], was.weight.detach())):
             raise CheckFailed(f"node '{c['name']}' calls '{c['target']}', the name of an original Linear, but that "
                               "name now holds another layer",
-                              "register each fused layer as a new submodule under a fresh name "
-                              "(gm.add_submodule(name, fused) with a name no submodule has): an original layer's "
-                              "name must keep naming that layer")
+                              "ex06.register_each_fused_layer_new")
     expected = _expected_linears(gm)
     got = Counter((c["in"], c["out"], c["input"]) for c in calls)
     if got != expected:
@@ -108,20 +104,17 @@ def _chains_judge(case: Case, ev: dict) -> None:
         if fork:
             raise CheckFailed(f"{message}; a new Linear reads '{fork.args[0].name}', the input of '{fork.target}', "
                               f"whose output has {len(fork.users)} users",
-                              "a chain ends at a Linear whose output has more than one user: fuse a Linear into "
-                              "the next one only when len(node.users) == 1")
+                              "ex06.chain_ends_at_linear_whose")
         keyword = sorted({n.target for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear)
                           and (n.kwargs or len(n.args) != 1)} - {c["target"] for c in calls})
         if keyword:
             raise CheckFailed(f"{message}; '{keyword[0]}', called with its input by keyword, is no longer called",
-                              f"a Linear called with its input by keyword ({keyword[0]}(input=...)) is left alone: "
-                              "fuse only Linear calls with one positional argument and no kwargs")
-        raise CheckFailed(message, None if n_links else "there was nothing to fuse here: leave the graph as it is")
+                              hint_of("ex06.linear_called_input_keyword_input_2", target=keyword[0]))
+        raise CheckFailed(message, None if n_links else "ex06.there_was_nothing_fuse_here")
     x = _probe(gm)
     with torch.no_grad():
         expected_out = gm(*x)
-        neutral = ("a chain's fused layer computes what the chain computed: W = W_last @ ... @ W_first, "
-                   "b = W_last @ (... (W_2 @ b_1 + b_2) ...) + b_last")
+        neutral = "ex06.chain_s_fused_layer_computes"
         hint = neutral
         if isinstance(ev["output"], torch.Tensor) and not _close(ev["output"], expected_out):
             hint = _chain_weights_diagnosis(gm, calls, original_targets, ev["weights"]) or neutral
@@ -170,11 +163,10 @@ def _chain_weights_diagnosis(gm: fx.GraphModule, calls: list[dict], original_tar
             for m in mods[1:]:
                 reversed_w = reversed_w @ m.weight.detach()
             if _close(got_w, reversed_w) and not _close(got_w, w):
-                return (f"the fused layer '{c['target']}' of the chain {names} has the weights multiplied the other "
-                        "way round: the later layer's weight goes on the left, W = W_last @ ... @ W_first")
+                return hint_of("ex06.fused_layer_chain_has_weights", target=c['target'], names=names)
         if _close(got_w, w) and not _close(torch.zeros_like(b) if got_b is None else got_b, b):
-            return (f"the fused layer '{c['target']}' of the chain {names} has the right weight but not the right "
-                    f"bias: b = W_last @ (... (W_2 @ b_1 + b_2) ...) + b_last, here {_few(b)}, yours {_few(got_b)}")
+            return hint_of("ex06.fused_layer_chain_has_right", target=c['target'], names=names, few=_few(b),
+                           yours=_few(got_b))
     return None
 
 
@@ -200,14 +192,11 @@ def _unfused(gm: fx.GraphModule, c: dict, u: dict, result_sites: Counter) -> Non
         if twin:
             raise CheckFailed(f"{where}, while '{twin[0].target}' -> '{twin[1].target}', alike but for the names, "
                               "was fused",
-                              "find Linear calls by module type (isinstance(gm.get_submodule(node.target), "
-                              "nn.Linear)), not by their names")
+                              "ex06.find_linear_calls_module_type")
     if c["target"] not in orig and u["target"] in orig and any(q.target == u["target"] for _, q in links):
         raise CheckFailed(f"{where}; '{c['target']}' is a fused layer, and '{u['target']}' continues its chain",
-                          "chains of any length become ONE layer: after fusing two Linears, keep going while the "
-                          "next node is a Linear that reads it")
-    raise CheckFailed(where, "expected: a Linear call whose only user is a Linear call reading it (both modules "
-                             "called from one site) is fused with it, along the whole chain")
+                          "ex06.chains_any_length_become_one")
+    raise CheckFailed(where, "ex06.expected_linear_call_whose_only")
 
 
 def _fused_through_fork(gm: fx.GraphModule, calls: list[dict], original_targets: set, expected: Counter,
@@ -235,10 +224,8 @@ def _chains_raise(case: Case, raised: dict) -> str | None:
     erased = re.match(r"Tried to erase Node (\w+) but it still had \d+ users", raised["message"])
     forks = [n for n in gm.graph.nodes if erased and n.name == erased.group(1) and len(n.users) > 1]
     if forks and isinstance(_module_of(gm, forks[0]), nn.Linear):
-        return (f"'{forks[0].name}' has {len(forks[0].users)} users: a chain ends at a Linear whose output has more "
-                "than one user, so fuse a Linear into the next one only when len(node.users) == 1")
+        return hint_of("ex06.has_users_chain_ends_at", name=forks[0].name, users=len(forks[0].users))
     keyword = [n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Linear) and not n.args]
     if raised["__raised__"] == "IndexError" and keyword and ".args[" in (raised.get("where") or ".args["):
-        return (f"a Linear called with its input by keyword ({keyword[0].target}(input=...)) is left alone: fuse "
-                "only Linear calls with one positional argument and no kwargs")
+        return hint_of("ex06.linear_called_input_keyword_input", target=keyword[0].target)
     return None

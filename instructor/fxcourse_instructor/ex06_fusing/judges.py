@@ -12,6 +12,7 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect, expect_fresh, expect_lint, max_difference, worst_difference
 from autograder.checks.randmodels import randomize_batchnorm
@@ -77,17 +78,14 @@ def _expect_output(got, expected: torch.Tensor, what: str, hint: str | None, wei
     if got.dtype != expected.dtype:
         raise CheckFailed(f"{what}: output dtype {got.dtype}, expected {expected.dtype}"
                           + _dtype_culprit(weights, expected.dtype),
-                          f"keep the dtype of the original layers ({expected.dtype}): pass dtype=... when you build "
-                          "a module, and cast nothing")
+                          hint_of("ex06.keep_dtype_original_layers_pass", dtype=expected.dtype))
     if not _close(got, expected):
         if (not diagnosed and float32 is not None and expected.dtype == torch.float64
                 and torch.allclose(got.double(), expected.double(), rtol=RTOL, atol=ATOL)
                 and max_difference(got, expected) <= 10 * max_difference(float32(), expected)):
             raise CheckFailed(f"{what}: {worst_difference(got, expected)}, within float32's tolerance but not "
                               "float64's",
-                              "float64 results are compared at float64's precision, and this difference is of "
-                              "float32's size: look for a step computed in float32 (a .float(), or torch.zeros(n) "
-                              "or torch.tensor(...) without dtype=)")
+                              "ex06.float64_results_are_compared_at")
         raise CheckFailed(f"{what}: {worst_difference(got, expected)}", hint)
 
 
@@ -115,13 +113,12 @@ def _shared_changed(gm: fx.GraphModule, ev: dict, kind: type, what: str) -> None
             raise CheckFailed(
                 f"{what} '{target}' is called from {count} sites in the original graph, and your pass changed "
                 f"its weights: every other call site of '{target}' now computes something else",
-                "a module called from more than one site must not be overwritten; "
-                "register the fused module under a new name (gm.add_submodule) or leave the pair alone")
+                "ex06.module_called_from_more_than")
 
 
 def _common_graph_checks(ev: dict, gm: fx.GraphModule, kinds: tuple[type, ...], function: str) -> None:
     expect_lint(ev)
-    expect_fresh(ev["stale"], "call gm.recompile() after changing the graph")
+    expect_fresh(ev["stale"], "ex06.call_gm_recompile_after_changing")
     before, after = _other_nodes(gm, kinds), Counter(ev["others"])
     if before != after:
         lost, gained = before - after, after - before
@@ -129,7 +126,7 @@ def _common_graph_checks(ev: dict, gm: fx.GraphModule, kinds: tuple[type, ...], 
                                                                         if gained else [])
         kinds_text = " and ".join(k.__name__ for k in kinds)
         raise CheckFailed(f"{function} changed nodes other than {kinds_text} calls: {'; '.join(parts)}",
-                          f"only the {kinds_text} calls of a fusable pattern change; every other node stays")
+                          hint_of("ex06.only_calls_fusable_pattern_change", kinds_text=kinds_text))
 
 
 def _raises_judge(case: Case, ev, why: str, hint: str) -> None:
@@ -154,12 +151,11 @@ def _pair_judge(case: Case, ev: dict) -> None:
     if "raises" in case.data:
         _raises_judge(case, ev, f"first.out_features={first.out_features} and second.in_features="
                                 f"{second.in_features} differ: second(first(x)) cannot run",
-                      "check first.out_features == second.in_features and raise ValueError(...) naming both widths")
+                      "ex06.check_first_out_features_second")
         return
     x, = _probe(first)
     _expect_unmodified(ev, {"first": first, "second": second}, "layer",
-                       "do not change the input modules in place: build a new nn.Linear "
-                       "(copy.copy shares the parameters; copy.deepcopy or a fresh nn.Linear does not)")
+                       "ex06.do_not_change_input_modules")
     expected_shape = [second.out_features, first.in_features]
     expect(ev["shape"] == expected_shape,
            f"the fused weight has shape {tuple(ev['shape'])}, expected (out, in) = {tuple(expected_shape)}",
@@ -167,13 +163,12 @@ def _pair_judge(case: Case, ev: dict) -> None:
     expect((ev["in"], ev["out"]) == (first.in_features, second.out_features),
            f"in_features/out_features are {ev['in']}/{ev['out']}, expected "
            f"{first.in_features}/{second.out_features}",
-           "in_features and out_features must match the weight's (out, in) shape: build a fresh "
-           "nn.Linear(first.in_features, second.out_features, ...), or set both when a copied layer gets a new weight")
+           "ex06.features_out_features_must_match_2")
     want = str(first.weight.dtype)
     expect(ev["dtype"] == want and ev["bias_dtype"] in (None, want),
            f"the fused layer's weight dtype is {ev['dtype']}"
            + (f" (bias {ev['bias_dtype']})" if ev["bias_dtype"] else "") + f", expected {want} like the inputs",
-           "keep the dtype: nn.Linear(..., dtype=first.weight.dtype), or copy tensors without casting")
+           "ex06.keep_dtype_nn_linear_dtype")
     with torch.no_grad():
         expected = second(first(x))
         got = ev["output"]
@@ -184,16 +179,13 @@ def _pair_judge(case: Case, ev: dict) -> None:
             b2 = second.bias if second.bias is not None else torch.zeros(W2.shape[0], dtype=W2.dtype)
             W = W2 @ W1
             if W1.shape[0] == W1.shape[1] == W2.shape[0] == W2.shape[1] and _close(got, x @ (W1 @ W2).T + W2 @ b1 + b2):
-                hint = "W1 @ W2 has the wrong orientation: the fused weight is second.weight @ first.weight"
+                hint = "ex06.w1_w2_has_wrong_orientation"
             elif _close(got, x @ W.T + b2) or _close(got, x @ W.T + W2 @ b1):
-                hint = ("the first bias passes through the second layer: b = W2 @ b1 + b2 "
-                        "(both terms; a missing bias counts as zero)")
+                hint = "ex06.first_bias_passes_through_second"
             elif _close(ev["weight"], W) and not (ev["bias"] is not None and _close(ev["bias"], W2 @ b1 + b2)):
-                hint = ("the fused weight is right; the bias is not: b = second.weight @ first.bias + second.bias "
-                        f"(W2 @ b1 + b2), here {_few(W2 @ b1 + b2)}, yours {_few(ev['bias'])}")
+                hint = hint_of("ex06.fused_weight_right_bias_not", few=_few(W2 @ b1 + b2), yours=_few(ev['bias']))
             elif ev["bias"] is not None and _close(ev["bias"], W2 @ b1 + b2) and not _close(ev["weight"], W):
-                hint = ("the fused bias is right; the weight is not: W = second.weight @ first.weight, of shape "
-                        "(second.out_features, first.in_features)")
+                hint = "ex06.fused_bias_right_weight_not"
         _expect_output(got, expected, "fused(x) compared with second(first(x))", hint,
                        diagnosed=hint is not LINEAR_FORMULA, float32=lambda: _float32_of(nn.Sequential(first, second), x))
 
@@ -216,24 +208,22 @@ def _fold_judge(case: Case, ev: dict) -> None:
     if "raises" in case.data:
         _raises_judge(case, ev, "this BatchNorm2d keeps no running statistics (running_mean is None): it "
                                 "normalizes with batch statistics, which no fixed weights reproduce",
-                      "check bn.running_mean is None (track_running_stats=False) first and raise ValueError")
+                      "ex06.check_bn_running_mean_none")
         return
     x, = _probe(conv)
     _expect_unmodified(ev, {"conv": conv, "bn": bn}, "module",
-                       "do not change the inputs in place: fold into a copy (copy.deepcopy(conv)) and leave conv "
-                       "and bn as they were")
+                       "ex06.do_not_change_inputs_place")
     for k in _HYPER:
         want = getattr(conv, k)
         want = list(want) if isinstance(want, tuple) else want
         expect(ev["hyper"][k] == want, f"the folded conv has {k}={ev['hyper'][k]!r}, expected {want!r}",
-               "keep every setting of the conv (stride, padding, dilation, groups, padding_mode): start from "
-               "copy.deepcopy(conv) and only replace its weight and bias")
+               "ex06.keep_every_setting_conv_stride")
     expect(ev["has_bias"], "the folded conv has no bias, but folding the BatchNorm creates one",
-           "set a bias even when the conv had none: b' = (b - running_mean) * scale + bias, with b = 0")
+           "ex06.set_bias_even_when_conv")
     want = str(conv.weight.dtype)
     odd = [f"its {k} is {ev[d]}" for k, d in (("weight", "dtype"), ("bias", "bias_dtype")) if ev[d] != want]
     expect(not odd, f"the folded conv's dtype: {' and '.join(odd)}, expected {want} like conv.weight",
-           f"give the folded weight and bias conv.weight's dtype ({want}), e.g. nn.Parameter(shift.to(conv.weight.dtype))")
+           hint_of("ex06.give_folded_weight_bias_conv", want=want))
     with torch.no_grad():
         z = conv(x)
         expected = _bn_eval(bn, z)
@@ -241,7 +231,7 @@ def _fold_judge(case: Case, ev: dict) -> None:
         hint = BN_FORMULA
         if isinstance(got, torch.Tensor) and got.shape == expected.shape and not _close(got, expected):
             if _close(got, _bn_eval(bn, z, eps=0.0)):
-                hint = "add bn.eps to running_var before the square root: scale = weight / sqrt(running_var + eps)"
+                hint = "ex06.add_bn_eps_running_var"
             else:
                 hint = _fold_diagnosis(conv, bn, x, ev, got) or hint
         _expect_output(got, expected, "folded(x) compared with bn(conv(x)) in eval mode", hint,
@@ -257,20 +247,18 @@ def _fold_diagnosis(conv: nn.Conv2d, bn: nn.BatchNorm2d, x: torch.Tensor, ev: di
     weight, bias = conv.weight * scale.reshape(-1, 1, 1, 1), (b - bn.running_mean) * scale + beta
     no_sqrt = gamma / (bn.running_var + bn.eps)
     if _close(ev["weight"], conv.weight * no_sqrt.reshape(-1, 1, 1, 1)) and not _close(ev["weight"], weight):
-        return ("the folded weight is conv.weight * weight / (running_var + eps): the scale divides by the standard "
-                "deviation, scale = weight / sqrt(running_var + eps)")
+        return "ex06.folded_weight_conv_weight_weight"
     if conv.in_channels == conv.out_channels and conv.groups == 1:
         wrong = F.conv2d(x, conv.weight * scale.reshape(1, -1, 1, 1), bias, conv.stride, conv.padding,
                          conv.dilation, conv.groups) if conv.padding_mode == "zeros" else None
         if wrong is not None and _close(got, wrong):
-            return "the scale belongs to the OUTPUT channels (dim 0 of the weight): W * scale.reshape(-1, 1, 1, 1)"
+            return "ex06.scale_belongs_output_channels_dim"
     w_ok = _close(ev["weight"], weight)
     b_ok = ev["bias"] is not None and _close(ev["bias"], bias)
     if w_ok and not b_ok:
-        return ("the folded weight is right; the bias is not: b' = (b - running_mean) * scale + bias, with b = 0 when "
-                f"the conv has none; here {_few(bias)}, yours {_few(ev['bias'])}")
+        return hint_of("ex06.folded_weight_right_bias_not", few=_few(bias), yours=_few(ev['bias']))
     if b_ok and not w_ok:
-        return "the folded bias is right; the weight is not: W' = conv.weight * scale.reshape(-1, 1, 1, 1)"
+        return "ex06.folded_bias_right_weight_not"
     return None
 
 
@@ -298,12 +286,10 @@ def _foldable(gm: fx.GraphModule) -> dict[str, str | None]:
 
 
 _STAY_HINTS = {
-    "users": "fold only when the conv output has exactly one user (len(conv_node.users) == 1)",
-    "sites": "a conv module called from more than one site is left alone: count call_module nodes per target "
-             "before folding (folding would overwrite the conv that the other site also calls)",
-    "statistics": "skip a BatchNorm2d whose running_mean is None (track_running_stats=False): in eval mode it "
-                  "still normalizes with batch statistics",
-    "Conv2d": "fold a BatchNorm2d only when its input node is a call of an nn.Conv2d",
+    "users": "ex06.fold_only_when_conv_output",
+    "sites": "ex06.conv_module_called_from_more",
+    "statistics": "ex06.skip_batchnorm2d_whose_running_mean",
+    "Conv2d": "ex06.fold_batchnorm2d_only_when_input",
 }
 
 
@@ -314,21 +300,20 @@ def _fuse_judge(case: Case, ev: dict) -> None:
             expect(case.data["raises"] in [ev["__raised__"], *ev.get("bases", [])],
                    f"raised {ev['__raised__']} ({ev['message'][:200]}), expected {case.data['raises']} because "
                    f"{case.data['where']}",
-                   "raise ValueError(...) yourself before touching the graph")
+                   "ex06.raise_valueerror_yourself_before_touching")
             return
         raise CheckFailed(f"returned a {type(ev).__name__ if not isinstance(ev, dict) else 'GraphModule'} "
                           f"instead of raising {case.data['raises']}, but {case.data['where']}: folding uses the "
                           "running statistics, which a BatchNorm in training mode does not use",
-                          "raise ValueError when gm.training is True or a BatchNorm2d that the graph calls "
-                          "has .training True")
+                          "ex06.raise_valueerror_when_gm_training")
     _common_graph_checks(ev, gm, (nn.Conv2d, nn.BatchNorm2d), "fuse_conv_bn")
     n_conv = sum(1 for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Conv2d))
     got_conv = sum(1 for c in ev["calls"] if c["type"] == "Conv2d" or c["type"].endswith("Conv2d"))
     expect(got_conv == n_conv, f"the graph calls {got_conv} Conv2d module(s) after fusion, expected {n_conv} "
                                "(folding changes a conv's weights, it does not add or remove conv calls)",
-           "replace the BatchNorm node's uses with the conv node, then erase only the BatchNorm node"
+           "ex06.replace_batchnorm_node_s_uses"
            if got_conv < n_conv else
-           "each folded pair keeps one conv call: when you add a node for the folded conv, erase the old conv node")
+           "ex06.each_folded_pair_keeps_one")
     rules = _foldable(gm)
     bn_nodes = {n.name: n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.BatchNorm2d)}
     remaining = Counter(c["target"] for c in ev["calls"] if c["type"] != "Conv2d" and "BatchNorm" in c["type"])
@@ -344,11 +329,8 @@ def _fuse_judge(case: Case, ev: dict) -> None:
                 if twin:
                     raise CheckFailed(f"{where}, while '{bn_nodes[twin].target}', after conv "
                                       f"'{bn_nodes[twin].args[0].target}', a pair alike but for the names, was folded",
-                                      "match nodes by module type (isinstance(gm.get_submodule(node.target), "
-                                      "nn.BatchNorm2d) and its input node calls an nn.Conv2d), not by name")
-                raise CheckFailed(where, "expected: a BatchNorm2d whose input is a Conv2d call with one user (that "
-                                         "conv called from one site, the BatchNorm with running statistics) is "
-                                         "folded into the conv, and the BatchNorm node erased")
+                                      "ex06.match_nodes_module_type_isinstance")
+                raise CheckFailed(where, "ex06.expected_batchnorm2d_whose_input_conv2d")
             if why is not None and remaining[target] < expected[target]:
                 key = next((k for k in _STAY_HINTS if k in why), "Conv2d")
                 raise CheckFailed(f"BatchNorm2d '{target}' was folded, but {why}: it must stay", _STAY_HINTS[key])
@@ -359,15 +341,14 @@ def _fuse_judge(case: Case, ev: dict) -> None:
     with torch.no_grad():
         expected_out = gm(*x)
         got = ev["output"]
-        hint = neutral = ("expected: each folded conv computes what its Conv2d -> BatchNorm2d pair computed in eval "
-                          "mode (what fold_bn_into_conv returns), and every other module computes what it did")
+        hint = neutral = "ex06.expected_each_folded_conv_computes"
         if isinstance(got, torch.Tensor) and got.shape == expected_out.shape and not _close(got, expected_out):
             no_eps = copy.deepcopy(gm)   # the folded BatchNorms without eps, the others as they are
             for name, why in rules.items():
                 if why is None:
                     no_eps.get_submodule(bn_nodes[name].target).eps = 0.0
             if _close(got, no_eps(*x)):
-                hint = "add bn.eps to running_var before the square root: scale = weight / sqrt(running_var + eps)"
+                hint = "ex06.add_bn_eps_running_var"
     _expect_output(got, expected_out, "the fused module's output compared with the original's in eval mode", hint,
                    ev["weights"], diagnosed=hint is not neutral, float32=lambda: _float32_of(gm, *x))
 
@@ -385,9 +366,7 @@ def _fold_raise(case: Case, raised: dict) -> str | None:
     """A size mismatch folding a grouped conv: the answer built a conv without conv's groups."""
     conv, _ = case.make()
     if conv.groups > 1 and re.search(r"size of tensor|shape|size mismatch", raised["message"]):
-        return (f"conv has groups={conv.groups}, so its weight has {conv.weight.shape[1]} input channels per group: "
-                "build the folded conv with every setting of conv (groups, dilation, padding_mode too), e.g. "
-                "copy.deepcopy(conv), then set its weight and bias")
+        return hint_of("ex06.conv_has_groups_so_weight", groups=conv.groups, per_group=conv.weight.shape[1])
     return None
 
 
@@ -404,7 +383,5 @@ def _fuse_raise(case: Case, raised: dict) -> str | None:
         except AttributeError:
             continue
         if name not in called_bn and module is not gm:
-            return (f"'{name}' is not a BatchNorm2d that the graph calls ({type(module).__name__}): only gm.training "
-                    "and the BatchNorm2d modules the graph calls decide; tracing re-creates containers such as "
-                    f"'{name}' as plain modules in training mode")
+            return hint_of("ex06.not_batchnorm2d_graph_calls_only", name=name, what=type(module).__name__)
     return None

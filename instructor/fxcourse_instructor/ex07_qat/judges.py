@@ -13,6 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.ao.quantization import FakeQuantizeBase, ObserverBase, disable_observer
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (TRAINING_LOOP_HINTS, cached_reference, expect, expect_trained,
                                         first_far_tensor, max_difference, training_loop)
@@ -46,13 +47,9 @@ def _node_text(row: tuple) -> str:
     return f"{op} {target}{kind}{kw}"
 
 
-MAPPING_HINT = ("prepare with the default QAT mapping, get_default_qat_qconfig_mapping(backend): it picks each "
-                "fake-quant's class, range and scheme")
-BACKEND_HINT = ("prepare for the backend you are given: get_default_qat_qconfig_mapping(backend) for the backend "
-                "you are given sets that backend's quantization range and weight scheme")
-FIXED_QPARAMS_HINT = ("sigmoid and tanh have a known output range: get_default_qat_qconfig_mapping(backend) gives "
-                      "them fixed-qparams fake-quants (FixedQParamsFakeQuantize), a mapping with only a global "
-                      "qconfig gives them ordinary ones")
+MAPPING_HINT = "ex07.prepare_default_qat_mapping_get"
+BACKEND_HINT = "ex07.prepare_backend_you_are_given"
+FIXED_QPARAMS_HINT = "ex07.sigmoid_tanh_have_known_output"
 OTHER_BACKENDS = ("x86", "qnnpack", "fbgemm", "onednn")
 
 
@@ -81,25 +78,20 @@ def _prep_judge(case: Case, ev: dict) -> None:
             raise CheckFailed(
                 f"the graph calls {len(observers)} observers ({_short(observers[0]['type'])} at "
                 f"'{observers[0]['node']}') and no fake-quantize module",
-                "use get_default_qat_qconfig_mapping(backend), the QAT mapping: get_default_qconfig_mapping is "
-                "for post-training quantization and inserts observers only")
+                "ex07.use_get_default_qat_qconfig")
         raise CheckFailed("the graph calls no fake-quantize module at all",
-                          "prepare with prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), "
-                          "example_inputs)")
+                          "ex07.prepare_prepare_qat_fx_model")
     if not ev["training"] or ev["eval_submodules"]:
         where = ", ".join(repr(n or "<root>") for n in ev["eval_submodules"]) or "the root"
         msg = f"the prepared model is not in train mode (eval mode: {where})"
         if ref["arrived_training"]:   # it came in train mode: the answer itself switched it (or the result) to eval
             raise CheckFailed(msg + "; the model was handed over in train mode",
-                              "leave the prepared model in train mode, as QAT trains it: do not call .eval() on "
-                              "it, on its submodules or on the model before preparing it")
+                              "ex07.leave_prepared_model_train_mode")
         if ev["caller_training"]:     # model.train() was called, yet the result is in eval mode
             raise CheckFailed(msg + "; the model you were given is in train mode now, the prepared one is not",
-                              "leave the prepared model in train mode: prepare the model after model.train() and "
-                              "do not switch the result to eval mode")
+                              "ex07.leave_prepared_model_train_mode_2")
         raise CheckFailed(msg + "; the model was handed over in eval mode and is still in eval mode",
-                          "call model.train() before prepare_qat_fx: QAT prepares a model for training, and "
-                          "prepare_qat_fx keeps whatever mode the model is in")
+                          "ex07.call_model_train_before_prepare")
     by_node = {r["node"]: r for r in ev["modules"]}
     any_qat = any(".qat." in (r.get("type") or "") for r in ev["modules"])
     for r in ref["modules"]:
@@ -109,15 +101,13 @@ def _prep_judge(case: Case, ev: dict) -> None:
                 f"call_module '{r['node']}' calls a {got['type']}, expected the QAT module {r['type']}"
                 + ("" if any_qat else "; no module of the graph is a QAT module"),
                 # prepare_fx inserts fake-quants with the QAT mapping but swaps in no QAT module at all
-                None if any_qat else "use prepare_qat_fx, not prepare_fx: only prepare_qat_fx swaps in QAT "
-                                     "modules that fake-quantize their weights during training")
+                None if any_qat else "ex07.use_prepare_qat_fx_not")
     got_sk, ref_sk = _skeleton(ev["graph"]), _skeleton(ref["graph"])
     for i, (g, e) in enumerate(zip(got_sk, ref_sk)):
         if g[:2] == e[:2] and g[4] != e[4] and g[4].replace("'training': False", "'training': True") == e[4]:
             raise CheckFailed(
                 f"node {i} ({ev['graph'][i]['name']}) is {_node_text(g)}, expected {_node_text(e)}",
-                "call model.train() before tracing: a traced graph freezes the value of self.training it read "
-                "(here in F.dropout), and .train() afterwards does not change the graph")
+                "ex07.call_model_train_before_tracing")
     for r in ref["modules"]:
         got = by_node.get(r["node"])
         for key, what in (("config", "fake-quant"), ("weight_fake_quant", "weight fake-quant")):
@@ -149,10 +139,8 @@ def _prep_judge(case: Case, ev: dict) -> None:
                           f"expected {e}" + (f"; it calls {got_fq} fake-quantize modules, the default QAT mapping "
                                              f"gives {ref_fq}" if got_fq != ref_fq else ""),
                           # the mapping decides where fake-quants go: a different number of them is its doing
-                          "the default QAT mapping, get_default_qat_qconfig_mapping(backend), decides where "
-                          "fake-quants go: prepare with it" if got_fq != ref_fq else
-                          "prepare the model itself with prepare_qat_fx(model.train(), "
-                          "get_default_qat_qconfig_mapping(backend), example_inputs) and return the result")
+                          "ex07.default_qat_mapping_get_default" if got_fq != ref_fq else
+                          "ex07.prepare_model_itself_prepare_qat")
     out, exp = ev["outputs"], ref["outputs"]
     if isinstance(out, str):
         raise CheckFailed(f"the prepared model could not run in eval mode: {out}")
@@ -163,12 +151,11 @@ def _prep_judge(case: Case, ev: dict) -> None:
     weights = first_far_tensor(ev["tensors"]["params"], ref["tensors"]["params"], atol=0, rtol=0)
     if weights is not None:
         raise CheckFailed(f"{differs}: the weights are not the model's ({weights})",
-                          "do not change the weights: prepare the model you are given")
+                          "ex07.do_not_change_weights_prepare")
     stats = first_far_tensor(ev["tensors"]["buffers"], ref["tensors"]["buffers"], atol=0, rtol=0)
     if stats is not None:
         raise CheckFailed(f"{differs}: the weights are the model's, but the observer statistics are not ({stats})",
-                          "return the model as prepare_qat_fx returns it: running it (even on example_inputs, even "
-                          "in eval mode) moves its fake-quant observers")
+                          "ex07.return_model_prepare_qat_fx")
     raise CheckFailed(differs)
 
 
@@ -199,48 +186,38 @@ def _count_judge(case: Case, got: int) -> None:
         return
     hints = []
     if got in (ref["by_name"], ref["by_app_name"]):
-        hints.append("select nodes by module type, not by name: prepare_fx names observers "
-                     "activation_post_process_N too, and a fake-quant can have any name")
+        hints.append("ex07.select_nodes_module_type_not")
     if got == ref["all_fq_modules"] and got != ref["unique"]:
-        hints.append("count call_module nodes, not modules: the weight_fake_quant inside each QAT layer is a "
-                     "fake-quantize module but no node of the graph calls it")
+        hints.append("ex07.count_call_module_nodes_not")
     if got == ref["unique"]:
-        hints.append("every call_module node counts, also when two nodes call the same fake-quantize module")
+        hints.append("ex07.every_call_module_node_counts")
     if got == ref["call_module"]:
-        hints.append("count only call_module nodes whose module is a fake-quantize module, not every "
-                     "call_module node")
+        hints.append("ex07.count_only_call_module_nodes")
     if got == ref["with_observers"]:
-        hints.append("observers are not fake-quantize modules: test isinstance(module, FakeQuantizeBase), "
-                     "not ObserverBase")
+        hints.append("ex07.observers_are_not_fake_quantize")
     if got == ref["exact_class"]:
-        hints.append("FakeQuantizeBase is the base class of every fake-quantize module; FakeQuantize is only "
-                     "one of its subclasses")
+        hints.append("ex07.fakequantizebase_base_class_every_fake")
     if got == ref["class_name"]:
-        hints.append("a class name says nothing: a FakeQuantizeBase subclass may be called anything, and a class "
-                     "called ...FakeQuantize need not be one; test isinstance(module, FakeQuantizeBase)")
+        hints.append("ex07.class_name_says_nothing_fakequantizebase")
     if got == ref["type_is"]:
-        hints.append("the modules are FusedMovingAvgObsFakeQuantize and other subclasses: test "
-                     "isinstance(module, FakeQuantizeBase), not type(module) is ...")
+        hints.append("ex07.modules_are_fusedmovingavgobsfakequantize_other")
     if got == 0:   # many mistakes count nothing (testing the node or its target, a misspelt op, ...)
         hints.append("")
     # A diagnosis is confirmed only when the count it predicts is the learner's count and no other diagnosis
     # predicts the same: when two mistakes give the same number here, naming either could blame what the
     # answer does right, so the hint stays general (another case tells them apart).
     hint = hints[0] if len(hints) == 1 and hints[0] else (
-        "count call_module nodes whose module, prepared.get_submodule(node.target), is an instance of "
-        "torch.ao.quantization.FakeQuantizeBase")
+        "ex07.count_call_module_nodes_whose")
     raise CheckFailed(f"counted {got} fake-quantize nodes, expected {expected}", hint)
 
 
 # Wrong versions of the loop, most common first; the judge names the first one the learner's result matches.
 VARIANT_HINTS = {
     **TRAINING_LOOP_HINTS,
-    "mse": "the loss is the cross-entropy of the logits and the labels: F.cross_entropy(logits, y)",
-    "ascent": "the loss went up: step against the gradient (loss.backward(), then optimizer.step())",
-    "extra_forward_after": "run exactly one forward pass per step: every forward pass in train mode moves the "
-                           "fake-quant observers (and batch-norm statistics), even under torch.no_grad()",
-    "extra_forward_before": "run exactly one forward pass per step: every forward pass in train mode moves the "
-                            "fake-quant observers (and batch-norm statistics), even under torch.no_grad()",
+    "mse": "ex07.loss_cross_entropy_logits_labels",
+    "ascent": "ex07.loss_went_up_step_against",
+    "extra_forward_after": "ex07.run_exactly_one_forward_pass",
+    "extra_forward_before": "ex07.run_exactly_one_forward_pass",
 }
 
 
@@ -293,28 +270,25 @@ def _ft_judge(case: Case, ev: dict) -> None:
         if trained and steps > 0:
             raise CheckFailed("returned a different object from the prepared model it was given, although prepared "
                               "itself holds the right trained weights",
-                              "return prepared itself: it is trained in place, and a copy of it is another object")
+                              "ex07.return_prepared_itself_trained_place")
         if steps == 0:   # nothing to train: the weights cannot tell where the training went
             raise CheckFailed("returned a different object from the prepared model it was given",
-                              "return prepared itself (the same object, trained in place), not a copy")
+                              "ex07.return_prepared_itself_same_object")
         raise CheckFailed("returned a different object from the prepared model it was given, and prepared itself "
                           "does not hold the trained weights",
-                          "train prepared in place and return prepared itself (not a copy)")
+                          "ex07.train_prepared_place_return_prepared")
     if not ev["training"]:
         handed_eval = case.data["eval_mode"]
         msg = (f"the model is in eval mode after qat_finetune, expected train mode (it was handed over in "
                f"{'eval' if handed_eval else 'train'} mode)")
         if not handed_eval:
-            hint = ("leave the model in train mode: it was handed over in train mode, and qat_finetune switched it "
-                    "to eval mode (switch to eval only to evaluate or convert)")
+            hint = "ex07.leave_model_train_mode_was"
         elif trained:
-            hint = ("leave the model in train mode when qat_finetune returns: it trained in train mode and was then "
-                    "switched back to eval mode")
+            hint = "ex07.leave_model_train_mode_when"
         elif _matches(case, ev, "eval"):
-            hint = ("call prepared.train() at the start: it was handed over in eval mode, and it trained in eval "
-                    "mode (batch norm then uses its running statistics)")
+            hint = "ex07.call_prepared_train_at_start"
         else:
-            hint = "qat_finetune trains in train mode and returns the model in train mode"
+            hint = "ex07.qat_finetune_trains_train_mode"
         raise CheckFailed(msg, hint)
     mismatch = first_far_tensor(ev["params"], ref["final"]["params"])
     if mismatch is not None:
@@ -327,15 +301,12 @@ def _ft_judge(case: Case, ev: dict) -> None:
             f"after {steps} steps the parameters differ from plain SGD on cross-entropy: {mismatch} "
             f"(the reference takes the mean loss on the batches from {before:.4f} to {after:.4f})",
             named.pop() if len(named) == 1 else
-            "each step: x, y = batches[i % len(batches)]; optimizer.zero_grad(); "
-            "F.cross_entropy(prepared(x), y).backward(); optimizer.step(), with torch.optim.SGD(lr=lr)")
+            "ex07.each_step_x_y_batches")
     mismatch = first_far_tensor(ev["buffers"], ref["final"]["buffers"])
     if mismatch is not None:
         raise CheckFailed(f"the parameters match but the fake-quant/batch-norm statistics do not: {mismatch}; the "
                           "model ran besides the training steps",
-                          "run no forward pass besides the one of each step (not even under torch.no_grad() or in "
-                          "eval mode, say to print a loss): every forward pass moves the fake-quant observers and "
-                          "batch-norm statistics")
+                          "ex07.run_no_forward_pass_besides")
 
 
 def _quantized(t: str | None) -> bool:
@@ -349,11 +320,9 @@ def _int8_judge(case: Case, ev: dict) -> None:
         if ev["same"]:
             raise CheckFailed(f"returned the prepared model it was given, which still contains fake-quantize/observer "
                               f"modules ({left})",
-                              "return the GraphModule convert_fx returns, not the prepared model you were given: "
-                              "return convert_fx(copy.deepcopy(prepared).eval())")
+                              "ex07.return_graphmodule_convert_fx_returns")
         raise CheckFailed(f"the result still contains fake-quantize/observer modules ({left}): it is not converted",
-                          "convert_fx turns them into quantize/dequantize steps and int8 modules: return "
-                          "convert_fx(copy.deepcopy(prepared).eval())")
+                          "ex07.convert_fx_turns_them_into")
     ref_q = [t for t in ref["ev"]["types"] if _quantized(t)]
     got_q = [t for t in ev["types"] if _quantized(t)]
     if sorted(got_q) != sorted(ref_q):
@@ -364,12 +333,10 @@ def _int8_judge(case: Case, ev: dict) -> None:
             f"{', '.join(_short(t) for t in got_q) or 'none'}"
             + (f" (missing {', '.join(_short(t) for t in missing)})" if missing else "")
             + (f", and reference modules {', '.join(sorted({_short(t) for t in refs}))}" if refs else ""),
-            "use convert_fx, not convert_to_reference_fx: the reference model keeps float modules between "
-            "quantize/dequantize pairs" if refs else None)
+            "ex07.use_convert_fx_not_convert" if refs else None)
     if ev["training"]:
         raise CheckFailed("the converted model is in train mode, expected eval mode",
-                          "put the model in eval mode: convert_fx(prepared.eval()), or call .eval() on what "
-                          "convert_fx returns")
+                          "ex07.put_model_eval_mode_convert")
     out = ev["outputs"]
     if isinstance(out, str) or out is None:
         raise CheckFailed(f"the converted model could not run: {out}")
@@ -388,13 +355,11 @@ def _int8_judge(case: Case, ev: dict) -> None:
     if moved is not None:
         raise CheckFailed(f"{differs}: the quantization parameter '{moved}' is {got_p[moved]:.6g}, convert_fx's is "
                           f"{exp_p[moved]:.6g}",
-                          "convert_fx takes the scales the observers hold when it is called: convert a copy of "
-                          "prepared as it is (running it first, even in eval mode, moves them)")
+                          "ex07.convert_fx_takes_scales_observers")
     weights = first_far_tensor(ev["quant"]["weights"], ref["ev"]["quant"]["weights"], atol=0, rtol=0)
     if weights is not None and set(got_p) == set(exp_p):
         raise CheckFailed(f"{differs}: the scales are convert_fx's, the int8 weights are not ({weights})",
-                          "convert a copy of prepared as it is, without changing its weights or observers first: "
-                          "convert_fx observes the weights again (those folded from Conv+BN too)")
+                          "ex07.convert_copy_prepared_without_changing")
     raise CheckFailed(differs)
 
 
@@ -441,18 +406,13 @@ def _size_judge(case: Case, got: int) -> None:
     expected = ref["expected"]
     if got == expected:
         return
-    hint = ("serialize with torch.save(model.state_dict(), buf) into buf = io.BytesIO() and return the number "
-            "of bytes written, buf.tell() or len(buf.getvalue())")
+    hint = "ex07.serialize_torch_save_model_state"
     if got == ref["whole"]:
-        hint = "save model.state_dict(), not the whole model: torch.save(model.state_dict(), buf)"
+        hint = "ex07.save_model_state_dict_not"
     elif got == 0:   # torch.save always writes a zip archive: 0 is a size read from the wrong place
-        hint = ("torch.save wrote something (even an empty state_dict takes a few hundred bytes): read the size "
-                "as buf.tell() right after torch.save, before any buf.seek(0) or buf.read(), or as "
-                "len(buf.getvalue()) at any time")
+        hint = "ex07.torch_save_wrote_something_even"
     elif got in (ref["params"], ref["tensors"]):
-        hint = ("count what torch.save writes (buffers, the zip archive and its metadata too), not only tensor "
-                "bytes: " + hint)
+        hint = "ex07.count_what_torch_save_writes"
     elif got in ref["files"] and got != ref["pickle"]:
-        hint = ("save into an io.BytesIO, not a file: inside its zip archive torch.save names every record after "
-                "the file name, so the size depends on the file name")
+        hint = "ex07.save_into_io_bytesio_not"
     raise CheckFailed(f"returned {got} bytes, expected {expected}", hint)

@@ -9,6 +9,7 @@ import torch
 import torch.fx as fx
 from torch.nn.utils.fusion import fuse_conv_bn_eval
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (cached_reference, describe_graph, expect_close, expect_fresh, expect_lint, first_difference,
                                         lint_error, stale_code)
@@ -48,13 +49,12 @@ def _wrong_pipeline(*, rounds: bool = True, fingerprint=lambda gm: gm.code, reco
 
 
 PIPELINE_MISTAKES = {
-    _wrong_pipeline(rounds=False): "keep going round after round until a whole round leaves gm.code unchanged",
+    _wrong_pipeline(rounds=False): "ex08.keep_going_round_after_round",
     _wrong_pipeline(fingerprint=lambda gm: len(gm.graph.nodes)):
-        "detect the fixed point by comparing gm.code before and after a round: a pass may change the graph "
-        "without changing its number of nodes",
+        "ex08.detect_fixed_point_comparing_gm",
     _wrong_pipeline(recompile=False):
-        "call gm.recompile() after every pass, so gm.code is current even when a pass forgot to",
-    _wrong_pipeline(keep=False): "a pass may return a new GraphModule: keep what it returns (gm = p(gm))",
+        "ex08.call_gm_recompile_after_every_2",
+    _wrong_pipeline(keep=False): "ex08.pass_may_return_new_graphmodule",
 }
 
 
@@ -94,20 +94,16 @@ def _lint_hint(case: Case, message: str, wanted: str) -> str:
     gm, passes, *_ = case.make()
     others = [n for n in dict.fromkeys(_pass_name(p) for p in passes) if n != wanted and n in message]
     if others:
-        return (f"lint right after each pass, so that the error names the pass that just ran: this one names "
-                f"'{others[0]}', but '{wanted}' broke the graph")
+        return hint_of("ex08.lint_right_after_each_pass_2", named=others[0], wanted=wanted)
     lint = _lint_text(case)
     if "fixed point" in message or "max_rounds" in message:  # no lint stopped it: the rounds ran out
-        return ("call gm.graph.lint() right after each pass; when it fails, raise a RuntimeError whose message "
-                "names that pass")
+        return "ex08.call_gm_graph_lint_right"
     if lint and message.startswith(lint[:60]):  # lint's own error, unwrapped: lint ran, nobody named the pass
-        return ("catch the error of gm.graph.lint() and raise a RuntimeError whose message names the pass that "
-                "just ran: lint's own message does not say which pass broke the graph")
-    return "lint right after each pass, and when it fails raise a RuntimeError whose message names that pass"
+        return "ex08.catch_error_gm_graph_lint"
+    return "ex08.lint_right_after_each_pass"
 
 
-_NONE_HINT = ("check what each pass returns before using it: when it is not a GraphModule (a pass that forgot "
-              "`return gm` returns None), raise TypeError naming the pass")
+_NONE_HINT = "ex08.check_what_each_pass_returns"
 
 
 def _raise_judge(case: Case, ev) -> None:
@@ -120,26 +116,22 @@ def _raise_judge(case: Case, ev) -> None:
                 f"the pass '{wanted}' breaks the graph")
         hint = (_NONE_HINT if error == "TypeError" else
                 case.data.get("hint") if rounds else
-                "call gm.graph.lint() right after every pass; when it fails, raise a RuntimeError whose message "
-                "names that pass" + (": here the next pass repairs the graph, so a lint at the end of the round "
-                                     "finds nothing" if case.data.get("repaired") else ""))
+                ("ex08.call_gm_graph_lint_right_2" if case.data.get("repaired") else "ex08.call_gm_graph_lint_right_3"))
         raise CheckFailed(f"returned normally, expected a {error}: {what}", hint)
     message, raised = ev["message"], ev["__raised__"]
     bases = ev.get("bases") or [raised]
     allowed = (error,)
     if not any(e in bases for e in allowed):
         if error == "TypeError" and "NoneType" in message:
-            hint = ("check what the pass returned right after calling it: when it is not a GraphModule "
-                    "(isinstance(result, fx.GraphModule)), raise TypeError naming the pass; your "
-                    f"{raised} came later, from using the None it returned")
+            hint = hint_of("ex08.check_what_pass_returned_right", raised=raised)
         elif "__name__" in message:
-            hint = ("name a pass by getattr(p, '__name__', type(p).__name__): callable objects have no __name__")
+            hint = "ex08.name_pass_getattr_p_name"
         elif wanted in message:
-            hint = f"raise a {' or a '.join(allowed)} (a subclass is fine), not a {raised}"
+            hint = hint_of("ex08.raise_subclass_fine_not", expected=' or a '.join(allowed), raised=raised)
         elif error == "TypeError" and "NoneType" in message:
             hint = _NONE_HINT
         else:
-            hint = "raise RuntimeError(...) with a message that says what went wrong and where"
+            hint = "ex08.raise_runtimeerror_message_says_what"
         raise CheckFailed(f"raised {raised} ({message[:200]}), expected a {' or a '.join(allowed)}", hint)
     if wanted in message:
         return
@@ -148,16 +140,14 @@ def _raise_judge(case: Case, ev) -> None:
         numbers = [n for n in re.findall(r"\d+", message) if n != wanted]
         default = "max_rounds" not in case.kwargs()
         if numbers and default:
-            hint = (f"max_rounds defaults to {wanted}: the message says {numbers[0]}, so the pipeline gave up "
-                    f"after another number of rounds (or says another number)")
+            hint = hint_of("ex08.max_rounds_defaults_message_says", wanted=wanted, said=numbers[0])
         elif numbers:
-            hint = f"max_rounds={wanted} was given: give up after that many rounds, and say so in the message"
+            hint = hint_of("ex08.max_rounds_was_given_give", wanted=wanted)
         else:
-            hint = (f"say in the message how many rounds ran without a fixed point: for example 'no fixed point "
-                    f"after max_rounds={wanted} rounds'")
+            hint = hint_of("ex08.say_message_how_many_rounds", wanted=wanted)
     elif error == "TypeError":
         hint = (_NONE_HINT if "NoneType" in message else
-                "name the pass in the message: raise TypeError(f\"pass {name!r} returned ...\")")
+                "ex08.name_pass_message_raise_typeerror")
     else:
         hint = _lint_hint(case, message, wanted)
     raise CheckFailed(found, hint)
@@ -189,7 +179,7 @@ def _pipeline_judge(case: Case, ev) -> None:
                               "that left gm.code unchanged", hint)
         if got_names != exp_names:
             raise CheckFailed(f"the passes were called in the order {got_names}, expected {exp_names}",
-                              "run the passes in the order given, each once per round")
+                              "ex08.run_passes_order_given_each")
         i = next(i for i, (g, e) in enumerate(zip(got_calls, expected_calls)) if g != e)
         raise CheckFailed(f"call {i + 1} ({got_calls[i][0]}) received a graph of {got_calls[i][1]} nodes, "
                           f"expected {expected_calls[i][1]}: it was not given the GraphModule that the pass "
@@ -201,10 +191,9 @@ def _pipeline_judge(case: Case, ev) -> None:
         where = first_difference(got_nodes + ["nothing"] * (pad - len(got_nodes)),
                                  exp_nodes + ["nothing"] * (pad - len(exp_nodes)), "node", str)
         raise CheckFailed(f"the returned graph is not the one the last pass produced: {where}",
-                          "return the GraphModule that the last pass returned (gm = p(gm)), not the one you were "
-                          "given" if got_nodes == given else None)
+                          "ex08.return_graphmodule_last_pass_returned" if got_nodes == given else None)
     expect_lint(ev)
-    expect_fresh(ev["stale_code"], "call gm.recompile() after every pass")
+    expect_fresh(ev["stale_code"], "ex08.call_gm_recompile_after_every")
     with torch.no_grad():
         expected_out = expected_gm(*log.inputs)
     expect_close(ev["outputs"][0], expected_out, "output of the returned GraphModule")
@@ -261,16 +250,13 @@ def _expect_no_dropout(model, graph: list[dict]) -> None:
     # the learner's pass removes dropouts of this kind elsewhere: only some types or functions are missing
     removes_some = any(_dropout_kind(m) == kind and m["name"] not in now for m in traced)
     if kind == "module":
-        hint = (f"nn.{_mod_kind(n)} is not nn.Dropout nor a subclass of it: test for every dropout module type "
-                "(nn.Dropout, nn.Dropout1d/2d/3d, nn.AlphaDropout, nn.FeatureAlphaDropout)" if removes_some else
-                "dropout does nothing in eval mode: point its users at its input and erase the node")
+        hint = (hint_of("ex08.nn_not_nn_dropout_nor", mod_kind=_mod_kind(n)) if removes_some else
+                "ex08.dropout_does_nothing_eval_mode")
     elif n["kwargs"].get("training") is True:
-        hint = ("this dropout was traced with training=True: put the copy in eval mode before tracing "
-                "(F.dropout(..., training=self.training) reads the mode once, when tracing), then remove it")
+        hint = "ex08.this_dropout_was_traced_training"
     else:
-        hint = (f"remove every functional dropout too ({n['target']} here): F.dropout, F.dropout1d/2d/3d, "
-                "F.alpha_dropout, F.feature_alpha_dropout, torch.dropout" if removes_some else
-                "F.dropout is a call_function node, not a module: remove those too")
+        hint = (hint_of("ex08.remove_every_functional_dropout_too", target=n['target']) if removes_some else
+                "ex08.f_dropout_call_function_node")
     raise CheckFailed(f"{_node_text(n)} is still called: remove dropout", hint)
 
 
@@ -339,15 +325,11 @@ def _wrong_output(model, x: tuple, mistake: str):
 
 
 OUTPUT_MISTAKES = {
-    "train_mode": "BatchNorm in training mode normalises with batch statistics: put the copy in eval mode",
-    "traced_in_train": "put the copy in eval mode *before* tracing: a Python `if self.training:` is decided once, "
-                       "when tracing, and frozen into the graph",
-    "no_eps": "the fold divides by sqrt(running_var + eps): keep bn.eps",
-    "shared_conv": "a Conv2d module called from two sites is shared: folding a BatchNorm into it changes the "
-                   "other call too; count the call sites of a conv before folding (fold only when it is called "
-                   "once and its output has one user)",
-    "shared_linear": "a Linear module called from two sites is shared: fusing into it in place changes the other "
-                     "call too; fuse only when both modules are called once",
+    "train_mode": "ex08.batchnorm_training_mode_normalises_batch",
+    "traced_in_train": "ex08.put_copy_eval_mode_before",
+    "no_eps": "ex08.fold_divides_sqrt_running_var",
+    "shared_conv": "ex08.conv2d_module_called_from_two",
+    "shared_linear": "ex08.linear_module_called_from_two",
 }
 
 
@@ -370,8 +352,7 @@ def _output_hint(case: Case, model, x: tuple, got) -> str:
              if isinstance(got, torch.Tensor) and w is not None and w.shape == got.shape
              and not torch.allclose(w.double(), right.double(), **TOL)
              and torch.allclose(got.detach().double(), w.double(), **TOL)}
-    return named.pop() if len(named) == 1 else ("run compare_modules(model.eval(), gm, example_inputs) after each "
-                                                "pass to find the pass that changes the numbers")
+    return named.pop() if len(named) == 1 else ("ex08.run_compare_modules_model_eval")
 
 
 _OUT_CACHE: dict = {}
@@ -379,7 +360,7 @@ _OUT_CACHE: dict = {}
 
 def _opt_judge(case: Case, ev) -> None:
     model, example_inputs = case.make()
-    expect_lint(ev, "end every pass with gm.graph.lint() to find the pass that breaks the graph")
+    expect_lint(ev, "ex08.end_every_pass_gm_graph")
     _expect_no_dropout(model, ev["graph"])   # a dropout left in training mode makes the numbers random
     reference = copy.deepcopy(model).eval()
     with torch.no_grad():
@@ -390,8 +371,7 @@ def _opt_judge(case: Case, ev) -> None:
                     and torch.allclose(got.detach().double(), expected.double(), **TOL)):
                 expect_close(got, expected, f"{what} (compared with model.eval())", **TOL,
                              hint=_output_hint(case, model, x, got) if i == 0 else
-                             "run compare_modules(model.eval(), gm, example_inputs) after each pass to find the "
-                             "pass that changes the numbers")
+                             "ex08.run_compare_modules_model_eval")
     state = dict(model.state_dict())
     changed = [k for k, v in state.items()
                if k not in ev["model_state"] or not torch.equal(ev["model_state"][k], v)]
@@ -399,14 +379,11 @@ def _opt_judge(case: Case, ev) -> None:
         how = "is gone" if changed[0] not in ev["model_state"] else "differs"
         stats = changed[0].rsplit(".", 1)[-1] in ("running_mean", "running_var", "num_batches_tracked")
         raise CheckFailed(f"optimize_for_inference changed the model it was given: {changed[0]!r} {how}",
-                          "the caller's BatchNorm statistics moved: something ran the caller's model in training "
-                          "mode; run only a copy, in eval mode (copy.deepcopy(model).eval())" if stats and how == "differs"
-                          else "work on copy.deepcopy(model): folding must not rewrite the weights of the caller's "
-                               "model")
+                          "ex08.caller_s_batchnorm_statistics_moved" if stats and how == "differs"
+                          else "ex08.work_copy_deepcopy_model_folding")
     if ev["training"]:
         raise CheckFailed(f"the returned GraphModule is not in eval mode: {ev['training'][0]} is in training mode",
-                          "call .eval() on the result: modules you create start in training mode, and so do "
-                          "the container modules symbolic_trace creates for nested names like 'layers.0'")
+                          "ex08.call_eval_result_modules_you")
 
     graph = ev["graph"]
     by_name = {n["name"]: n for n in graph}
@@ -423,8 +400,7 @@ def _opt_judge(case: Case, ev) -> None:
         return a is not None and b is not None and (_input_node(b, traced) is not a or a["users"] != [b["name"]])
 
     order = (" In the traced graph a dropout or a dead user hid this pair: it appears once those are gone.")
-    order_hint = ("remove dropout first, then dead code, then fold and fuse; or run the passes until nothing "
-                  "changes (run_pipeline)")
+    order_hint = "ex08.remove_dropout_first_then_dead"
     for n in graph:
         if _mod_kind(n) == "BatchNorm2d":
             conv = _input_node(n, by_name)
@@ -434,8 +410,7 @@ def _opt_judge(case: Case, ev) -> None:
                 raise CheckFailed(f"{_node_text(n)} still follows {_node_text(conv)}, which is called once and "
                                   "feeds only it: fold the BatchNorm into the conv." + (order if late else ""),
                                   order_hint if late else
-                                  "fold_bn_into_conv(conv, bn) gives the folded conv; install it in place of the "
-                                  "conv, point the BatchNorm's users at the conv node and erase the BatchNorm node")
+                                  "ex08.fold_bn_into_conv_conv")
     traced_sites = Counter(n["target"] for n in traced.values() if n["op"] == "call_module")
     stay = [(n, conv) for n in traced.values() if _mod_kind(n) == "BatchNorm2d"
             for conv in [_input_node(n, traced)] if conv is not None and _mod_kind(conv) == "Conv2d"
@@ -446,8 +421,7 @@ def _opt_judge(case: Case, ev) -> None:
         raise CheckFailed(f"{_node_text(bn)} follows {_node_text(conv)}, a conv called from "
                           f"{traced_sites[conv['target']]} sites, so it stays; the result calls {left} BatchNorm2d, "
                           f"expected at least {len(stay)}",
-                          "a conv module called from more than one site keeps its BatchNorms: count the call sites "
-                          "of each conv (call_module nodes per target) and fold only into a conv called once")
+                          "ex08.conv_module_called_from_more")
     linears = sum(1 for n in traced.values() if _is_linear(n))
     for n in graph:
         if _is_linear(n):
@@ -460,16 +434,13 @@ def _opt_judge(case: Case, ev) -> None:
                 raise CheckFailed(f"{_node_text(first)} feeds only {_node_text(n)}: this Linear -> Linear "
                                   "chain can be fused." + (order if late else ""),
                                   order_hint if late else
-                                  "walk the nodes in order and fuse each pair into the second node, so a chain "
-                                  "of any length collapses (or run the fusion until nothing changes)" if fused_some
-                                  else "fuse_linear_pair(first, second) gives one Linear for the pair: install it "
-                                       "as the second node's module, feed the second node the first one's input and "
-                                       "erase the first node")
+                                  "ex08.walk_nodes_order_fuse_each" if fused_some
+                                  else "ex08.fuse_linear_pair_first_second")
     dead = [n for n in graph if n["op"] not in ("placeholder", "output") and not n["users"]]
     if dead:
         raise CheckFailed(f"{_node_text(dead[0])} has no users: it is dead code",
-                          "gm.graph.eliminate_dead_code() removes nodes whose results nobody uses")
+                          "ex08.gm_graph_eliminate_dead_code")
     if ev["unused"]:
         raise CheckFailed(f"submodule {ev['unused'][0]!r} is no longer used by the graph but is still held "
                           "(with its parameters)",
-                          "gm.delete_all_unused_submodules() drops submodules the graph no longer calls")
+                          "ex08.gm_delete_all_unused_submodules")

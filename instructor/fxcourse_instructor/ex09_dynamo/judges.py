@@ -7,6 +7,7 @@ from typing import Callable
 import torch
 
 from autograder.checks.randmodels import current_salt
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect
 from autograder.checks.ex09_dynamo.models import PROBE, _recording_backend, _reset
@@ -63,13 +64,10 @@ def _compiles_whole(label: str, make: Callable[[], tuple]) -> bool:
     return _CACHE[key]
 
 
-LAZY = ("torch.compile is lazy: nothing is captured until the function it returned is called; call "
-        "compiled(*inputs) once (calling fn itself runs it eagerly, without dynamo), and give it your backend: "
-        "torch.compile(fn, backend=your_backend)")
+LAZY = "ex09.torch_compile_lazy_nothing_captured"
 
 
-RESET = ("start with torch._dynamo.reset(): dynamo keeps compiled code per function, and once a function has "
-         "been compiled torch._dynamo.config.recompile_limit times it runs eagerly and calls no backend at all")
+RESET = "ex09.start_torch_dynamo_reset_dynamo"
 
 
 def _flat(graphs: list[dict]) -> list[str]:
@@ -81,7 +79,7 @@ def _capture_judge(case: Case, ev: dict) -> None:
     got = ev["graphs"]
     for i, g in enumerate(got):
         expect("type" not in g, f"item {i} of the list is a {g.get('type')}, expected an fx.GraphModule",
-               "append gm, the first argument dynamo passes to the backend (the second is the example inputs)")
+               "ex09.append_gm_first_argument_dynamo")
     if not got and expected:
         raise CheckFailed(f"no graph captured; dynamo hands a backend {len(expected)} graph(s) for this function",
                           RESET if case.data.get("warm") else LAZY)
@@ -90,25 +88,21 @@ def _capture_judge(case: Case, ev: dict) -> None:
                                                                               first_only):
         raise CheckFailed(f"returned the {len(got)} graph(s) of fn called on its first input alone; called on all "
                           f"{len(case.make()) - 1} inputs, it gives dynamo {len(expected)} graph(s) to hand over",
-                          "pass every input on: compiled(*inputs), not compiled(inputs[0])")
+                          "ex09.pass_every_input_compiled_inputs")
     if len(got) < len(expected) and got and Counter(_flat(expected)) <= Counter(_flat(got)):
         raise CheckFailed(f"returned {len(got)} graph(s) holding every call of the {len(expected)} graphs dynamo "
                           "hands the backend with torch.compile's defaults: the graph breaks were compiled away",
-                          "compile with torch.compile's defaults, without fullgraph=True: dynamo then splits the "
-                          "function at each break (fullgraph=True captures .item() and the like in one graph, or "
-                          "refuses to compile)")
+                          "ex09.compile_torch_compile_s_defaults")
     if len(got) < len(expected) and got and all(g in expected for g in got):
         raise CheckFailed(f"returned {len(got)} of the {len(expected)} graphs dynamo hands the backend for this "
                           "function (a graph break makes several)",
-                          "keep every graph: append each gm the backend receives to a list (a variable that is "
-                          "overwritten keeps only the last), and return them all in the order they came")
+                          "ex09.keep_every_graph_append_each")
     if len(got) != len(expected):
         more = len(got) < len(expected)
         raise CheckFailed(
             f"returned {len(got)} graph(s), but dynamo hands the backend {len(expected)} for this function "
             f"{' (graph breaks make several)' if len(got) < len(expected) else ''}",
-            "keep every graph: append each gm the backend receives, and return them all in the order they came "
-            "(and compile without fullgraph=True, which may squeeze or refuse what dynamo would split)" if more else "call the compiled function once, and return only the graphs of that call")
+            "ex09.keep_every_graph_append_each_2" if more else "ex09.call_compiled_function_once_return")
     for i, (g, e) in enumerate(zip(got, expected)):
         if g != e:
             order = [x for x in expected if x == g]
@@ -117,15 +111,13 @@ def _capture_judge(case: Case, ev: dict) -> None:
                 raise CheckFailed(f"graph {i + 1} of {len(expected)} is an ATen graph (it calls "
                                   f"{g['calls'][:3]}...), not the graph dynamo hands the backend "
                                   f"(which calls {e['calls'][:3]}...)",
-                                  "keep the gm dynamo hands your backend itself: a backend wrapped in aot_autograd "
-                                  "(or a graph retraced with make_fx) receives AOTAutograd's ATen graphs instead")
+                                  "ex09.keep_gm_dynamo_hands_your")
             raise CheckFailed(
                 f"graph {i + 1} of {len(expected)} has {g['placeholders']} placeholders and calls "
                 f"{g['calls'][:6]}{'...' if len(g['calls']) > 6 else ''}, expected {e['placeholders']} placeholders "
                 f"and {e['calls'][:6]}{'...' if len(e['calls']) > 6 else ''}",
-                "return the graphs in the order the backend received them" if order else
-                "return each graph exactly as dynamo handed it to the backend (do not retrace or edit it), and "
-                "compile with torch.compile's defaults (dynamic shapes left to dynamo)")
+                "ex09.return_graphs_order_backend_received" if order else
+                "ex09.return_each_graph_exactly_dynamo")
 
 
 def _breaks_judge(case: Case, got: int) -> None:
@@ -134,32 +126,21 @@ def _breaks_judge(case: Case, got: int) -> None:
         return
     first_only = case.data.get("first_only")
     if first_only is not None and got == _reference_breaks(case.label + " (first input only)", first_only)[0]:
-        hint = (f"that is the count for fn called on its first input alone: pass every input on, "
-                f"explain(fn)(*inputs) (fn takes {len(case.make()) - 1} here)")
+        hint = hint_of("ex09.count_fn_called_first_input", inputs=len(case.make()) - 1)
     elif got == kinds and kinds != reasons:
-        hint = ("that is the number of different kinds of break (distinct reasons): two breaks of the same kind, "
-                "such as two .item() calls, are two breaks; return explain(fn)(*inputs).graph_break_count")
+        hint = "ex09.number_different_kinds_break_distinct"
     elif got == reasons:
-        hint = ("that is the number of entries of explain's break_reasons" + (" (and of its kinds)" if kinds == reasons
-                                                                            else "") +
-                ", which lists only the breaks dynamo records a reason for (a break inside a loop may have none, a "
-                "break at the very end one that starts no graph): return explain(fn)(*inputs).graph_break_count")
+        hint = "ex09.number_entries_explain_s_break" if kinds == reasons else "ex09.number_entries_explain_s_break_2"
     elif got > graphs:
-        hint = ("more breaks than this one compile has graphs: the number includes other compiles (a counter "
-                "such as torch._dynamo.utils.counters keeps counting across them, and reset() does not clear it); "
-                "count this call only: torch._dynamo.explain(fn)(*inputs).graph_break_count")
+        hint = "ex09.more_breaks_than_this_one"
     elif got == graphs and graphs != breaks:
-        hint = ("that is the number of graphs: each graph break ends one graph and starts another; "
-                "torch._dynamo.explain(fn)(*inputs) reports both, graph_count and graph_break_count")
+        hint = "ex09.number_graphs_each_graph_break"
     elif got == 0 and _compiles_whole(case.label, case.make):
-        hint = ("0 where dynamo breaks the graph: that a compile succeeds tells nothing (with fullgraph=True "
-                "torch.compile captures this function's breaks in one graph); count the breaks torch.compile's "
-                "defaults make: torch._dynamo.explain(fn)(*inputs).graph_break_count")
+        hint = "ex09.n0_where_dynamo_breaks_graph"
     elif got < breaks:
-        hint = ("count every break, not whether there is one: torch._dynamo.explain(fn)(*inputs) reports "
-                "graph_break_count")
+        hint = "ex09.count_every_break_not_whether"
     else:
-        hint = "torch._dynamo.explain(fn)(*inputs).graph_break_count counts them"
+        hint = "ex09.torch_dynamo_explain_fn_inputs"
     raise CheckFailed(f"returned {got}, but compiling this function for these inputs causes {breaks} graph "
                       f"break(s) ({graphs} graph(s))", hint)
 
@@ -173,21 +154,18 @@ def _pass_judge(case: Case, ev: dict) -> None:
     if isinstance(ev["outputs"], str):
         raised = ev["outputs"]
         if "did not return callable" in raised:
-            hint = "the backend must return a callable that runs the graph: pass_fn(gm).forward"
+            hint = "ex09.backend_must_return_callable_runs"
         elif "fullgraph" in raised or "Unsupported" in raised:
-            hint = ("do not use fullgraph=True: a model with a graph break is several graphs, and the backend is "
-                    "called for each")
+            hint = "ex09.do_not_use_fullgraph_true"
         elif "__call__()" in raised and "positional argument" in raised:
-            hint = ("pass_fn takes one argument, the GraphModule: call pass_fn(gm); the example inputs are the "
-                    "backend's second argument, not the pass's")
+            hint = "ex09.pass_fn_takes_one_argument"
         elif ev.get("dtype") and ev["dtype"] != str(case.data["dtype"]):
-            hint = (f"the caller's model was cast to {ev['dtype']}: compile the model as it is, in its own dtype "
-                    f"({case.data['dtype']})")
+            hint = hint_of("ex09.caller_s_model_was_cast", dtype=ev['dtype'], own=case.data['dtype'])
         else:
             hint = None
         raise CheckFailed(f"calling what compile_with_pass returned raised {raised}", hint)
     expect(not ev["is_model"], "compile_with_pass returned the model itself, not a compiled function",
-           "return torch.compile(model, backend=...) with a backend that applies pass_fn")
+           "ex09.return_torch_compile_model_backend_2")
     with torch.no_grad():
         expected = [reference(x) for x in inputs]
         unpassed = [model(x) for x in inputs]
@@ -202,35 +180,29 @@ def _pass_judge(case: Case, ev: dict) -> None:
             continue
         if close:
             raise CheckFailed(f"{what}: the output is {got.dtype}, the eager model's {want.dtype}",
-                              "run the model and the graphs in their own dtype: cast neither the model nor the "
-                              "inputs")
+                              "ex09.run_model_graphs_their_own")
         if torch.allclose(got.double(), old.double(), rtol=1e-5, atol=1e-6):
             if ev["calls"] == 0:
-                hint = "pass_fn was never called: the backend must call pass_fn(gm) on every graph it receives"
+                hint = "ex09.pass_fn_was_never_called"
             elif ev.get("aten_graphs"):
-                hint = ("pass_fn was given ATen graphs (AOTAutograd's or make_fx's), where a relu is "
-                        "aten.relu.default and a pass written for dynamo's graphs finds nothing: hand it the gm "
-                        "dynamo gives the backend, with no aot_autograd in between")
+                hint = "ex09.pass_fn_was_given_aten"
             else:
-                hint = ("pass_fn returns a new GraphModule and leaves its argument alone: run what pass_fn returns "
-                        "(pass_fn(gm).forward), not the gm you gave it")
+                hint = "ex09.pass_fn_returns_new_graphmodule"
             raise CheckFailed(f"{what}: the output is the eager model's without the pass (relu where the pass "
                               "puts sigmoid)", hint)
         graphs = _reference_graph_count(case)
         raise CheckFailed(f"{what}: the output differs from the eager model after the pass by up to "
                           f"{float((got.double() - want.double()).abs().max()):.3g}",
-                          f"pass_fn ran on {ev['calls']} of the {graphs} graphs dynamo hands the backend: apply it "
-                          "to every graph, each time the backend is called (graph breaks and recompiles on a new "
-                          "shape bring new graphs), not only to the first" if ev["calls"] < graphs else
-                          "run what pass_fn returns on the inputs the compiled function is given, unchanged")
+                          hint_of("ex09.pass_fn_ran_graphs_dynamo", calls=ev['calls'], graphs=graphs)
+                          if ev["calls"] < graphs else
+                          "ex09.run_what_pass_fn_returns")
     expect(not ev.get("frozen"), f"compile_with_pass changed the caller's model: its parameters "
                                  f"{', '.join(ev.get('frozen') or [])} no longer require grad",
-           "leave the model as it is: torch.compile needs no frozen parameters, and the caller may still train it")
+           "ex09.leave_model_torch_compile_needs")
     graphs = _reference_graph_count(case)
     expect(ev["calls"] <= graphs,
            f"pass_fn ran {ev['calls']} times, but dynamo handed the backend {graphs} graph(s) for these calls",
-           "run pass_fn once per graph, in the backend when the graph arrives, and return what it made: not again "
-           "in the callable the backend returns (that runs at every call), nor twice to look at the result")
+           "ex09.run_pass_fn_once_per")
 
 
 def _reference_graph_count(case: Case) -> int:
@@ -258,7 +230,5 @@ def _reference_graph_count(case: Case) -> int:
 def _pass_raise(case: Case, raised: dict) -> str | None:
     """What a raise of compile_with_pass itself says: fx.symbolic_trace met the model's data-dependent branch."""
     if raised.get("__raised__") == "TraceError" or "symbolically traced" in str(raised.get("message")):
-        return ("torch.compile needs no fx.symbolic_trace, which cannot trace a branch on a tensor's value: dynamo "
-                "captures the graphs itself (splitting at such a branch); apply pass_fn in the backend, to each "
-                "graph dynamo hands it")
+        return "ex09.torch_compile_needs_no_fx"
     return None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import torch
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect, expect_lint
 from autograder.checks.ex10_export.models import PROBE
@@ -27,19 +28,19 @@ def _dict_diff(got: dict, expected: dict) -> str:
 def _export_judge(case: Case, ev: dict) -> None:
     model, x = case.make()
     expect(ev["inputs"] == 1, f"the program has {ev['inputs']} user inputs, expected 1 (the example input)",
-           "export(model, (example_input,), ...): the args of export are a tuple of the inputs")
+           "ex10.export_model_example_input_args")
     want = ["symbolic"] + [int(s) for s in x.shape[1:]]
     shape = ev["shape"]
     if shape is not None and shape != want:
         if shape[0] != "symbolic":
             raise CheckFailed(f"the input placeholder's shape is {tuple(shape)}: dimension 0 is fixed at "
                               f"{shape[0]}, expected a symbolic batch size",
-                              "mark dimension 0 dynamic: dynamic_shapes=({0: Dim(\"batch\")},)")
+                              "ex10.mark_dimension_0_dynamic_dynamic")
         raise CheckFailed(f"the input placeholder's shape is {tuple(shape)}, expected {tuple(want)}: only "
-                          "dimension 0 is dynamic", "only dimension 0, the batch, is dynamic: ({0: Dim(\"batch\")},)")
+                          "dimension 0 is dynamic", "ex10.only_dimension_0_batch_dynamic")
     expect(ev.get("upper") is None, f"the batch is dynamic, but its range ends at {ev.get('upper')}: the task "
            "asks for a batch without an upper bound",
-           "give the batch dimension no upper bound: Dim(\"batch\") without max=")
+           "ex10.give_batch_dimension_no_upper")
     with torch.no_grad():
         for probe in getattr(model, PROBE):
             got = ev["outputs"][str(probe.shape[0])]
@@ -48,18 +49,14 @@ def _export_judge(case: Case, ev: dict) -> None:
                 if upper is not None and probe.shape[0] > upper:
                     raise CheckFailed(f"the program's module() on a batch of {probe.shape[0]} raised {got}: the "
                                       f"batch is dynamic, but its range ends at {upper}",
-                                      "give the batch dimension no upper bound: Dim(\"batch\") without max= (a "
-                                      "range too narrow refuses the batch sizes the caller has)")
+                                      "ex10.give_batch_dimension_no_upper_2")
                 raise CheckFailed(f"the program's module() on a batch of {probe.shape[0]} raised {got}",
-                                  "mark dimension 0 dynamic: dynamic_shapes=({0: Dim(\"batch\")},)")
+                                  "ex10.mark_dimension_0_dynamic_dynamic")
             expected = model(probe)
             expect(isinstance(got, torch.Tensor) and got.shape == expected.shape
                    and torch.allclose(got, expected, rtol=1e-4, atol=1e-5),
                    f"on a batch of {probe.shape[0]} the program's output differs from the model's",
-                   "export the model as it is, in the mode it is in" + (
-                       " (training here): export freezes the mode it sees, and an eval-mode export, of the model or "
-                       "of a copy, normalises with running statistics instead of the batch's" if model.training
-                       else ""))
+                   ("ex10.export_model_mode_training_here" if model.training else "ex10.export_model_mode"))
 
 
 def _histogram_judge(case: Case, got: dict) -> None:
@@ -70,7 +67,7 @@ def _histogram_judge(case: Case, got: dict) -> None:
     bad = [k for k, v in got.items() if type(v) is not int]
     if bad:
         raise CheckFailed(f"the count of {bad[0]!r} is {got[bad[0]]}, expected an int",
-                          "count with integers: counts[key] = counts.get(key, 0) + 1")
+                          "ex10.count_integers_counts_key_counts")
     names = {n.name for n in ep.graph.nodes if n.op == "call_function"}
     inner: dict = {}   # what the subgraphs of torch.cond (and other higher-order ops) call, counted together
     for sub in ep.graph_module.modules():
@@ -81,25 +78,22 @@ def _histogram_judge(case: Case, got: dict) -> None:
     for k, v in inner.items():
         with_inner[k] = with_inner.get(k, 0) + v
     if inner and got == with_inner:
-        hint = ("count the nodes of ep.graph only: the branches of torch.cond are subgraphs of their own (get_attr "
-                "true_graph_0, ...), and their nodes are not nodes of ep.graph")
+        hint = "ex10.count_nodes_ep_graph_only"
     elif set(got) == set(expected) and all(type(v) is int for v in got.values()):
         k = next(k for k in expected if got[k] != expected[k])
-        hint = (f"the keys are right, the counts are not ({k!r}: {got[k]} for {expected[k]} nodes): add 1 for every "
-                "call_function node, counts[key] = counts.get(key, 0) + 1")
+        hint = hint_of("ex10.keys_are_right_counts_are", k=k, got=got[k], expected=expected[k])
     elif any(k in names and k not in expected for k in got):
-        hint = "key by str(node.target), the operator overload, not by node.name"
+        hint = "ex10.key_str_node_target_operator"
     elif any(k in {n.name for n in ep.graph.nodes if n.op != "call_function"} or k == "output" for k in got):
-        hint = "count call_function nodes only: placeholders, get_attr and output are not operators"
+        hint = "ex10.count_call_function_nodes_only"
     elif any(k.startswith("aten.") and k.count(".") == 1 for k in got):
-        hint = ("key by the overload, str(node.target) such as 'aten.linear.default', not by the operator packet "
-                "(overloadpacket)")
+        hint = "ex10.key_overload_str_node_target"
     elif any(not k.startswith("aten.") for k in expected if k not in got) and all(k.startswith("aten.") for k in got):
-        hint = "every call_function node counts, operator.getitem and torch.cond included, not only aten ones"
+        hint = "ex10.every_call_function_node_counts"
     elif got == _decomposed_histogram(case):
-        hint = "count the graph as it is: run_decompositions() makes another program with other operators"
+        hint = "ex10.count_graph_run_decompositions_makes"
     else:
-        hint = "key by str(node.target), for example 'aten.linear.default'"
+        hint = "ex10.key_str_node_target_example"
     raise CheckFailed(f"the histogram differs: {_dict_diff(got, expected)}", hint)
 
 
@@ -122,27 +116,23 @@ def _params_judge(case: Case, got: dict) -> None:
              and expected[k].endswith("." + got[k])]
     if objects:
         k = objects[0]
-        hint = (f"the value of {k!r} is a {got[k]['type']}: map each placeholder to the qualified NAME of what it "
-                f"carries, a str such as {expected.get(k, 'conv.weight')!r}, not to the tensor")
+        hint = hint_of("ex10.value_map_each_placeholder_qualified", k=k, type=got[k]['type'],
+                       example=expected.get(k, 'conv.weight'))
     elif short and set(got) == set(expected):
         k = short[0]
-        hint = (f"{k!r} carries {expected[k]!r}: the value is the fully qualified name, with the submodules' path, "
-                f"not the attribute's own name {got[k]!r}")
+        hint = hint_of("ex10.carries_value_fully_qualified_name", k=k, got=expected[k], own=got[k])
     elif got and set(got) <= set(expected.values()) and set(got.values()) <= set(expected):
-        hint = "the keys are placeholder names (p_fc_weight), the values the qualified names (fc.weight)"
+        hint = "ex10.keys_are_placeholder_names_p"
     elif any(k in sig.user_inputs for k in got):
-        hint = "user inputs carry no parameter or buffer: leave them out (graph_signature.user_inputs)"
+        hint = "ex10.user_inputs_carry_no_parameter"
     elif any(k in constants for k in got):
-        hint = ("a lifted constant (a plain tensor attribute, placeholder c_...) is neither a parameter nor a "
-                "buffer: leave it out")
+        hint = "ex10.lifted_constant_plain_tensor_attribute"
     elif any(k in buffers and buffers[k] not in ep.state_dict for k in expected if k not in got or got[k] != expected[k]):
-        hint = ("a non-persistent buffer is a buffer too, though ep.state_dict leaves it out: read the names from "
-                "ep.graph_signature.inputs_to_buffers")
+        hint = "ex10.non_persistent_buffer_buffer_too"
     elif set(got) == set(params):
-        hint = "buffers too: graph_signature.inputs_to_buffers, next to inputs_to_parameters"
+        hint = "ex10.buffers_too_graph_signature_inputs"
     else:
-        hint = ("read the names from ep.graph_signature (inputs_to_parameters, inputs_to_buffers): a placeholder's "
-                "name does not say where its dots were, and the state_dict lacks non-persistent buffers")
+        hint = "ex10.read_names_from_ep_graph"
     raise CheckFailed(f"the mapping differs: {diff}", hint)
 
 
@@ -168,44 +158,37 @@ def _shapes_judge(case: Case, got: dict) -> None:
         what = f"the shape of {k!r} is a {got[k]['type']} ({got[k]['repr']}), expected a tuple of int and str"
         if k not in expected and k in nodes:
             kind = type(nodes[k].meta.get("val")).__name__
-            raise CheckFailed(what, f"leave {k!r} out: its meta[\"val\"] is a {kind}, not one tensor (only nodes "
-                                    "whose val is a tensor are in the dict)")
+            raise CheckFailed(what, hint_of("ex10.leave_out_meta_val_not", k=k, kind=kind))
         if "SymInt" in got[k].get("sizes", []):
-            raise CheckFailed(what, "a symbolic size is a torch.SymInt: return str(size) for it, and keep static "
-                                    "sizes as int")
-        raise CheckFailed(what, "make each shape a tuple: tuple(... for s in val.shape)")
+            raise CheckFailed(what, "ex10.symbolic_size_torch_symint_return_2")
+        raise CheckFailed(what, "ex10.make_each_shape_tuple_tuple")
     missing = [k for k in expected if k not in got]
     extra = [k for k in got if k not in expected]
     wrong = [k for k in expected if k in got and got[k] != expected[k]]
     constants = set(dict(getattr(ep.graph_signature, "inputs_to_lifted_tensor_constants", {}) or {}))
     if extra and not any(k in nodes for k in extra):
-        hint = ("name the nodes of ep.graph and read their node.meta[\"val\"], the tensors export recorded (symbolic "
-                "sizes included): do not run the program, nor walk ep.module()'s graph, whose nodes are named "
-                "otherwise")
+        hint = "ex10.name_nodes_ep_graph_read"
     elif missing and all(k in constants for k in missing):
-        hint = ("a lifted constant's placeholder (c_...) has meta[\"val\"] but no tensor_meta: read node.meta[\"val\"] "
-                "of every node")
+        hint = "ex10.lifted_constant_s_placeholder_c"
     elif missing and all(expected[k] == () for k in missing):
-        hint = "a 0-d tensor is a tensor too: its shape is (), an empty tuple"
+        hint = "ex10.n0_d_tensor_tensor_too"
     elif missing and all(k in placeholders for k in missing):
-        hint = "placeholders carry meta[\"val\"] too: parameters, buffers and the input are nodes with shapes"
+        hint = "ex10.placeholders_carry_meta_val_too"
     elif extra and all(k in nodes for k in extra):
-        hint = ("only nodes whose meta[\"val\"] is a tensor: a node that returns several tensors (a list or "
-                "tuple), the output node and get_attr nodes are left out")
+        hint = "ex10.only_nodes_whose_meta_val"
     elif missing:
-        hint = "read node.meta[\"val\"] of every node (a constant's node has no tensor_meta, but it has val)"
+        hint = "ex10.read_node_meta_val_every"
     elif wrong:
         k = wrong[0]
         g, e = got[k], expected[k]
         if len(g) == len(e) and all(isinstance(a, str) and str(b) == a for a, b in zip(g, e)) and g != e:
-            hint = "static sizes are ints: keep an int as it is and make only a symbolic size a str"
+            hint = "ex10.static_sizes_are_ints_keep"
         elif len(g) == len(e) and any(isinstance(b, str) and not isinstance(a, str) for a, b in zip(g, e)):
-            hint = ("a symbolic size is a torch.SymInt: return str(size) for it (int() would fix it to the example's "
-                    "value), and read node.meta[\"val\"] instead of running the program")
+            hint = "ex10.symbolic_size_torch_symint_return"
         else:
-            hint = "tuple(val.shape) with each size an int, or str(size) where it is symbolic"
+            hint = "ex10.tuple_val_shape_each_size"
     else:
-        hint = "node.meta[\"val\"].shape of every node whose val is a tensor"
+        hint = "ex10.node_meta_val_shape_every"
     raise CheckFailed(f"the shapes differ: {_dict_diff(got, expected)}", hint)
 
 
@@ -221,29 +204,25 @@ def _swap_judge(case: Case, ev: dict) -> None:
     if got != expected:
         left = got.get(str(old), 0)
         if left == moved and moved and got == before:
-            hint = ("nothing changed in ep.graph: edit the nodes of ep.graph itself (ep.module() makes a copy), "
-                    "and return ep")
+            hint = "ex10.nothing_changed_ep_graph_edit"
         elif 0 < left < moved:
-            hint = "every call_function node targeting old: do not stop at the first one"
+            hint = "ex10.every_call_function_node_targeting"
         elif set(got) - set(before) - {str(new)}:
-            hint = ("operators the program did not call appeared: swap the targets in ep.graph as it is "
-                    "(run_decompositions() makes another program, with other operators)")
+            hint = "ex10.operators_program_did_not_call"
         else:
-            hint = ("compare node.target == old, the exact overload: other overloads of the operator and other "
-                    "operators whose names contain it stay")
+            hint = "ex10.compare_node_target_old_exact"
         raise CheckFailed(f"after the swap the graph calls {_dict_diff(got, expected)}", hint)
     expect(ev.get("subgraphs", {}) == _subgraph_histograms(ep),
            "a subgraph of the program (a branch of torch.cond) changed as well",
-           "swap the nodes of ep.graph only: the branches of torch.cond are subgraphs of their own, with nodes "
-           "that are not ep.graph's; leave them as they are")
-    expect_lint(ev, "change node.target only; do not add or erase nodes")
+           "ex10.swap_nodes_ep_graph_only")
+    expect_lint(ev, "ex10.change_node_target_only_do")
     expect(not ev["stale"], "ep.graph_module.code does not match its graph: the generated code is stale",
-           "call ep.graph_module.recompile() after changing the targets")
+           "ex10.call_ep_graph_module_recompile")
     expect(ev["nodes"] == [[n.op, n.name] for n in ep.graph.nodes],
            "the nodes of the program changed (names or order), expected only targets to change",
-           "change node.target in place; keep every node")
+           "ex10.change_node_target_place_keep")
     expect(ev["signature"] == [str(s.arg.name) for s in ep.graph_signature.input_specs],
-           "the program's graph signature changed", "change node targets only")
+           "the program's graph signature changed", "ex10.change_node_targets_only")
     # the numbers: the judge's own swap of a fresh copy, run through module()
     for node in ep.graph.nodes:
         if node.op == "call_function" and node.target == old:
@@ -253,11 +232,11 @@ def _swap_judge(case: Case, ev: dict) -> None:
     got = ev["output"]
     if isinstance(got, str):
         raise CheckFailed(f"the returned program's module() raised {got}",
-                          "change node.target only, to an overload that takes the same arguments")
+                          "ex10.change_node_target_only_overload")
     expect(isinstance(reference, torch.Tensor) and got.shape == reference.shape
            and torch.allclose(got, reference, rtol=1e-5, atol=1e-6),
            "the returned program's module() computes something else than the program with the swap",
-           "change node.target of the matching nodes, nothing else")
+           "ex10.change_node_target_matching_nodes")
 
 
 def _export_raise(case: Case, raised: dict) -> str | None:
@@ -266,6 +245,5 @@ def _export_raise(case: Case, raised: dict) -> str | None:
     if re.search(r"type \((float|double|half)\) and \w+ type \((float|double|half)\) should be the same|"
                  r"must have the same dtype|expected scalar type", str(raised.get("message"))):
         model, x = case.make()
-        return (f"export example_input as it is, in its own dtype ({x.dtype}), with the model as it is: cast "
-                "neither (no .float() on the example or the model)")
+        return hint_of("ex10.export_example_input_own_dtype", dtype=x.dtype)
     return None

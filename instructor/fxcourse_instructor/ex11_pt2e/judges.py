@@ -21,9 +21,7 @@ def _short(qualname: str | None) -> str:
     return (qualname or "?").rsplit(".", 1)[-1]
 
 
-QUANTIZER_HINT = ("quantizer = X86InductorQuantizer(); quantizer.set_global("
-                  "get_default_x86_inductor_quantization_config(is_qat=True)) and no other option: the defaults "
-                  "give uint8 activations over 0..255 and per-channel int8 weights")
+QUANTIZER_HINT = "ex11.quantizer_x86inductorquantizer_quantizer_set_glo"
 
 
 def _reads_of(rows: list[dict], node: str) -> str:
@@ -47,36 +45,31 @@ def _prep_judge(case: Case, ev: dict) -> None:
             raise CheckFailed(
                 f"the graph calls {len(ev['observers'])} observers ({_short(kind)} at '{name}') and no "
                 f"fake-quantize module; expected {len(ref['fake_quants'])} fake-quants",
-                "configure the quantizer for QAT: get_default_x86_inductor_quantization_config(is_qat=True); "
-                "without is_qat=True it inserts observers for post-training calibration")
+                "ex11.configure_quantizer_qat_get_default")
         if ev["modules"]:
             name, kind = ev["modules"][0]
             raise CheckFailed(
                 f"the graph calls modules ('{name}' is a {_short(kind)}) and no fake-quantize module: it is not "
                 f"an exported ATen graph",
-                "capture the model with torch.export.export(model, example_inputs).module(): PT2E annotates "
-                "ATen ops such as aten.linear.default, and finds nothing to quantize in a symbolic_trace graph")
+                "ex11.capture_model_torch_export_export")
         raise CheckFailed(f"the graph calls no fake-quantize module; expected {len(ref['fake_quants'])}",
-                          "give the quantizer a global config before preparing: " + QUANTIZER_HINT)
+                          "ex11.give_quantizer_global_config_before")
     if ev["is_qat"] is False and ref["is_qat"]:
         raise CheckFailed(
             "the model was prepared by prepare_pt2e, for post-training calibration: torchao recorded is_qat=False "
             "in the prepared model's meta",
-            "prepare with prepare_qat_pt2e(exported, quantizer): prepare_pt2e is post-training quantization's, and "
-            "on a model with batch norm it folds the norm into the layer before it instead of training it")
+            "ex11.prepare_prepare_qat_pt2e_exported")
     if ev["moved_to_eval"] and not ref["moved_to_eval"]:
         raise CheckFailed("the prepared model was moved to eval with move_exported_model_to_eval (torchao marked it "
                           "not training): its dropout and batch norm would no longer train",
-                          "return what prepare_qat_pt2e returns, ready to train: moving it to eval is to_qdq's job, "
-                          "after training")
+                          "ex11.return_what_prepare_qat_pt2e")
     got_drop = dict((n, t) for n, t in ev["dropouts"])
     for name, train in ref["dropouts"]:
         if name in got_drop and got_drop[name] != train:
             raise CheckFailed(
                 f"node '{name}' runs aten.dropout.default with train={got_drop[name]}, expected train={train}: "
                 f"the model was exported in eval mode",
-                "export the model in train mode, torch.export.export(model.train(), example_inputs): export "
-                "freezes the mode it sees, and QAT trains the result")
+                "ex11.export_model_train_mode_torch")
     if ev["ops"] != ref["ops"]:
         missing = {k: v for k, v in ref["ops"].items() if ev["ops"].get(k) != v}
         extra = {k: v for k, v in ev["ops"].items() if k not in ref["ops"]}
@@ -84,8 +77,7 @@ def _prep_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(
             f"the prepared graph calls {what[0]} {ev['ops'].get(what[0], 0)} times, expected "
             f"{ref['ops'].get(what[0], 0)}",
-            "export the model you are given in train mode, torch.export.export(model.train(), "
-            "example_inputs).module(), and prepare that with prepare_qat_pt2e")
+            "ex11.export_model_you_are_given")
     if len(fqs) != len(ref["fake_quants"]):
         raise CheckFailed(f"the graph calls {len(fqs)} fake-quantize modules, expected {len(ref['fake_quants'])}",
                           QUANTIZER_HINT)
@@ -107,37 +99,28 @@ def _prep_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(
             f"{len(seen)} of {len(fqs)} fake-quants already hold statistics ('{seen[0]}' on "
             f"{_reads_of(fqs, seen[0])}): the prepared model ran on data before it was returned",
-            "return what prepare_qat_pt2e returns without running it: every forward pass of a prepared model moves "
-            "its fake-quant statistics, and training starts from fresh ones")
+            "ex11.return_what_prepare_qat_pt2e_2")
     out, exp = ev["outputs"], ref["outputs"]
     if isinstance(out, str):
         raise CheckFailed(f"the prepared model could not run on the example inputs: {out}")
     if out.shape != exp.shape or not torch.allclose(out, exp, rtol=1e-4, atol=1e-5):
         diff = _max_diff(out, exp) if out.shape == exp.shape else float("inf")
         raise CheckFailed(f"outputs of the prepared model differ from the reference's by up to {diff:.3g}",
-                          "prepare the model you are given, with its weights as they are")
+                          "ex11.prepare_model_you_are_given")
 
 
 # What to say when a count of pt2e_fake_quant_count is the one a usual mistake gives (see _diagnostic).
 COUNT_MISTAKES = {
-    "by_app_name": "select nodes by module type, not by name: PT2E names observers activation_post_process_N "
-                   "too, and a fake-quant may have any name",
-    "by_fake_name": "select nodes by module type, not by name: a fake-quant may have any name",
-    "unique": "count nodes: every call_module node counts, also when two nodes call the same fake-quantize "
-              "module",
-    "all_modules": "count call_module nodes, not modules: a registered module that no node calls does not count",
-    "with_observers": "observers are not fake-quantize modules: test isinstance(module, FakeQuantizeBase), "
-                      "not ObserverBase",
-    "call_module": "count only call_module nodes whose module is a fake-quantize module, not every "
-                   "call_module node (an exported module also calls _guards_fn)",
-    "exact_fused": "FakeQuantizeBase is the base class of every fake-quantize module: test "
-                   "isinstance(module, FakeQuantizeBase), not type(module) is FusedMovingAvgObsFakeQuantize",
-    "torch_ao": "PT2E's fake-quants are torchao's: import FakeQuantizeBase from torchao.quantization.pt2e; "
-                "torch.ao.quantization.FakeQuantizeBase is a different class",
-    "class_name": "a class name says nothing: test isinstance(module, FakeQuantizeBase) from "
-                  "torchao.quantization.pt2e",
-    "duck_typed": "an attribute such as fake_quant_enabled proves nothing (torch.ao's fake-quants have it too): "
-                  "test isinstance(module, FakeQuantizeBase) from torchao.quantization.pt2e",
+    "by_app_name": "ex11.select_nodes_module_type_not",
+    "by_fake_name": "ex11.select_nodes_module_type_not_2",
+    "unique": "ex11.count_nodes_every_call_module",
+    "all_modules": "ex11.count_call_module_nodes_not",
+    "with_observers": "ex11.observers_are_not_fake_quantize",
+    "call_module": "ex11.count_only_call_module_nodes",
+    "exact_fused": "ex11.fakequantizebase_base_class_every_fake",
+    "torch_ao": "ex11.pt2e_s_fake_quants_are",
+    "class_name": "ex11.class_name_says_nothing_test",
+    "duck_typed": "ex11.attribute_such_fake_quant_enabled",
 }
 
 
@@ -164,23 +147,20 @@ def _count_judge(case: Case, got: int) -> None:
     expected = ref["expected"]
     if got == expected:
         return
-    hint = _one_diagnosis(got, ref, COUNT_MISTAKES, "count call_module nodes whose module is an instance of "
-                                                    "torchao.quantization.pt2e.FakeQuantizeBase")
+    hint = _one_diagnosis(got, ref, COUNT_MISTAKES, "ex11.count_call_module_nodes_whose")
     raise CheckFailed(f"counted {got} fake-quantize nodes, expected {expected}", hint)
 
 
 # Wrong versions of the loop, most common first; the judge names the first one the learner's result matches.
 VARIANT_HINTS = {
     **TRAINING_LOOP_HINTS,
-    "extra_forward_after": "run exactly one forward pass per step: every forward pass of a prepared model moves its "
-                     "fake-quant statistics, even under torch.no_grad()",
+    "extra_forward_after": "ex11.run_exactly_one_forward_pass",
 }
 # Wrong step counts, recognised by running the right loop for that many steps (cycling gives the batches in the
 # order a loop over every batch within each step takes them).
 STEP_COUNT_HINTS = {
-    "one_step": ("do `steps` optimizer steps, for i in range(steps), not a single one", lambda steps, n: 1),
-    "every_batch_each_step": ("each step is one optimizer step on one batch, batches[i % len(batches)]: not a pass "
-                              "over every batch per step", lambda steps, n: steps * n),
+    "one_step": ("ex11.do_steps_optimizer_steps_i", lambda steps, n: 1),
+    "every_batch_each_step": ("ex11.each_step_one_optimizer_step", lambda steps, n: steps * n),
 }
 
 
@@ -213,8 +193,7 @@ def _variant(case: Case, variant: str) -> dict | None:
     return _reference(f"pt2e_finetune {variant}", case, build)
 
 
-WEIGHT_DECAY_HINT = ("use plain SGD, torch.optim.SGD(prepared.parameters(), lr=lr), without weight_decay: it pulls "
-                     "every parameter towards 0 at each step")
+WEIGHT_DECAY_HINT = "ex11.use_plain_sgd_torch_optim"
 # weight decays learners write, tried only once the usual mistakes are ruled out; a larger one shows by its
 # direction (_shrunk_towards_zero)
 WEIGHT_DECAYS = ("1e-05", "0.0001", "0.0005", "0.001", "0.005", "0.01")
@@ -243,7 +222,7 @@ def _ft_judge(case: Case, ev: dict) -> None:
     ref = _reference("pt2e_finetune", case, _ft_reference)
     if not ev["same"]:
         raise CheckFailed("returned a different object from the prepared model it was given",
-                          "train prepared in place and return prepared itself (not a copy)")
+                          "ex11.train_prepared_place_return_prepared")
     steps = case.data["steps"]
     mismatch = first_far_tensor(ev["params"], ref["final"]["params"])
     # move_exported_model_to_eval renames the dropout nodes it rewrites: compare how many still train
@@ -253,13 +232,11 @@ def _ft_judge(case: Case, ev: dict) -> None:
     if frozen and mismatch is not None:
         raise CheckFailed(f"node '{frozen[0]}' runs aten.dropout.default with train=False: the model was moved to "
                           f"eval and trained with dropout off, and after {steps} steps {mismatch}",
-                          "train the model as it arrives, ready to train: no move_exported_model_to_eval before or "
-                          "during training (to_qdq moves it to eval, after training)")
+                          "ex11.train_model_arrives_ready_train")
     if frozen:
         raise CheckFailed(f"the parameters are right, but node '{frozen[0]}' runs aten.dropout.default with "
                           f"train=False: the model was moved to eval after training",
-                          "leave prepared ready to train, as it arrived: moving it to eval is to_qdq's job, and a "
-                          "second fine-tune would run with dropout off")
+                          "ex11.leave_prepared_ready_train_arrived")
     if mismatch is not None and ev["dropouts"] and _matches(ev, _variant(case, "moved_to_train")):
         return   # moved to train mode with move_exported_model_to_train first, which the task allows
     if mismatch is not None:
@@ -271,9 +248,7 @@ def _ft_judge(case: Case, ev: dict) -> None:
                              or any(_matches(ev, _variant(case, f"weight_decay_{wd}")) for wd in WEIGHT_DECAYS)):
             hint = WEIGHT_DECAY_HINT
         raise CheckFailed(f"after {steps} steps the parameters differ from plain SGD on cross-entropy: {mismatch}",
-                          hint or "each step: x, y = batches[i % len(batches)]; optimizer.zero_grad(); "
-                                  "F.cross_entropy(prepared(x), y).backward(); optimizer.step(), with "
-                                  "torch.optim.SGD(prepared.parameters(), lr=lr)")
+                          hint or "ex11.each_step_x_y_batches")
     mismatch = first_far_tensor(ev["buffers"], ref["final"]["buffers"])
     if mismatch is not None:
         raise CheckFailed(f"the parameters match but the fake-quant statistics do not: {mismatch}",
@@ -293,24 +268,21 @@ def _qdq_judge(case: Case, ev: dict) -> None:
     ref = _reference("to_qdq", case, _qdq_reference)
     if ev["left"]:
         raise CheckFailed(f"the result still runs fake-quantize/observer modules ({', '.join(ev['left'])})",
-                          "convert with convert_pt2e and return the GraphModule it returns")
+                          "ex11.convert_convert_pt2e_return_graphmodule")
     if ev.get("same") and not ref.get("same", True):
         raise CheckFailed("returned the prepared model it was given, not the converted one",
-                          "return the GraphModule convert_pt2e returns: convert_pt2e(prepared) builds a new model, "
-                          "and prepared is not the converted model")
+                          "ex11.return_graphmodule_convert_pt2e_returns")
     got_drop = dict((n, t) for n, t in ev["dropouts"])
     for name, train in ref["dropouts"]:
         if got_drop.get(name) is True:
             raise CheckFailed(f"node '{name}' still runs aten.dropout.default with train=True, expected train=False",
-                              "call move_exported_model_to_eval(prepared) before convert_pt2e: it rewrites the "
-                              "train-mode ops of an exported graph into their eval forms")
+                              "ex11.call_move_exported_model_eval_2")
     if ev["ops"] != ref["ops"]:
         keys = [k for k in {**ref["ops"], **ev["ops"]} if ev["ops"].get(k, 0) != ref["ops"].get(k, 0)]
         k = keys[0]
-        hint = "convert the moved-to-eval model with convert_pt2e(prepared) and its default options"
+        hint = "ex11.convert_moved_eval_model_convert"
         if k.startswith("quantized_decomposed.quantize_per_channel") and ev["ops"].get(k, 0) > ref["ops"].get(k, 0):
-            hint = ("keep convert_pt2e's default fold_quantize=True: the weights' quantize nodes then run once, "
-                    "at convert time, and the graph reads int8 weights")
+            hint = "ex11.keep_convert_pt2e_s_default"
         raise CheckFailed(f"the converted graph calls {k} {ev['ops'].get(k, 0)} times, expected "
                           f"{ref['ops'].get(k, 0)}", hint)
     outs, exp = ev["outputs"], ref["outputs"]
@@ -321,29 +293,21 @@ def _qdq_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"output shape {tuple(out.shape)}, expected {tuple(exp.shape)}")
     if not torch.equal(outs[0], outs[1]):
         raise CheckFailed("the converted model gives different outputs on the same input in two runs: a random op "
-                          "still trains", "call move_exported_model_to_eval(prepared) before convert_pt2e")
+                          "still trains", "ex11.call_move_exported_model_eval")
     if not torch.allclose(out, exp, rtol=1e-4, atol=1e-5):
         raise CheckFailed(f"outputs differ from the reference's converted model by up to {_max_diff(out, exp):.3g}",
-                          "do not run the prepared model on new data before converting: every run moves its "
-                          "fake-quant statistics, and with them the scales convert_pt2e uses")
+                          "ex11.do_not_run_prepared_model")
 
 
 # What to say when the counts of qdq_counts are the ones a usual mistake gives (see _handmade_qdq).
 QDQ_MISTAKES = {
-    "default_only": "count every overload: quantize_per_tensor.tensor (scale and zero point as tensors) is a "
-                    "quantize node too; compare the op's name, str(node.target), not one overload object",
-    "per_tensor_only": "count per-channel nodes too: dequantize_per_channel dequantizes the int8 weights",
-    "substring": "'quantize' is a substring of 'dequantize': match the start of the op's name, "
-                 "quantized_decomposed.quantize_per_ and quantized_decomposed.dequantize_per_",
-    "eager_too": "count only quantized_decomposed ops: torch.quantize_per_tensor is the eager quantize "
-                 "function, not a Q/DQ node",
-    "by_name": "select nodes by target, not by name: str(node.target) reads quantized_decomposed.quantize_per_..., "
-               "while a node's name is only a label (the eager torch.quantize_per_tensor's node is named "
-               "quantize_per_tensor too)",
-    "unique": "count nodes, not distinct targets: every call_function node of a Q/DQ op counts, also when many "
-              "call the same overload",
-    "qd_not_dq": "not every quantized_decomposed op that is no dequantize is a quantize node: choose_qparams "
-                 "computes a scale and quantizes nothing; match quantized_decomposed.quantize_per_",
+    "default_only": "ex11.count_every_overload_quantize_per",
+    "per_tensor_only": "ex11.count_per_channel_nodes_too",
+    "substring": "ex11.quantize_substring_dequantize_match_start",
+    "eager_too": "ex11.count_only_quantized_decomposed_ops",
+    "by_name": "ex11.select_nodes_target_not_name",
+    "unique": "ex11.count_nodes_not_distinct_targets",
+    "qd_not_dq": "ex11.not_every_quantized_decomposed_op",
 }
 
 
@@ -378,11 +342,9 @@ def _qdq_count_judge(case: Case, got: list) -> None:
     if got == expected:
         return
     if got == expected[::-1]:
-        hint = "return (quantize, dequantize), in that order"
+        hint = "ex11.return_quantize_dequantize_order"
     else:
-        hint = _one_diagnosis(got, ref, QDQ_MISTAKES, "count call_function nodes whose str(node.target) starts "
-                                                      "with quantized_decomposed.quantize_per_ and "
-                                                      "quantized_decomposed.dequantize_per_")
+        hint = _one_diagnosis(got, ref, QDQ_MISTAKES, "ex11.count_call_function_nodes_whose")
     raise CheckFailed(f"counted {tuple(got)} (quantize, dequantize) nodes, expected {tuple(expected)}", hint)
 
 
@@ -392,14 +354,12 @@ _EXPORTED_TRAIN_EVAL = "Calling train() or eval() is not supported for exported 
 def _ft_raise(case: Case, raised: dict) -> str | None:
     """pt2e_finetune called prepared.train(), which an exported model refuses."""
     if _EXPORTED_TRAIN_EVAL in str(raised.get("message")):
-        return ("do not call prepared.train(): the prepared model arrives ready to train, and on an exported model "
-                ".train() raises; train it as it is")
+        return "ex11.do_not_call_prepared_train"
     return None
 
 
 def _qdq_raise(case: Case, raised: dict) -> str | None:
     """to_qdq called prepared.eval(), which an exported model refuses."""
     if _EXPORTED_TRAIN_EVAL in str(raised.get("message")):
-        return ("prepared.eval() raises on an exported model: move it to eval with "
-                "move_exported_model_to_eval(prepared), then convert_pt2e(prepared)")
+        return "ex11.prepared_eval_raises_exported_model"
     return None

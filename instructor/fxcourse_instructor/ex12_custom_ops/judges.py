@@ -7,13 +7,14 @@ import re
 import torch
 import torch.nn.functional as F
 
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect, expect_fresh, expect_lint
 from autograder.checks.ex12_custom_ops.evidence import _gen, describe, probes, run
 from autograder.checks.ex12_custom_ops.models import PROBE, gelu_grad
 
-NO_FAKE = "register_fake: without a fake kernel torch.compile and torch.export cannot know the output's shape"
-NO_AUTOGRAD = "register_autograd(backward, setup_context=...): without it the op cannot be differentiated"
+NO_FAKE = "ex12.register_fake_without_fake_kernel"
+NO_AUTOGRAD = "ex12.register_autograd_backward_setup_context"
 
 
 def _schema_hint(got: str, namespace: str) -> str:
@@ -21,20 +22,17 @@ def _schema_hint(got: str, namespace: str) -> str:
     if name != f"{namespace}::scaled_gelu":
         other = name.split("::")[0]
         if name.split("::")[-1] == "scaled_gelu" and re.fullmatch(r"ex12_[a-z]+_\d+_\d+", other):
-            return (f"the operator returned lives in {other!r}, the namespace of an earlier call: every call "
-                    f"defines the operator anew in the namespace it is given ({namespace!r} here), it does not "
-                    "return one defined before")
+            return hint_of("ex12.operator_returned_lives_namespace_earlier", other=other, namespace=namespace)
         if name.split("::")[-1] == "scaled_gelu":
-            return (f"the operator's namespace is the argument `namespace` ({namespace!r} here): define "
-                    f"f\"{{namespace}}::scaled_gelu\", not a namespace of your own")
-        return f"the operator is called scaled_gelu: define f\"{{namespace}}::scaled_gelu\""
+            return hint_of("ex12.operator_s_namespace_argument_namespace", namespace=namespace)
+        return "ex12.operator_called_scaled_gelu_define"
     if "!" in got:
-        return "the op changes none of its arguments: mutates_args=() (a mutated argument shows as Tensor(a!))"
+        return "ex12.op_changes_none_arguments_mutates"
     if "SymInt scale" in got or "int scale" in got:
-        return "annotate scale as float: the schema says float scale (an int annotation makes it SymInt)"
+        return "ex12.annotate_scale_float_schema_says"
     if re.search(r"\(Tensor x, float scale\)", got) is None:
-        return "the parameters are (x: torch.Tensor, scale: float), with these names: the schema reads them"
-    return "the op returns one new tensor: -> torch.Tensor"
+        return "ex12.parameters_are_x_torch_tensor"
+    return "ex12.op_returns_one_new_tensor"
 
 
 def _register_judge(case: Case, ev: dict) -> None:
@@ -47,45 +45,44 @@ def _register_judge(case: Case, ev: dict) -> None:
         what = f"op(x, {scale}) on a {tuple(x.shape)} {str(x.dtype).replace('torch.', '')} tensor"
         if isinstance(got, str):
             raise CheckFailed(f"{what} raised {got}" if ":" in got else f"{what} {got}",
-                              "the real kernel computes scale * torch.nn.functional.gelu(x) and returns a new tensor")
-        expect(kept, f"{what} changed x", "compute a new tensor: the op promises (mutates_args=()) to leave x alone")
+                              "ex12.real_kernel_computes_scale_torch")
+        expect(kept, f"{what} changed x", "ex12.compute_new_tensor_op_promises")
         reference = scale * F.gelu(x)
         if got.shape != reference.shape or got.dtype != reference.dtype:
             raise CheckFailed(f"{what} returned shape {tuple(got.shape)} {got.dtype}, expected "
                               f"{tuple(reference.shape)} {reference.dtype}",
-                              "keep x's shape and dtype: scale * F.gelu(x)")
+                              "ex12.keep_x_s_shape_dtype")
         if not torch.allclose(got, reference, rtol=1e-5, atol=1e-6):
             tanh = scale * F.gelu(x, approximate="tanh")
             inside = F.gelu(scale * x)
-            hint = ("F.gelu(x) is the exact gelu; approximate=\"tanh\" computes something else"
+            hint = ("ex12.f_gelu_x_exact_gelu"
                     if torch.allclose(got, tanh, rtol=1e-5, atol=1e-6) else
-                    "scale multiplies gelu's result: scale * F.gelu(x), not F.gelu(scale * x)"
-                    if torch.allclose(got, inside, rtol=1e-5, atol=1e-6) else "scale * torch.nn.functional.gelu(x)")
+                    "ex12.scale_multiplies_gelu_s_result"
+                    if torch.allclose(got, inside, rtol=1e-5, atol=1e-6) else "ex12.scale_torch_nn_functional_gelu")
             raise CheckFailed(f"{what} differs from scale * gelu(x) by up to "
                               f"{(got - reference).abs().max().item():.3g}", hint)
     fake = ev["fake"]
     if isinstance(fake, str):
         hint = NO_FAKE if "no fake impl" in fake or "fake" in fake.lower() else \
-            "the fake kernel makes an empty tensor like x (torch.empty_like(x)) and reads no data"
+            "ex12.fake_kernel_makes_empty_tensor"
         raise CheckFailed(f"the op on fake tensors raised {fake}", hint)
     expect(not ev.get("fake_alias"), "the fake kernel returned its input x itself",
-           "the fake kernel returns a new empty tensor like x (torch.empty_like(x)), not x itself: the real kernel "
-           "returns a new tensor, and the fake one must say the same")
+           "ex12.fake_kernel_returns_new_empty")
     for (got_shape, got_dtype), (shape, dtype) in zip(fake, (([2, 7], "torch.float32"), ([3], "torch.float64"))):
         expect(got_shape == shape and got_dtype == dtype,
                f"on a fake {tuple(shape)} {dtype} tensor the fake kernel returned {tuple(got_shape)} {got_dtype}",
-               "the fake kernel's result has x's shape and dtype: torch.empty_like(x)")
+               "ex12.fake_kernel_s_result_has")
     _judge_grad(ev["grad"])
     found = ev["opcheck"]
     if found:
         test, said = (next(iter(found.items())) if isinstance(found, dict) else ("opcheck", found))
         raise CheckFailed(f"torch.library.opcheck fails {test}: {said[:300]}",
                           NO_AUTOGRAD if "autograd" in said.lower() and "no autograd" in said.lower() else
-                          "run torch.library.opcheck(op, (x, scale)) yourself: it names what is wrong")
+                          "ex12.run_torch_library_opcheck_op")
     if ev["export"] != 1:
         raise CheckFailed(f"torch.export of a module that calls the op once gave "
                           f"{ev['export']} call_function nodes of it, expected 1",
-                          "the op must reach export as one call_function node: a custom_op with a fake kernel")
+                          "ex12.op_must_reach_export_one")
     comp = ev["compile"]
     if "error" in comp:
         raise CheckFailed(f"torch.compile of a function calling the op raised {comp['error']}", NO_FAKE)
@@ -100,22 +97,19 @@ def _judge_grad(grad) -> None:
     if isinstance(grad, str):
         raise CheckFailed(f"op(x, {scale}).sum().backward() raised {grad}" if ":" in grad else grad,
                           NO_AUTOGRAD if "autograd" in grad.lower() else
-                          "backward(ctx, grad) returns (grad * scale * gelu'(x), None): one gradient per input, "
-                          "None for the float")
+                          "ex12.backward_ctx_grad_returns_grad")
     reference = scale * gelu_grad(x)
     if grad.shape == reference.shape and torch.allclose(grad, reference, rtol=1e-6, atol=1e-8):
         return
     if grad.shape == reference.shape and torch.allclose(grad, gelu_grad(x), rtol=1e-6, atol=1e-8):
-        hint = "the gradient is scale times gelu's: multiply by scale (save it on ctx in setup_context)"
+        hint = "ex12.gradient_scale_times_gelu_s"
     elif grad.shape == reference.shape and torch.allclose(grad, torch.full_like(x, scale)):
-        hint = "the gradient is scale times the derivative of gelu at x, not scale alone"
+        hint = "ex12.gradient_scale_times_derivative_gelu"
     elif grad.shape == reference.shape and torch.allclose(grad, scale * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0))),
                                                           rtol=1e-6, atol=1e-8):
-        hint = ("gelu(x) = x * Phi(x), so gelu'(x) = Phi(x) + x * phi(x): the backward leaves out the x * phi(x) "
-                "term")
+        hint = "ex12.gelu_x_x_phi_x"
     else:
-        hint = ("backward returns grad * scale * gelu'(x), with gelu'(x) = Phi(x) + x * phi(x) (save x in "
-                "setup_context)")
+        hint = "ex12.backward_returns_grad_scale_gelu"
     raise CheckFailed(f"the gradient of op(x, {scale}).sum() with respect to x differs from scale * gelu'(x) by up "
                       f"to {(grad - reference).abs().max().item() if grad.shape == reference.shape else 'its shape'}",
                       hint)
@@ -146,34 +140,29 @@ def _count_judge(case: Case, ev: dict) -> None:
     exact = sum(1 for n in calls if n.target == op)
     whole = sum(1 for n in calls if getattr(n.target, "overloadpacket", None) is packet)
     short = str(packet).split(".")[-1]
-    name_hint = ("compare the target objects, not their names: an operator of the same name in another namespace, "
-                 "or one whose name contains op's, is another operator")
+    name_hint = "ex12.compare_target_objects_not_names"
     by_name = {sum(1 for n in calls if short in str(n.target)),      # the short name within the target's name
                sum(1 for n in calls if str(op) in str(n.target)),    # op's whole name within the target's name
                sum(1 for n in calls if _same_name(n.target, op))}    # the same name, whatever the namespace
     names = sum(1 for n in ep.graph.nodes if n.name.startswith(short))
     default = getattr(packet, "default", None) if is_packet else None
     readings = [  # what the answer's count would be under each misreading, and what to tell it
-        (exact if is_packet else None, "op is an overload packet here, and nodes target its overloads: compare "
-                                       "node.target.overloadpacket with op"),
-        (whole if not is_packet else None, "op is one overload here: count only nodes whose target is that exact "
-                                           "overload, not its other overloads"),
-        (0 if not is_packet else None, "op is one overload here, not a packet: count the nodes whose target == op "
-                                       "(no node's target has an overload as its overloadpacket)"),
+        (exact if is_packet else None, "ex12.op_overload_packet_here_nodes"),
+        (whole if not is_packet else None, "ex12.op_one_overload_here_count"),
+        (0 if not is_packet else None, "ex12.op_one_overload_here_not"),
         (sum(1 for n in calls if n.target == default) if default is not None else None,
-         "a packet's nodes may target any of its overloads (op.overloads() names them), not only op.default: "
-         "compare node.target.overloadpacket with op"),
+         "ex12.packet_s_nodes_may_target"),
         *((value, name_hint) for value in by_name),
-        (names, "compare node.target with op, not node names: a node's name says nothing of its target"),
+        (names, "ex12.compare_node_target_op_not"),
     ]
     hints = list(dict.fromkeys(hint for value, hint in readings if value == got))
     if not hints:
-        hints = ["only call_function nodes whose target is op (or, for a packet, one of its overloads)"
+        hints = ["ex12.only_call_function_nodes_whose"
                  if got > expected else
-                 "every call_function node of ep.graph whose target is op, or an overload of op when op is a packet"]
+                 "ex12.every_call_function_node_ep"]
     which = ", ".join(n.name for n in calls if _matches(n.target, op)) or "none"
     raise CheckFailed(f"count_op_nodes returned {got} for {op}, expected {expected} (the nodes: {which})",
-                      "; or: ".join(hints))
+                      "; or: ".join(map(hint_of, hints)))
 
 
 # ------------------------------------------------------------------------------------- replace_with_op
@@ -186,62 +175,58 @@ def _replace_judge(case: Case, ev: dict) -> None:
     got = ev["nodes"]
     if got != expected:
         _explain_nodes(got, expected, before)
-    expect_lint(ev, "change node.target only (or insert the new node before erasing the old one)")
+    expect_lint(ev, "ex12.change_node_target_only_insert")
     expect_fresh(ev["stale"])
     expect(not ev["rewrapped"], f"the node(s) {', '.join(ev['rewrapped'])} call op but still carry "
            "meta[\"is_wrapped\"]: gm.code asks torch.fx to wrap the operator's dotted name, and every later "
            "symbolic trace in the process fails with a KeyError naming it",
-           "the node no longer calls a wrapped Python function: node.meta.pop(\"is_wrapped\", None)")
+           "ex12.node_no_longer_calls_wrapped")
     reference = run(gm, x)
     out = ev["output"]
     if isinstance(out, str):
-        raise CheckFailed(f"the returned GraphModule raised {out}", "the op takes the same arguments as fn")
+        raise CheckFailed(f"the returned GraphModule raised {out}", "ex12.op_takes_same_arguments_fn")
     expect(isinstance(out, torch.Tensor) and out.shape == reference.shape
            and torch.allclose(out, reference, rtol=1e-5, atol=1e-6),
            "the returned GraphModule computes something else than the model did",
-           "the op computes what fn computed: only the targets change")
+           "ex12.op_computes_what_fn_computed")
     expect(ev.get("linted") is not False or expected == before,
            "gm.graph.lint() was not called on the changed graph",
-           "after changing the graph call gm.graph.lint(), then gm.recompile(), as the task asks: lint checks that "
-           "every node's inputs are defined before it and belong to the graph")
+           "ex12.after_changing_graph_call_gm")
 
 
 def _replace_raise(case: Case, raised: dict) -> str | None:
     """A raise on a model without a call of fn: nothing to replace is no error."""
     if case.data.get("model") == "NoCall(4)":
-        return ("a graph without a call of fn is no error: there is nothing to replace, so lint, recompile and "
-                "return gm as it is")
+        return "ex12.graph_without_call_fn_no"
     return None
 
 
 def _explain_nodes(got: list, expected: list, before: list) -> None:
     if got == before and any(t == "fn" for _, t, _, _ in before):
         raise CheckFailed("nothing changed: the graph still calls fn",
-                          "set node.target = op on every call_function node whose target is fn, in gm.graph")
+                          "ex12.set_node_target_op_every")
     fns = sum(1 for _, t, _, _ in before if t == "fn")
     if len(got) == len(expected) + fns and sum(1 for _, t, _, _ in got if t == "fn") == fns \
             and sum(1 for _, t, _, _ in got if t == "op") == fns + sum(1 for _, t, _, _ in before if t == "op"):
         raise CheckFailed(f"the graph has {len(got)} nodes, expected {len(expected)}: next to each new call of op, "
                           "the old node that calls fn is still in the graph",
-                          "erase each old node (gm.graph.erase_node(node)) once its users call the new one "
-                          "(node.replace_all_uses_with(new)): only op is called")
+                          "ex12.erase_each_old_node_gm")
     if len(got) != len(expected):
         raise CheckFailed(f"the graph has {len(got)} nodes, expected {len(expected)}",
-                          "replace each call of fn by one call of op: keep every other node")
+                          "ex12.replace_each_call_fn_one")
     for i, (g, e, b) in enumerate(zip(got, expected, before)):
         if g == e:
             continue
         where = f"node {i} ({b[0]} {b[1]})"
         if b[1] == "fn" and g[1] == "fn":
-            hint = "every call_function node that calls fn: do not stop at the first one"
+            hint = "ex12.every_call_function_node_calls"
         elif b[1] == "fn" and g[1] != "op":
-            hint = "the new target is op itself, the object you were given"
+            hint = "ex12.new_target_op_itself_object"
         elif b[1] != "fn" and g[1] == "op":
-            hint = ("only nodes whose target is fn itself (node.target is fn): another function, even one of "
-                    "the same name, stays")
+            hint = "ex12.only_nodes_whose_target_fn"
         elif g[3] != e[3] or g[2] != e[2]:
-            hint = "keep the node's args and kwargs as they were (scale may be a keyword argument)"
+            hint = "ex12.keep_node_s_args_kwargs"
         else:
-            hint = "change node.target of the calls of fn only"
+            hint = "ex12.change_node_target_calls_fn"
         raise CheckFailed(f"{where} is {g[:2]} with args {g[2]} and kwargs {g[3]}, expected {e[:2]} with args "
                           f"{e[2]} and kwargs {e[3]}", hint)

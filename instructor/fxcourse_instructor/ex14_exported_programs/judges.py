@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from autograder.checks.randmodels import current_salt
+from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect
 from autograder.checks.ex14_exported_programs.cases import KEEPS, _fqn
@@ -46,8 +47,7 @@ def _expect_outputs(got: list, data: dict, what: str, hint: str) -> None:
         if isinstance(out, str):
             dynamic = data["dynamic"] and x.shape[0] != probes(data["model"], data.get("seed", 0))[0].shape[0]
             raise CheckFailed(f"{what} raised {out} {batch}",
-                              "keep the program's dynamic batch: torch.export.save writes the program as it is, "
-                              "range constraints included, and load reads them back" if dynamic else hint)
+                              "ex14.keep_program_s_dynamic_batch" if dynamic else hint)
         expect(isinstance(out, torch.Tensor) and out.shape == ref.shape
                and torch.allclose(out, ref, rtol=1e-5, atol=1e-5),
                f"{what} {batch} computes something else than the model", hint)
@@ -61,14 +61,12 @@ def _save_judge(case: Case, ev: dict) -> None:
         others = f" (the folder holds {', '.join(ev['others'])})" if ev["others"] else ""
         raise CheckFailed(f"after save_and_reload there is no file at the path it was given, "
                           f"{data['file']!r}{others}",
-                          "write to the path you are given, as it is: torch.export.save(ep, path), adding no "
-                          "suffix and choosing no name of your own")
+                          "ex14.write_path_you_are_given")
     if ev["loads"] != "ok":
         raise CheckFailed(f"the file at the path is no exported program torch.export.load can read: {ev['loads']}",
-                          "write it with torch.export.save(ep, path): torch.save pickles, and a .pt2 archive is "
-                          "what torch.export.load reads")
+                          "ex14.write_torch_export_save_ep")
     expect(not ev["same"], "save_and_reload returned the very program it was given, not the one read back",
-           "return what torch.export.load(path) reads back: the point is that the file alone holds the program")
+           "ex14.return_what_torch_export_load")
     key = ("histogram", data["model"], data["strict"], data["dynamic"], data["seed"], current_salt())
     if key not in _CACHE:
         _CACHE[key] = histogram(program(data["model"], strict=data["strict"], dynamic=data["dynamic"],
@@ -78,9 +76,9 @@ def _save_judge(case: Case, ev: dict) -> None:
         extra = sorted(set(ev["histogram"]) - set(expected))
         raise CheckFailed("the program read back calls other operators than the one saved"
                           + (f": {', '.join(extra[:3])} appeared" if extra else ""),
-                          "save ep as it is: no run_decompositions, no new export, before torch.export.save")
+                          "ex14.save_ep_no_run_decompositions")
     _expect_outputs(ev["outputs"], data, "the program read back",
-                    "save ep itself and return torch.export.load(path)")
+                    "ex14.save_ep_itself_return_torch")
 
 
 # ----------------------------------------------------------------------------------------- module_of_nodes
@@ -108,35 +106,31 @@ def _module_judge(case: Case, got: dict) -> None:
     if bad:
         k = bad[0]
         raise CheckFailed(f"node {k!r} maps to a {got[k]['type']} ({got[k]['repr']}), expected a module's qualified "
-                          "name, a str", "each entry of nn_module_stack is key: (qualified name, module type): take "
-                          "the name, element [0] of the last entry's value")
+                          "name, a str", "ex14.each_entry_nn_module_stack")
     msg = f"the mapping differs: {_diff(got, expected)}"
     extra = [k for k in got if k not in expected]
     wrong = [k for k in expected if k in got and got[k] != expected[k]]
     if extra and all(k in stacks for k in extra):
-        raise CheckFailed(msg, "call_function nodes only: placeholders (parameters, buffers, inputs) and the output "
-                               "node are left out")
+        raise CheckFailed(msg, "ex14.call_function_nodes_only_placeholders")
     if extra:
-        raise CheckFailed(msg, "the keys are the names of the nodes of ep.graph (node.name)")
+        raise CheckFailed(msg, "ex14.keys_are_names_nodes_ep")
     if [k for k in expected if k not in got]:
         if all(expected[k] == "" for k in expected if k not in got):
-            raise CheckFailed(msg, "a node of the root module maps to \"\": its innermost module is the root")
-        raise CheckFailed(msg, "every call_function node of ep.graph, each with its innermost module")
+            raise CheckFailed(msg, "ex14.node_root_module_maps_innermost")
+        raise CheckFailed(msg, "ex14.every_call_function_node_ep")
     k = wrong[0]
     keys, values = list(stacks[k]), [v[0] for v in stacks[k].values()]
     g = got[k]
     if g in keys and g not in values:
-        hint = ("a stack's keys are torch's own (L__self__fc, an object id under strict export, @1 for a second "
-                "call): the qualified name is the first element of each value")
+        hint = "ex14.stack_s_keys_are_torch"
     elif g in values[:-1]:
-        hint = ("the last entry of nn_module_stack is the innermost module; the entries run from the root module "
-                "inwards")
+        hint = "ex14.last_entry_nn_module_stack"
     elif values and g == values[-1].split(".")[-1] and g != values[-1]:
-        hint = "the whole qualified name, with its parents' path: blocks.0.fc, not fc"
+        hint = "ex14.whole_qualified_name_parents_path"
     elif values and g == str(list(stacks[k].values())[-1][1]):
-        hint = "the qualified name is element [0] of the value; element [1] is the module's type"
+        hint = "ex14.qualified_name_element_0_value"
     else:
-        hint = "read node.meta[\"nn_module_stack\"]: its last value is (qualified name, type) of the innermost module"
+        hint = "ex14.read_node_meta_nn_module"
     raise CheckFailed(msg, hint)
 
 
@@ -160,26 +154,22 @@ def _decompose_judge(case: Case, ev: dict) -> None:
     keep = {str(op) for op in KEEPS[data["keep"]]}
     got = ev["histogram"]
     expect(ev["argument"] == before, "the program passed in changed: decompose_except must leave ep as it is",
-           "run_decompositions returns a new program: return it, and leave ep alone")
+           "ex14.run_decompositions_returns_new_program")
     if got != expected:
         kept = sorted(t for t in got if t in keep)
         lost = sorted(t for t in keep if t in expected and t not in got)
         undecomposed = sorted(t for t in got if t not in expected and t in before)
         if got == before:
-            hint = ("nothing was decomposed: ep.run_decompositions(table) with the default table minus the kept "
-                    "overloads (an empty table {} decomposes nothing)")
+            hint = "ex14.nothing_was_decomposed_ep_run"
         elif lost:
-            hint = (f"{lost[0]} is in keep and must stay: take torch.export.default_decompositions() and pop the "
-                    "kept overloads from it before run_decompositions")
+            hint = hint_of("ex14.keep_must_stay_take_torch", op=lost[0])
         elif undecomposed:
-            hint = (f"{undecomposed[0]} is not in keep, yet it stays: keep only the overloads in `keep`, exactly "
-                    "(not their whole packets, not other operators)")
+            hint = hint_of("ex14.not_keep_yet_stays_keep", op=undecomposed[0])
         else:
-            hint = "ep.run_decompositions(table), where table is torch.export.default_decompositions() minus keep"
+            hint = "ex14.ep_run_decompositions_table_where"
         raise CheckFailed(f"the decomposed program calls {_diff(got, expected).replace('node ', 'operator ')}"
                           + (f" (kept: {', '.join(kept)})" if kept else ""), hint)
-    _expect_outputs(ev["outputs"], data, "the decomposed program", "decompositions compute the same numbers: "
-                    "change the table, not the graph")
+    _expect_outputs(ev["outputs"], data, "the decomposed program", "ex14.decompositions_compute_same_numbers_change")
 
 
 # ----------------------------------------------------------------------------------------- unflatten_module
@@ -193,16 +183,14 @@ def _unflatten_judge(case: Case, ev: dict) -> None:
         what = f"the module returned, called on the inputs {fqn!r} receives ({shapes})"
         if isinstance(got, str):
             if ev["type"] == "UnflattenedModule":
-                hint = (f"that is the whole unflattened program: return its submodule {fqn!r}, "
-                        "unflatten(ep).get_submodule(fqn)")
+                hint = hint_of("ex14.whole_unflattened_program_return_submodule_2", fqn=fqn)
             elif "forward" in got and "missing" in got:
-                hint = ("ep.module() is one flat graph: its submodules only hold parameters and have no forward. "
-                        "torch.export.unflatten(ep) rebuilds the module hierarchy, with a graph per submodule")
+                hint = "ex14.ep_module_one_flat_graph"
             else:
-                hint = "torch.export.unflatten(ep).get_submodule(fqn)"
+                hint = "ex14.torch_export_unflatten_ep_get"
             raise CheckFailed(f"{what} raised {got}", hint)
         if got.shape != ref.shape or not torch.allclose(got, ref, rtol=1e-5, atol=1e-5):
-            hint = (f"that is the whole unflattened program: return its submodule {fqn!r}"
+            hint = (hint_of("ex14.whole_unflattened_program_return_submodule", fqn=fqn)
                     if ev["type"] == "UnflattenedModule" else
-                    f"the submodule {fqn!r} itself: unflatten(ep).get_submodule(fqn)")
+                    hint_of("ex14.submodule_itself_unflatten_ep_get", fqn=fqn))
             raise CheckFailed(f"{what} computes something else than the model's {fqn!r}", hint)

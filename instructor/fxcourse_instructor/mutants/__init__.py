@@ -2,7 +2,7 @@
 
 Each exercise has a module `instructor/fxcourse_instructor/mutants/exNN_topic.py` with `MUTANTS` and `ALTERNATIVES`. A mutant is
 killed when the checks fail it *and* say what its author needs to hear: `hint` must appear in the failure's
-message or hint. Every alternative must pass every check. `autograder.grader.validate.evaluate` measures both
+message or hint. Every alternative must pass every check. `autograder.grader.quality.validate.evaluate` measures both
 against the solution notebook; CI requires 100%.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Automatic mutants (autograder/grader/automutants.py) that cannot fail: each computes what the solution computes on
+"""Automatic mutants (autograder/grader/quality/automutants.py) that cannot fail: each computes what the solution computes on
 every input the contract allows. Keyed by exercise, then by the mutant's key; the value says why, in one line.
 
 tests/test_automutants.py fails when an automatic mutant survives without being listed here, and when one
