@@ -343,7 +343,7 @@ def test_a_cluster_task_draws_the_hidden_cases_of_the_coordinators_secret(tmp_pa
 
 def test_the_worker_may_open_the_hidden_cases_and_inputs_of_the_instructors_side_and_nothing_else_of_it():
     from autograder.checks import keyring
-    from autograder.grader.jailside import judge_side
+    from autograder.grader.jail.jailside import judge_side
 
     package = keyring.location() / keyring.PACKAGE
     allowed = [package / "__init__.py", package / "ex01_tracing" / "__init__.py",

@@ -477,8 +477,7 @@ class ForkedProcess:
 
 
 def spawn_judge(memory: int) -> ForkedProcess | None:
-    """Fork the judge (`autograder.grader.engine.grading._judge_server(memory)`, reading requests on its stdin and
-    answering on its stdout), or None where the fork server cannot be used."""
+    """Fork the judge (`engine.grading._judge_server(memory)`: requests on stdin, answers on stdout), or None."""
     if not enabled():
         return None
     (r_in, w_in), (r_out, w_out) = os.pipe(), os.pipe()
