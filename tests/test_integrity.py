@@ -169,7 +169,9 @@ def test_the_jailed_worker_holds_no_judge_reference_or_expected_value():
               "hidden": True, "salt": 678}]
     found = _snooped(calls)
     assert found["modules"] == [] and found["functions"] == [] and found["expected"] == [], found
-    assert found["import"] in ("PermissionError", "ImportError") and found["open"] == "PermissionError", found
+    # refused by the audit hook, or not there at all (the jail shows nothing of the instructor's folder)
+    assert found["import"] in ("PermissionError", "ImportError", "ModuleNotFoundError"), found
+    assert found["open"] == "PermissionError", found
 
 
 def test_every_exercise_has_a_worker_part_importable_without_its_judges():
