@@ -29,6 +29,9 @@ import pytest
 import _timing
 import _xdist
 from autograder.coursedata.exercises import EXERCISES
+from autograder.checks import keyring
+
+keyring.package()   # the instructor's side (instructor/ beside this checkout): tests import fxcourse_instructor.*
 
 ROOT = Path(__file__).resolve().parent.parent
 # ex01's graded functions answered correctly, written the way a learner would (not copied from solutions/)

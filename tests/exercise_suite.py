@@ -21,7 +21,7 @@ import torch
 
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from autograder.course.notebook import answer_cells, answer_namespace, grade_id, read_notebook, stub_solution
 from autograder.course.notebook import test_cells as notebook_test_cells
 from autograder.grader.quality.validate import judge_alternative, judge_mutant

@@ -14,7 +14,7 @@ import dataclasses
 import pytest
 
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from autograder.grader.quality.validate import judge_mutant, run_mutant
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from autograder.course.notebook import answer_cells, grade_id, read_notebook
 from conftest import ROOT, assignments
 

@@ -1,5 +1,5 @@
 """Automatic mutants of every solution function: each one that changes behaviour is caught by the checks,
-and each one that cannot is listed in autograder/coursedata/mutants/equivalent.py with its reason."""
+and each one that cannot is listed in instructor/fxcourse_instructor/mutants/equivalent.py with its reason."""
 from __future__ import annotations
 
 import ast
@@ -11,7 +11,7 @@ import pytest
 
 from autograder.coursedata.exercises import functions as graded
 from autograder.grader.quality.automutants import OPERATORS, evaluate_auto, generate, mutants_of
-from autograder.coursedata.mutants.equivalent import EQUIVALENT
+from fxcourse_instructor.mutants.equivalent import EQUIVALENT
 from conftest import ROOT, assignments
 
 SAMPLE = '''

@@ -7,7 +7,7 @@ import warnings
 import pytest
 import torch
 
-from autograder.coursedata.clauses import clause_cases, killer_source, load
+from fxcourse_instructor.clauses import clause_cases, killer_source, load
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.course.notebook import answer_cells, answer_namespace, grade_id, read_notebook
 from conftest import ROOT, assignments

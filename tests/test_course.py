@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.coursedata import clauses, mutants
+from fxcourse_instructor import clauses, mutants
 from autograder.coursedata.exercises import EXERCISES, exercise
 from autograder.coursedata.hints import HINTS
 from autograder.course.root import Course

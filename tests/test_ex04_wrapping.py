@@ -11,7 +11,7 @@ import torch.fx as fx
 
 from autograder.checks import ex04_wrapping as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from autograder.course.notebook import answer_namespace, grade_id
 from exercise_suite import exercise_tests
 

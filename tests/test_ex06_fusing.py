@@ -9,7 +9,7 @@ import torch.nn as nn
 from autograder.checks import ex06_fusing as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load, run_answer
+from fxcourse_instructor.mutants import load, run_answer
 from autograder.grader.quality.validate import mutant_cell
 from autograder.course.notebook import answer_namespace
 from exercise_suite import exercise_tests

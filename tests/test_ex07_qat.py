@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from autograder.checks import ex07_qat as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence, run_check
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from exercise_suite import exercise_tests
 
 A = "ex07_qat"

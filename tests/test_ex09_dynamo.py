@@ -10,7 +10,7 @@ import torch._dynamo
 from autograder.checks import ex09_dynamo as checks
 from autograder.checks.ex09_dynamo.models import PROBE, scaled_by_item
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from exercise_suite import exercise_tests
 
 A = "ex09_dynamo"
@@ -101,7 +101,7 @@ def test_the_second_input_decides_the_graphs():
 def test_the_pass_decides_which_graphs_dynamo_hands_over(solution):
     """GateNet branches on h.mean() > 0 after an activation: once relu is sigmoid the branch goes another way, so
     the graphs a passing backend receives are counted with the pass applied, not from the plain model."""
-    from autograder.checks.ex09_dynamo.judges import _reference_graph_count
+    from fxcourse_instructor.ex09_dynamo.judges import _reference_graph_count
     check = get_check(A, "compile_with_pass")
     case = next(c for c in check.cases(True) if "float64" in c.label)
     model, _ = case.make()

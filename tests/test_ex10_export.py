@@ -9,7 +9,7 @@ from torch.export import Dim, export
 
 from autograder.checks import ex10_export as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from exercise_suite import exercise_tests
 
 A = "ex10_export"

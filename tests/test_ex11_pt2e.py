@@ -13,7 +13,7 @@ import torch
 from autograder.checks import ex11_pt2e as checks
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence, run_check
 from autograder.coursedata.exercises import exercise, functions
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from exercise_suite import assert_cell_contract, exercise_tests
 
 A = "ex11_pt2e"

@@ -14,7 +14,7 @@ from autograder.checks.errors import hint_for_error
 from autograder.checks.ex12_custom_ops import models
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import exercise, functions
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from exercise_suite import assert_cell_contract, exercise_tests
 
 A = "ex12_custom_ops"

@@ -12,7 +12,7 @@ from autograder.checks.ex13_inductor_passes import cases, models
 from autograder.checks.ex13_inductor_passes.evidence import applied, targets
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import exercise, functions
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from exercise_suite import assert_cell_contract, exercise_tests
 
 A = "ex13_inductor_passes"

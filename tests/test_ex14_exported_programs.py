@@ -16,7 +16,7 @@ from autograder.checks.errors import hint_for_error
 from autograder.checks.ex14_exported_programs import cases, models
 from autograder.checks.framework import collect_evidence, get_check, judge_evidence
 from autograder.coursedata.exercises import exercise, functions
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from exercise_suite import assert_cell_contract, exercise_tests
 
 A = "ex14_exported_programs"

@@ -17,7 +17,7 @@ from autograder.course.root import Course
 from autograder.grader.engine import grading
 from autograder.coursedata.hints import HINTS
 from autograder.learner.watch import watch_loop
-from autograder.coursedata.mutants import load
+from fxcourse_instructor.mutants import load
 from autograder.course.notebook import read_notebook
 from autograder.grader.quality.validate import mutant_cell
 from autograder.learner.progress import ProgressView, _test_name, _untouched, collect

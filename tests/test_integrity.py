@@ -53,7 +53,7 @@ EX05_BORROWED = {
     "remove_dropout": "from autograder.checks.ex05_inserting import reference_remove_dropout as remove_dropout\n",
     "record_shapes": "from autograder.checks.ex05_inserting import reference_shapes as record_shapes\n",
     "linear_flops": "def linear_flops(gm, *inputs):\n"
-                    "    from autograder.checks.ex05_inserting.references import reference_linear_flops\n"
+                    "    from fxcourse_instructor.ex05_inserting.references import reference_linear_flops\n"
                     "    return reference_linear_flops(gm, *inputs)\n",
 }
 
@@ -63,7 +63,11 @@ def test_ex05_answers_that_import_the_references_earn_nothing(tmp_path):
     report = check_notebook(submit(tmp_path, "ex05_inserting", EX05_BORROWED), COURSE, limits=LIMITS)
     graded = {t.id: t for t in report.tests if not t.id.startswith("test_quiz")}
     assert graded and all(t.points == 0 for t in graded.values()), {k: t.message for k, t in graded.items()}
-    assert "not readable where answers run" in graded["test_linear_flops"].message
+    # the jail holds nothing of the instructor's folder (its hidden cases were built before); without a jail the
+    # audit hook refuses to open the references
+    message = graded["test_linear_flops"].message
+    assert ("not readable where answers run" in message
+            or "No module named 'fxcourse_instructor.ex05_inserting.references'" in message), message
 
 
 def test_a_function_that_is_a_course_reference_earns_nothing_in_process_too():
@@ -71,11 +75,12 @@ def test_a_function_that_is_a_course_reference_earns_nothing_in_process_too():
 
     with pytest.raises(CheckFailed, match="the course's own grading code") as info:
         run_check("ex05_inserting", "insert_after", reference_insert_after)
-    assert "reference_insert_after from autograder.checks.ex05_inserting.references" in str(info.value)
+    assert "reference_insert_after from fxcourse_instructor.ex05_inserting.references" in str(info.value)
     returns_a_judge = lambda gm, name, fn: get_check("ex05_inserting", "insert_after").judge   # noqa: E731
     result = run_cases(get_check("ex05_inserting", "insert_after"), returns_a_judge,
                        get_check("ex05_inserting", "insert_after").cases(False))[0]
-    assert not result.passed and "returned _insert_judge from autograder.checks.ex05_inserting.judges" in result.message
+    assert not result.passed
+    assert "returned _insert_judge from fxcourse_instructor.ex05_inserting.judges" in result.message
 
 
 FRAME_WALK = '''
@@ -111,11 +116,12 @@ import gc, json, sys
 def _look():
     found = {"modules": [], "functions": [], "expected": [], "import": "", "open": ""}
     side = ("judging", "judges", "references", "chains")
-    found["modules"] = sorted(m for m in sys.modules if m.startswith("autograder.")
+    found["modules"] = sorted(m for m in sys.modules if m.startswith(("autograder.", "fxcourse_instructor."))
                               and (m.rsplit(".", 1)[-1] in side or ".mutants" in m))
     for obj in gc.get_objects():
         home = getattr(obj, "__module__", "") if callable(obj) else ""
-        if isinstance(home, str) and home.startswith("autograder.") and home.rsplit(".", 1)[-1] in side:
+        if isinstance(home, str) and home.startswith(("autograder.", "fxcourse_instructor.")) \
+                and home.rsplit(".", 1)[-1] in side:
             found["functions"].append(getattr(obj, "__qualname__", "?"))
         data = getattr(obj, "data", None) if type(obj).__name__ == "Case" else None
         if isinstance(data, dict) and set(data) - {"raises"}:
@@ -124,16 +130,17 @@ def _look():
     while frame is not None:
         for value in frame.f_locals.values():
             home = str(getattr(value, "__module__", "") or "") if callable(value) else type(value).__module__
-            if type(value).__name__ == "Check" or (home.startswith("autograder.") and home.rsplit(".", 1)[-1] in side):
+            if type(value).__name__ == "Check" or (home.startswith(("autograder.", "fxcourse_instructor."))
+                                                   and home.rsplit(".", 1)[-1] in side):
                 found["functions"].append(repr(value)[:80])
         frame = frame.f_back
     try:
-        import autograder.checks.ex05_inserting.judges  # noqa: F401
+        import fxcourse_instructor.ex05_inserting.judges  # noqa: F401
     except Exception as exc:
         found["import"] = type(exc).__name__
     try:
-        import autograder.checks.ex05_inserting as ex05
-        open(ex05.__file__.replace("__init__.py", "references.py")).read()
+        import fxcourse_instructor.ex05_inserting.hidden as ex05   # the hidden cases: what the worker holds
+        open(ex05.__file__.replace("hidden.py", "references.py")).read()
     except Exception as exc:
         found["open"] = type(exc).__name__
     return found
@@ -162,7 +169,9 @@ def test_the_jailed_worker_holds_no_judge_reference_or_expected_value():
               "hidden": True, "salt": 678}]
     found = _snooped(calls)
     assert found["modules"] == [] and found["functions"] == [] and found["expected"] == [], found
-    assert found["import"] in ("PermissionError", "ImportError") and found["open"] == "PermissionError", found
+    # refused by the audit hook, or not there at all (the jail shows nothing of the instructor's folder)
+    assert found["import"] in ("PermissionError", "ImportError", "ModuleNotFoundError"), found
+    assert found["open"] == "PermissionError", found
 
 
 def test_every_exercise_has_a_worker_part_importable_without_its_judges():
@@ -173,7 +182,8 @@ def test_every_exercise_has_a_worker_part_importable_without_its_judges():
             "from autograder.coursedata.exercises import EXERCISES\n"
             "for e in EXERCISES: importlib.import_module('autograder.checks.' + e.id).PARTS\n"
             "print(sorted(m for m in sys.modules if m.startswith('autograder.checks.ex') "
-            "and m.rsplit('.', 1)[-1] not in ('cases', 'evidence', 'models') and m.count('.') == 3))\n")
+            "and m.rsplit('.', 1)[-1] not in ('cases', 'evidence', 'models') and m.count('.') == 3)\n"
+            "      + sorted(m for m in sys.modules if m.startswith('fxcourse_instructor')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stdout
     for ex in EXERCISES:
@@ -329,3 +339,19 @@ def test_a_cluster_task_draws_the_hidden_cases_of_the_coordinators_secret(tmp_pa
 
     assert outputs_match_points(mine) == 3
     assert outputs_match_points(b"the coordinator's own course secret") == 0
+
+
+def test_the_worker_may_open_the_hidden_cases_and_inputs_of_the_instructors_side_and_nothing_else_of_it():
+    from autograder.checks import keyring
+    from autograder.grader.jail.jailside import judge_side
+
+    package = keyring.location() / keyring.PACKAGE
+    allowed = [package / "__init__.py", package / "ex01_tracing" / "__init__.py",
+               package / "ex01_tracing" / "hidden.py", package / "ex13_inductor_passes" / "inputs.py"]
+    refused = [package / "ex01_tracing" / "judging.py", package / "ex05_inserting" / "judges.py",
+               package / "ex05_inserting" / "references.py", package / "ex06_fusing" / "chains.py",
+               package / "mutants" / "__init__.py", package / "mutants" / "ex01_tracing.py",
+               package / "mutants" / "task_text" / "ex01_tracing.json", package / "clauses" / "ex01_tracing.py"]
+    assert all(p.exists() for p in allowed + refused), [p for p in allowed + refused if not p.exists()]
+    assert [p.name for p in allowed if judge_side(str(p))] == []
+    assert [str(p) for p in refused if not judge_side(str(p))] == []

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.checks import keyring
 from autograder.grader.jail import sandbox
 from autograder.course.notebook import answer_cells, grade_id, read_notebook
 from autograder.course.root import Course
@@ -192,13 +193,14 @@ def test_a_checkout_under_tmp_keeps_its_packages_and_still_covers_tmp(course, tm
     and nothing else of /tmp."""
     checkout = tmp_path / "checkout"  # pytest's tmp_path lies under /tmp
     assert str(checkout.resolve()).startswith("/tmp/")
-    for name in ("autograder", "fxplayground"):
+    for name in ("autograder", "fxplayground", "instructor"):   # a clone's packages and its instructor's side
         shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
     # mallory's attacks as the course fixture wrote them (the side-by-side test gives hers a longer search)
     _fill(course / "exercises" / A / f"{A}.ipynb", _hostile(course),
           course / "submitted" / "mallory" / A / f"{A}.ipynb")
     decoy = tempfile.mkdtemp(prefix="fxcourse-worker-decoy-", dir="/tmp")  # like another grader's scratch
     env = {**os.environ, "PYTHONPATH": str(checkout)}
+    env.pop(keyring.ENV, None)   # the checkout's own instructor's side, found beside its autograder
     try:
         where = subprocess.run([sys.executable, "-c", "import autograder; print(autograder.__file__)"],
                                capture_output=True, text=True, cwd=checkout, env=env, timeout=60)

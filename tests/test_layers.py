@@ -23,7 +23,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("autograder.learner",),                           # the learner's tools
     ("autograder.grader", "autograder.nbgrader_config"),  # the hardened grader and nbgrader's configuration of it
     ("autograder.course",),                            # what learner tools and grader share: root, notebooks, plan
-    ("autograder.coursedata",),                        # exercises, hints, quizzes, mutants, clauses
+    ("fxcourse_instructor",),                          # the instructor's side (instructor/): judges, references,
+                                                       # hidden cases, mutants, clauses; reached through keyring only
+    ("autograder.coursedata",),                        # exercises, hints, quizzes
     ("autograder.checks",),                            # the check library
     ("fxplayground",),                                 # the course's playground models and tools
     ("autograder",),                                   # the package's own __init__ only (every module above runs it)
@@ -32,12 +34,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 NOT_IN_THE_CHECK_LIBRARY = ("nbformat", "nbgrader", "subprocess", "matplotlib")
 
 
-def modules(root: Path, packages: tuple[str, ...] = ("autograder", "fxplayground")) -> dict[str, Path]:
-    """{dotted module name: file} of every module of `packages` under `root`."""
+PACKAGES = ("autograder", "fxplayground", "fxcourse_instructor")
+HOMES = {"fxcourse_instructor": "instructor"}   # a package's folder under the root, where it is not the root
+
+
+def modules(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
+    """{dotted module name: file} of every module of `packages` under `root` (the instructor's under instructor/)."""
     found = {}
     for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
-            parts = path.relative_to(root).with_suffix("").parts
+        home = root / HOMES.get(package, "")
+        for path in sorted((home / package).rglob("*.py")):
+            parts = path.relative_to(home).with_suffix("").parts
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
@@ -141,6 +148,21 @@ def test_imports_go_down_the_layers_only():
     assert upward(graph(ROOT)) == []
 
 
+def test_the_instructors_side_is_reached_through_keyring_only():
+    """No module of the installed packages imports fxcourse_instructor (autograder.checks.keyring loads it by name,
+    where it finds it), and the instructor's side imports the check library, the course data and the playground
+    only (with itself): the learner's part installs and runs without it."""
+    edges = graph(ROOT)
+    inward = sorted(f"{a} imports {b}" for a, targets in edges.items() if not a.startswith("fxcourse_instructor")
+                    for b in targets if b.startswith("fxcourse_instructor"))
+    assert inward == []
+    allowed = ("fxcourse_instructor", "autograder.checks", "autograder.coursedata", "fxplayground")
+    outward = sorted(f"{a} imports {b}" for a, targets in edges.items() if a.startswith("fxcourse_instructor")
+                     for b in targets if not b.startswith(allowed))
+    assert outward == []
+    assert "fxcourse_instructor" in edges and any(m.endswith(".hidden") for m in edges)
+
+
 def test_every_module_is_in_a_layer():
     for module in modules(ROOT):
         layer_of(module)
@@ -153,7 +175,7 @@ MAX_MODULE_LINES = 520
 def test_every_module_opens_with_its_job_and_stays_small():
     """Each module of the package opens with a docstring saying its job, and none outgrows MAX_MODULE_LINES."""
     problems = []
-    for module, path in modules(ROOT, ("autograder", "fxplayground")).items():
+    for module, path in modules(ROOT).items():
         text = path.read_text(encoding="utf-8")
         if path.name != "__init__.py" or text.strip():
             if ast.get_docstring(ast.parse(text)) is None:

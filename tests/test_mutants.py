@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.coursedata.exercises import EXERCISES
-from autograder.coursedata.mutants import Mutant, MutantError, load
+from fxcourse_instructor.mutants import Mutant, MutantError, load
 from autograder.grader.quality.validate import evaluate
 from conftest import ROOT
 

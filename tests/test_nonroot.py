@@ -223,6 +223,8 @@ def test_an_instructor_who_is_not_root_grades_in_the_jail_and_with_formgrader_s_
         f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
     for name in ("autograder", "fxplayground"):
         shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
+    # the instructor's side of the checks lives in their course folder (docs/jupyterhub.md), not beside the package
+    shutil.copytree(ROOT / "instructor", course / "instructor", ignore=shutil.ignore_patterns("__pycache__"))
     teacher.own(teacher.home)
     os.chmod(course, 0o700)
     before = {p: _digest(p) for p in (course / "solutions" / A / f"{A}.ipynb", secret)}

@@ -56,12 +56,13 @@ def private_python() -> str | None:
 class Home:
     home: Path           # a fresh 0700 home: the venv, the checkout and a secret file
     python: str          # the venv's python
-    checkout: Path       # autograder/ and fxplayground/, copied
+    checkout: Path       # autograder/, fxplayground/ and instructor/, copied
     base: str            # the Python the venv was made from (under another private home)
     secret: Path
 
     def run(self, python: str, code: str, *args: str) -> subprocess.CompletedProcess:
         env = {**os.environ, "PYTHONPATH": str(self.checkout)}
+        env.pop("FXCOURSE_INSTRUCTOR", None)   # the checkout's own instructor's side (autograder.checks.keyring)
         return subprocess.run([python, "-c", code, *args], capture_output=True, text=True, cwd=self.checkout,
                               env=env, timeout=900, stdin=subprocess.DEVNULL)
 
@@ -80,7 +81,7 @@ def private():
         site = venv / "lib" / f"python{VERSION}" / "site-packages"
         (site / "fxcourse-test.pth").write_text(f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n")
         checkout = home / "checkout"
-        for name in ("autograder", "fxplayground"):
+        for name in ("autograder", "fxplayground", "instructor"):   # a clone's packages and instructor's side
             shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
         secret = home / "secret.txt"
         secret.write_text("not for the worker\n")

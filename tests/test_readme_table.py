@@ -9,8 +9,8 @@ import re
 import pytest
 
 from autograder.coursedata.exercises import EXERCISES
-from autograder.coursedata.mutants import load
-from autograder.coursedata.mutants.equivalent import EQUIVALENT
+from fxcourse_instructor.mutants import load
+from fxcourse_instructor.mutants.equivalent import EQUIVALENT
 from autograder.grader.quality.automutants import generate
 from conftest import ROOT
 

@@ -5,7 +5,7 @@ The task text of a graded function is what the learner reads before writing it, 
 next function's heading or the quiz, and the docstrings of the functions in its answer cell. The notebook's
 introduction (the markdown before the first function) is audited as the task text of `*`: a rule it states holds
 for every function. Each sentence (a heading, a sentence of a paragraph or of a list item, a table row, a code
-block) must have an entry in the exercise's `TASK_TEXT` (autograder/coursedata/clauses/exNN_topic.py): the rules of
+block) must have an entry in the exercise's `TASK_TEXT` (instructor/fxcourse_instructor/clauses/exNN_topic.py): the rules of
 the clauses that check it, or why it is no rule. A clause a rule maps to must name a hidden case, and an answer
 that ignores it (tests/test_clauses.py runs that answer on the clause's hidden cases and requires a failure).
 
@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.coursedata import clauses as clause_data  # noqa: E402
+from fxcourse_instructor import clauses as clause_data  # noqa: E402
 from autograder.coursedata.exercises import EXERCISES  # noqa: E402
 
 HEADING = re.compile(r"^## \d+\. `(\w+)\(")
@@ -164,7 +164,7 @@ def unaudited(assignment: str, texts: dict[str, list[str]], audit: dict) -> list
         for s in sentences:
             if s not in entries and not (function == "*" and _common_note(s)):
                 problems.append(f"{assignment}.{function}: the sentence {s!r} has no entry in TASK_TEXT "
-                                f"(autograder/coursedata/clauses/{assignment}.py): map it to the rules of the clauses "
+                                f"(instructor/fxcourse_instructor/clauses/{assignment}.py): map it to the rules of the clauses "
                                 "that check it, or say why it is no rule")
     for function, entries in audit.items():
         for s in entries:
@@ -275,7 +275,7 @@ def test_the_audit_fails_on_a_new_sentence_an_edited_one_and_a_deleted_clause():
     added = {f: s + (["An empty graph gives []."] if f == "node_summary" else []) for f, s in texts.items()}
     assert unaudited("ex01_tracing", added, audit) == [
         "ex01_tracing.node_summary: the sentence 'An empty graph gives [].' has no entry in TASK_TEXT "
-        "(autograder/coursedata/clauses/ex01_tracing.py): map it to the rules of the clauses that check it, or say "
+        "(instructor/fxcourse_instructor/clauses/ex01_tracing.py): map it to the rules of the clauses that check it, or say "
         "why it is no rule"]
 
     edited = {f: [s.replace("in graph order", "in any order") for s in ss] for f, ss in texts.items()}

@@ -17,7 +17,10 @@ import hashlib
 import types
 from typing import Any, Iterable
 
-__all__ = ["hidden_cases", "grading_object"]
+__all__ = ["hidden_cases", "grading_object", "GRADING_HOMES"]
+
+# the packages of the course's grading code: the autograder, and the instructor's side (autograder.checks.keyring)
+GRADING_HOMES = ("autograder.", "fxcourse_instructor.")
 
 
 def hidden_cases(cases: Iterable[Any], salt: int) -> list[Any]:
@@ -36,7 +39,7 @@ _GRADING_KINDS = (types.FunctionType, types.MethodType, types.BuiltinFunctionTyp
 
 def grading_object(value: Any) -> str | None:
     """What `value` is when it is (or, one level down, holds) a function, class, module or record of the course's
-    own grading code (autograder.*): "reference_insert_after from autograder.checks.ex05_inserting.references".
+    own grading code (autograder.*, fxcourse_instructor.*): "<its name> from fxcourse_instructor.<exercise>.references".
     The models a case hands over are not: only what computes, judges or describes a case is."""
     items = [value] + (list(value)[:50] if type(value) in (list, tuple) else
                        list(value.values())[:50] if type(value) is dict else [])
@@ -48,7 +51,7 @@ def grading_object(value: Any) -> str | None:
         kinds = isinstance(inner, _GRADING_KINDS)
         home = (getattr(inner, "__module__", None) or getattr(inner, "__name__", "")) if kinds else \
             type(inner).__module__
-        if not isinstance(home, str) or not home.startswith("autograder.") or _is_model_home(home):
+        if not isinstance(home, str) or not home.startswith(GRADING_HOMES) or _is_model_home(home):
             continue
         if not kinds and home not in ("autograder.checks.framework", "autograder.checks.verdict"):  # a Case, Verdict...
             continue

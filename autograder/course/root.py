@@ -6,6 +6,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.checks import keyring
+
 __all__ = ["Course", "find_course", "PACKAGE_ROOT"]
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +67,14 @@ def _top_folders_within(root: Path, *paths: str) -> set[str]:
 
 def find_course(start: str | Path | None = None, explicit: str | Path | None = None) -> Course:
     """The course: --course, else $FXCOURSE_ROOT, else the nearest folder above `start` with solutions/ or
-    exercises/, else the folder this package was installed from."""
+    exercises/, else the folder this package was installed from. Its instructor's side (instructor/), where it
+    has one, is the one autograder.checks.keyring finds from now on, here and in the processes started here."""
+    course = _find(start, explicit)
+    keyring.use(course.root)
+    return course
+
+
+def _find(start: str | Path | None, explicit: str | Path | None) -> Course:
     if explicit:
         return Course(Path(explicit).resolve())
     if os.environ.get("FXCOURSE_ROOT"):

@@ -136,8 +136,11 @@ def make_exchange(path: Path) -> Path:
 
 
 def make_course(instructor: str, root: Path, assignments: list[str]) -> Path:
-    """The instructor's course folder (theirs alone, mode 700): solutions/ of `assignments`, generated."""
+    """The instructor's course folder (theirs alone, mode 700): solutions/ of `assignments`, generated, and the
+    instructor's side of the checks (instructor/, which the hub's venv never holds)."""
     root.mkdir(parents=True, exist_ok=True)
+    if not (root / "instructor").is_dir():
+        shutil.copytree(REPO / "instructor", root / "instructor", ignore=shutil.ignore_patterns("__pycache__"))
     for name in assignments:
         if not (root / "solutions" / name).is_dir():
             shutil.copytree(REPO / "solutions" / name, root / "solutions" / name,

@@ -5,14 +5,10 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
-from fxplayground import Net, SmallResNet, ThreeReluNet, TinyNet
+from fxplayground import Net, ThreeReluNet, TinyNet
 
+from autograder.checks import keyring
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_mlp
-from autograder.checks.ex02_nodes.models import (
-    CallOrder, DeadBranch, NestedUses, NoModules, Outer, ParamChain, SecondInputDeeper, ShallowFirst, SixOps,
-    Square, Stacked, TwoOutputs,
-)
 
 
 # --------------------------------------------------------------------------------- hand-made graphs
@@ -105,16 +101,9 @@ def _graph_only(build):
 # ------------------------------------------------------------------------------------ op_histogram
 
 def _hist_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [Case("TinyNet", _traced(TinyNet)), Case("ThreeReluNet", _traced(ThreeReluNet))]
-    return [
-        Case("a model with all six opcodes and enc.0 called twice (unseen)", _traced(SixOps)),
-        Case("a model with a parameter chain (get_attr) (unseen)", _traced(ParamChain)),
-        Case("a block list used twice (unseen)", _traced(Outer)),
-        Case("a model with two inputs (unseen)", _traced(SecondInputDeeper)),
-        Case("a model without submodules (unseen)", _traced(NoModules)),
-        Case("an unused chain: dead nodes count too (unseen)", _traced(DeadBranch)),
-    ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (21, 22)]
+    if hidden:
+        return keyring.hidden("ex02_nodes")._hist_cases()
+    return [Case("TinyNet", _traced(TinyNet)), Case("ThreeReluNet", _traced(ThreeReluNet))]
 
 
 # ---------------------------------------------------------------------------------- called_modules
@@ -127,20 +116,9 @@ def _with_spare() -> tuple[fx.GraphModule]:
 
 
 def _called_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [Case("TinyNet", _traced(TinyNet)), Case("Net", _traced(Net))]
-    return [
-        Case("a ModuleList applied in a loop (unseen)", _traced(Stacked)),
-        Case("a registered submodule that the graph never calls (unseen)", _with_spare),
-        Case("modules registered a, b but called b, a, b (unseen)", _traced(CallOrder)),
-        Case("a model with all six opcodes and enc.0 called twice (unseen)", _traced(SixOps)),
-        Case("blocks nested two levels deep, one used twice (unseen)", _traced(Outer)),
-        Case("call_module nodes named unlike their targets (unseen)", _graph_only(_renamed_modules)),
-        Case("SmallResNet (unseen)", _traced(lambda: SmallResNet(channels=4, blocks=2))),
-        Case("a model without submodules (unseen)", _traced(NoModules)),
-        Case("random model with a shared layer, seed 23",
-             _traced(lambda: random_mlp(23, steps=("shared", "relu_mod", "chain", "residual")))),
-    ]
+    if hidden:
+        return keyring.hidden("ex02_nodes")._called_cases()
+    return [Case("TinyNet", _traced(TinyNet)), Case("Net", _traced(Net))]
 
 
 # ---------------------------------------------------------------------------------------- consumers
@@ -151,43 +129,16 @@ def _cons_case(label, make, name, raises=False):
 
 
 def _cons_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [
-            _cons_case("TinyNet, node 'fc1'", _traced(TinyNet), "fc1"),
-            _cons_case("ThreeReluNet, node 'x'", _traced(ThreeReluNet), "x"),
-            _cons_case("TinyNet, unknown node 'fc3'", _traced(TinyNet), "fc3", raises=True),
-        ]
+    if hidden:
+        return keyring.hidden("ex02_nodes")._cons_cases()
     return [
-        _cons_case("a node used twice by one mul, node 'fc' (unseen)", _traced(Square), "fc"),
-        _cons_case("a node used inside a list and as a keyword, node 'fc' (unseen)", _traced(NestedUses), "fc"),
-        _cons_case("a node that is also returned, node 'fc' (unseen)", _traced(TwoOutputs), "fc"),
-        _cons_case("users created out of graph order, node 'x' (hand-made graph)",
-                   _graph_only(_users_out_of_order), "x"),
-        _cons_case("'enc.0' is a target, not a node name (unseen)", _traced(SixOps), "enc.0", raises=True),
-        _cons_case("a node named 'enc_0' whose target is 'enc.0' (unseen)", _traced(SixOps), "enc_0"),
-        _cons_case("a get_attr node, node 'scale' (unseen)", _traced(SixOps), "scale"),
-        _cons_case("a dead node, node 'tanh' (unseen)", _traced(DeadBranch), "tanh"),
-        _cons_case("the output node itself (unseen)", _traced(DeadBranch), "output"),
-        _cons_case("ThreeReluNet, unknown node 'relu_7'", _traced(ThreeReluNet), "relu_7", raises=True),
-        _cons_case("random model, node 'x'",
-                   _traced(lambda: random_mlp(24, steps=("residual", "branch", "shared"))), "x"),
+        _cons_case("TinyNet, node 'fc1'", _traced(TinyNet), "fc1"),
+        _cons_case("ThreeReluNet, node 'x'", _traced(ThreeReluNet), "x"),
+        _cons_case("TinyNet, unknown node 'fc3'", _traced(TinyNet), "fc3", raises=True),
     ]
 
 
 def _depth_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [Case("TinyNet", _traced(TinyNet)), Case("Net", _traced(Net))]
-    return [
-        Case("a skip connection (ThreeReluNet, unseen)", _traced(ThreeReluNet)),
-        Case("args[0] leads neither the longest nor the shortest way (hand-made graph)",
-             _graph_only(_args0_neither)),
-        Case("the short branch is args[0] of the last add (unseen)", _traced(ShallowFirst)),
-        Case("the longest branch is a keyword argument (other=) of the last add (hand-made graph)",
-             _graph_only(_long_keyword_branch)),
-        Case("a long chain starting at a parameter (get_attr) (unseen)", _traced(ParamChain)),
-        Case("a long chain starting at torch.ones, no input (hand-made graph)", _graph_only(_constant_source)),
-        Case("two inputs, the second one deeper (unseen)", _traced(SecondInputDeeper)),
-        Case("an unused chain longer than the live path (unseen)", _traced(DeadBranch)),
-        Case("two branches interleaved in graph order (hand-made graph)", _graph_only(_interleaved)),
-        Case("SmallResNet with two residual blocks (unseen)", _traced(lambda: SmallResNet(channels=4, blocks=2))),
-    ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (25, 26)]
+    if hidden:
+        return keyring.hidden("ex02_nodes")._depth_cases()
+    return [Case("TinyNet", _traced(TinyNet)), Case("Net", _traced(Net))]

@@ -6,9 +6,9 @@ import types
 from typing import Any
 
 import torch
-import torch.fx as fx
 import torch.nn as nn
 
+from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import current_salt, random_mlp, seeded_randn
 from autograder.checks.ex04_wrapping.models import (
@@ -147,14 +147,9 @@ def _gated_case(label: str, kind: str, seed: int) -> Case:
 
 
 def _gated_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_gated_case("the notebook's GatedNet", "GatedNet", 0)]
-    return [
-        _gated_case("GatedNet(4, 10, 2), other weights (unseen)", "GatedNet(4, 10, 2)", 5),
-        _gated_case("a model calling gate twice (unseen)", "_TwoGates", 6),
-        _gated_case("gate called inside two submodules (unseen)", "_Nested", 7),
-        _gated_case("a model with two tensor inputs (unseen)", "_TwoInputs", 8),
-    ]
+    if hidden:
+        return keyring.hidden("ex04_wrapping")._gated_cases()
+    return [_gated_case("the notebook's GatedNet", "GatedNet", 0)]
 
 
 def _leaf_models() -> dict:
@@ -181,31 +176,10 @@ def _leaf_case(label: str, kind: str, seed: int, leaf_types: Any) -> Case:
 
 
 def _leaf_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_leaf_case("MixerNet, leaf_types=(RowNorm,)", "MixerNet", 0, lambda: (RowNorm,)),
-                _leaf_case("MixerNet, leaf_types=(RowNorm, Block)", "MixerNet", 0, lambda: (RowNorm, Block))]
-    return [
-        _leaf_case("Blocks nested in Sequentials and one called twice, leaf_types=[Block] (a list) (unseen)",
-                   "_Tower", 31, lambda: [Block]),
-        _leaf_case("a subclass of Block with its own forward, nested, leaf_types=(Block,) (unseen)",
-                   "_SubBlockTower", 35, lambda: (Block,)),
-        _leaf_case("a subclass of RowNorm nested two levels deep, leaf_types=(RowNorm,) (unseen)",
-                   "_NormTower", 32, lambda: (RowNorm,)),
-        _leaf_case("leaf_types=(nn.Sequential,) on a model with an nn.Sequential and a Block (unseen)",
-                   "_SeqModel", 33, lambda: (nn.Sequential,)),
-        _leaf_case("a random model, leaf_types=() (unseen)", "random_mlp", 34, lambda: ()),
-    ]
-
-
-class ReferenceLeafTracer(fx.Tracer):
-    """The reference: instances of leaf_types are leaves, and so is everything torch.nn makes a leaf."""
-
-    def __init__(self, leaf_types) -> None:
-        super().__init__()
-        self.leaf_types = tuple(leaf_types)
-
-    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
-        return isinstance(m, self.leaf_types) or super().is_leaf_module(m, module_qualified_name)
+    if hidden:
+        return keyring.hidden("ex04_wrapping")._leaf_cases()
+    return [_leaf_case("MixerNet, leaf_types=(RowNorm,)", "MixerNet", 0, lambda: (RowNorm,)),
+            _leaf_case("MixerNet, leaf_types=(RowNorm, Block)", "MixerNet", 0, lambda: (RowNorm, Block))]
 
 
 _SPEC_MODELS = {"FlagNet": lambda seed: FlagNet(), "_TwoInputFlags": _TwoInputFlags, "_ClipNet": _ClipNet,
@@ -227,22 +201,7 @@ ORDER_HINT = "ex04.flags_by_name_not_position"
 
 
 def _spec_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_spec_case("FlagNet, use_extra=False", "FlagNet", 0, {"use_extra": False}),
-                _spec_case("FlagNet, use_extra=True, repeats=3", "FlagNet", 0, {"use_extra": True, "repeats": 3})]
-    return [
-        _spec_case("FlagNet, repeats=2, use_extra=True (flags in another order) (unseen)", "FlagNet", 41,
-                   {"repeats": 2, "use_extra": True}),
-        _spec_case("FlagNet, use_extra=True, repeats=0 (unseen)", "FlagNet", 42, {"use_extra": True, "repeats": 0}),
-        _spec_case("two tensor inputs, mode='mul', use_y=True, scale=0.25 (unseen)", "_TwoInputFlags", 43,
-                   {"mode": "mul", "use_y": True, "scale": 0.25}),
-        _spec_case("two tensor inputs, use_y=False leaves y unused, mode='add' (unseen)", "_TwoInputFlags", 44,
-                   {"use_y": False, "mode": "add"}),
-        _spec_case("depth=2, act='tanh', clip=0.5 where clip defaults to None (unseen)", "_ClipNet", 45,
-                   {"depth": 2, "act": "tanh", "clip": 0.5}),
-        _spec_case("clip=None given explicitly, act=None where act defaults to 'tanh', depth=3 (unseen)",
-                   "_ClipNet", 46, {"clip": None, "act": None, "depth": 3}),
-        _spec_case("act='relu', depth=1, clip=2.0 (unseen)", "_ClipNet", 47, {"act": "relu", "depth": 1, "clip": 2.0}),
-        _spec_case("a tensor input named x_in, gain_db=6.0, use_bias=False (unseen)", "_SnakeNames", 48,
-                   {"gain_db": 6.0, "use_bias": False}),
-    ]
+    if hidden:
+        return keyring.hidden("ex04_wrapping")._spec_cases()
+    return [_spec_case("FlagNet, use_extra=False", "FlagNet", 0, {"use_extra": False}),
+            _spec_case("FlagNet, use_extra=True, repeats=3", "FlagNet", 0, {"use_extra": True, "repeats": 3})]

@@ -1,7 +1,6 @@
 """The cases of ex06_fusing: the seeded inputs each graded function is called on, and their references."""
 from __future__ import annotations
 
-import copy
 
 import torch
 import torch.fx as fx
@@ -9,14 +8,10 @@ import torch.nn as nn
 
 from fxplayground import ConvBNNet, LinearChain, Net, SharedConvNet
 
+from autograder.checks import keyring
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import (
-    example_input, generator, manual_seed, random_convnet, random_mlp, randomize_batchnorm,
-)
-from autograder.checks.ex06_fusing.models import (
-    BigEps, Conv1dBN, ForkedChain, FunctionalBreak, KeywordChain, MixedChain, ModuleFedBN, NameClash, NoStatsBN,
-    SelfChain, SharedFirst, SharedSecond, TwoBlocks, TwoChains, TwoUserConv,
-)
+from autograder.checks.randmodels import example_input, generator, manual_seed, randomize_batchnorm
+from autograder.checks.ex06_fusing.models import TwoChains
 
 
 PROBE = "_ex06_probe"   # the inputs a case runs the result on, stashed on its first argument
@@ -52,41 +47,17 @@ def _linear(i: int, o: int, bias: bool, seed: int, dtype=torch.float32) -> nn.Li
 
 
 def _pair_cases(hidden: bool) -> list[Case]:
+    if hidden:
+        return keyring.hidden("ex06_fusing")._pair_cases()
+
     def chain_pair(dims, bias=True, seed=0):
         def make():
             manual_seed(seed)
             layers = LinearChain(dims, bias=bias).layers
             return _pair(layers[0], layers[1], seed)
         return make
-
-    if not hidden:
-        return [Case("LinearChain 8->16->4: layers[0] then layers[1]", chain_pair((8, 16, 4))),
-                Case("Linear(6->6) then Linear(6->6)", chain_pair((6, 6, 6), seed=1))]
-
-    def two(i, h, o, b1, b2, seed, dtype=torch.float32, lead=(5,), mismatch=None):
-        return lambda: _pair(_linear(i, h, b1, seed, dtype), _linear(mismatch or h, o, b2, seed + 100, dtype), seed,
-                             lead)
-
-    def from_random_mlp(seed):
-        def make():
-            m = random_mlp(seed)
-            a, b = next((m.layers[k], m.layers[k[:-1] + "b"]) for k in m.layers if k.endswith("a"))
-            return _pair(a, b, seed)
-        return make
-
-    return [
-        Case("Linear(5->7, bias=False) then Linear(7->3): first without bias", two(5, 7, 3, False, True, 2)),
-        Case("Linear(5->7) then Linear(7->7, bias=False): second without bias", two(5, 7, 7, True, False, 3)),
-        Case("Linear(4->9, bias=False) then Linear(9->4, bias=False): both without bias",
-             two(4, 9, 4, False, False, 4)),
-        Case("float64 layers Linear(6->10) then Linear(10->3)", two(6, 10, 3, True, True, 5, torch.float64)),
-        Case("Linear(3->12) then Linear(12->3) on a (2, 4, 3) input", two(3, 12, 3, True, True, 6, lead=(2, 4))),
-        Case("Linear(7->7) then Linear(7->7), square", two(7, 7, 7, True, True, 7)),
-        Case("the 'chain' pair of random model seed 39 (unseen)", from_random_mlp(39)),
-        Case("the 'chain' pair of random model seed 0 (unseen)", from_random_mlp(0)),
-        Case("Linear(4->6) then Linear(5->3): the widths do not meet", two(4, 6, 3, True, True, 8, mismatch=5),
-             data={"raises": "ValueError"}),
-    ]
+    return [Case("LinearChain 8->16->4: layers[0] then layers[1]", chain_pair((8, 16, 4))),
+            Case("Linear(6->6) then Linear(6->6)", chain_pair((6, 6, 6), seed=1))]
 
 
 def _model_case(label: str, build, seed: int, shape: tuple[int, ...], dtype=torch.float32,
@@ -110,28 +81,14 @@ def _random_case(label: str, make_model, seed: int) -> Case:
 
 
 def _chains_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_model_case("TwoChains: fc1 -> fc2 beside body.0 -> body.1, alike but for the names", TwoChains, 13,
-                            (5, 6)),
-                _model_case("LinearChain 8->16->4 (a chain of two)", lambda: LinearChain((8, 16, 4)), 0, (5, 8)),
-                _model_case("LinearChain 6->12->12->3 (a chain of three)", lambda: LinearChain((6, 12, 12, 3)), 1,
-                            (5, 6)),
-                _model_case("Net (a ReLU between the Linears: nothing to fuse)", Net, 2, (5, 8))]
-    return [
-        _model_case("MixedChain: five Linears in a row, biases on and off (unseen)", MixedChain, 3, (4, 5)),
-        _model_case("ForkedChain: l1's output has two users (unseen)", ForkedChain, 4, (4, 6)),
-        _model_case("SharedSecond: the second Linear of a chain is called elsewhere too (unseen)", SharedSecond, 5,
-                    (4, 5)),
-        _model_case("SharedFirst: the first Linear of a chain is called elsewhere too (unseen)", SharedFirst, 6,
-                    (4, 5)),
-        _model_case("SelfChain: a(a(x)) + a(flip(x)) (unseen)", SelfChain, 7, (4, 6)),
-        _model_case("FunctionalBreak: F.linear between two Linears (unseen)", FunctionalBreak, 8, (4, 4)),
-        _model_case("NameClash: submodules are already called fused_a and fused_a_ (unseen)", NameClash, 12, (4, 5)),
-        _model_case("KeywordChain: a(input=x) -> b -> c -> d(input=h), keyword calls are left alone (unseen)",
-                    KeywordChain, 14, (3, 5)),
-        _model_case("LinearChain 4->32->8->4 in float64 (unseen)", lambda: LinearChain((4, 32, 8, 4)), 9, (3, 4),
-                    dtype=torch.float64),
-    ] + [_random_case(f"random model seed {s} (unseen)", random_mlp, s) for s in (39, 10, 16, 0)]
+    if hidden:
+        return keyring.hidden("ex06_fusing")._chains_cases()
+    return [_model_case("TwoChains: fc1 -> fc2 beside body.0 -> body.1, alike but for the names", TwoChains, 13,
+                        (5, 6)),
+            _model_case("LinearChain 8->16->4 (a chain of two)", lambda: LinearChain((8, 16, 4)), 0, (5, 8)),
+            _model_case("LinearChain 6->12->12->3 (a chain of three)", lambda: LinearChain((6, 12, 12, 3)), 1,
+                        (5, 6)),
+            _model_case("Net (a ReLU between the Linears: nothing to fuse)", Net, 2, (5, 8))]
 
 
 # ================================================================================= fold_bn_into_conv
@@ -146,50 +103,17 @@ def _conv_bn(conv: nn.Conv2d, bn: nn.BatchNorm2d, seed: int, var=(0.5, 1.5), hw:
 
 
 def _fold_cases(hidden: bool) -> list[Case]:
+    if hidden:
+        return keyring.hidden("ex06_fusing")._fold_cases()
+
     def convbnnet(which, seed, var=(0.5, 1.5)):
         def make():
             manual_seed(seed)
             m = ConvBNNet()
             return _conv_bn(getattr(m, f"conv{which}"), getattr(m, f"bn{which}"), seed, var)
         return make
-
-    if not hidden:
-        return [Case("ConvBNNet: conv2 (no bias) + bn2", convbnnet(2, 0, (0.5, 1.5))),
-                Case("ConvBNNet: conv1 + bn1, small running_var", convbnnet(1, 1, (1e-3, 1e-2)))]
-
-    def pair(cin, cout, k, seed, bias=True, affine=True, eps=1e-5, dtype=torch.float32, var=(0.5, 1.5), stats=True,
-             **kw):
-        def make():
-            manual_seed(seed)
-            conv = nn.Conv2d(cin, cout, k, bias=bias, **kw).to(dtype)
-            bn = nn.BatchNorm2d(cout, eps=eps, affine=affine, track_running_stats=stats).to(dtype)
-            return _conv_bn(conv, bn, seed, var)
-        return make
-
-    def from_random(seed):
-        def make():
-            m = random_convnet(seed)
-            return _conv_bn(m.features[0], m.features[1], seed)
-        return make
-
-    return [
-        Case("Conv2d(4->6, 3) + BatchNorm2d(6, affine=False)", pair(4, 6, 3, 2, affine=False)),
-        Case("Conv2d(3->5, 1, bias=False) + BatchNorm2d(5, affine=False)", pair(3, 5, 1, 3, bias=False, affine=False)),
-        Case("Conv2d(3->4, 3) + BatchNorm2d(4, eps=0.1)", pair(3, 4, 3, 4, eps=0.1)),
-        Case("float64 Conv2d(3->6, 3) + BatchNorm2d(6)", pair(3, 6, 3, 5, dtype=torch.float64)),
-        Case("Conv2d(4->6, 3, stride=2, padding=1, dilation=1, groups=2) + BatchNorm2d(6)",
-             pair(4, 6, 3, 6, stride=2, padding=1, groups=2)),
-        Case("Conv2d(3->3, 3, padding=2, dilation=2, bias=False) + BatchNorm2d(3)",
-             pair(3, 3, 3, 7, bias=False, padding=2, dilation=2)),
-        Case("first block of random convnet seed 0 (unseen)", from_random(0)),
-        Case("first block of random convnet seed 5 (unseen)", from_random(5)),
-        Case("Conv2d(3->4, 3, padding=1, padding_mode='reflect') + BatchNorm2d(4)",
-             pair(3, 4, 3, 8, padding=1, padding_mode="reflect")),
-        Case("Conv2d(2->4, 3, padding=1, padding_mode='circular', bias=False) + BatchNorm2d(4, affine=False)",
-             pair(2, 4, 3, 9, bias=False, affine=False, padding=1, padding_mode="circular")),
-        Case("Conv2d(3->4, 3) + BatchNorm2d(4, track_running_stats=False): nothing to fold",
-             pair(3, 4, 3, 10, stats=False), data={"raises": "ValueError"}),
-    ]
+    return [Case("ConvBNNet: conv2 (no bias) + bn2", convbnnet(2, 0, (0.5, 1.5))),
+            Case("ConvBNNet: conv1 + bn1, small running_var", convbnnet(1, 1, (1e-3, 1e-2)))]
 
 
 def _train_case(label: str, build, seed: int, shape, where: str, partial: bool = False) -> Case:
@@ -205,28 +129,13 @@ def _train_case(label: str, build, seed: int, shape, where: str, partial: bool =
 
 
 def _fuse_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [
-            _model_case("ConvBNNet in eval mode", ConvBNNet, 0, (2, 3, 8, 8), bn=True),
-            _model_case("SharedConvNet: one conv called from two sites", SharedConvNet, 1, (2, 4, 8, 8), bn=True),
-            _train_case("ConvBNNet in training mode", ConvBNNet, 2, (2, 3, 8, 8), "the module is in training mode"),
-        ]
+    if hidden:
+        return keyring.hidden("ex06_fusing")._fuse_cases()
     return [
-        _model_case("TwoUserConv: a conv output with two users (unseen)", TwoUserConv, 3, (2, 3, 6, 6), bn=True),
-        _model_case("NoStatsBN: BatchNorm2d(track_running_stats=False) (unseen)", NoStatsBN, 4, (3, 3, 6, 6),
-                    bn=True),
-        _model_case("BigEps: BatchNorm2d(eps=0.1) (unseen)", BigEps, 5, (2, 3, 6, 6), bn=True),
-        _model_case("ModuleFedBN: a BatchNorm2d after an nn.ReLU module stays (unseen)", ModuleFedBN, 9,
-                    (2, 3, 6, 6), bn=True),
-        _model_case("Conv1dBN: Conv1d -> BatchNorm1d stays, Conv2d -> BatchNorm2d folds (unseen)", Conv1dBN, 8,
-                    (2, 3, 7), bn=True),
-        _model_case("ConvBNNet in float64, small running_var (unseen)", ConvBNNet, 6, (2, 3, 8, 8), bn=True,
-                    dtype=torch.float64, var=(1e-3, 1e-2)),
-        _model_case("TwoBlocks: conv1 -> bn1 beside features.0 -> features.1, alike but for the names (unseen)",
-                    TwoBlocks, 10, (2, 3, 6, 6), bn=True),
-        _train_case("ConvBNNet in eval mode except bn2, left in training mode (unseen)", ConvBNNet, 7,
-                    (2, 3, 8, 8), "gm.bn2 is in training mode (gm itself is in eval mode)", partial=True),
-    ] + [_random_case(f"random convnet seed {s} (unseen)", random_convnet, s) for s in (5, 11, 0, 9)]
+        _model_case("ConvBNNet in eval mode", ConvBNNet, 0, (2, 3, 8, 8), bn=True),
+        _model_case("SharedConvNet: one conv called from two sites", SharedConvNet, 1, (2, 4, 8, 8), bn=True),
+        _train_case("ConvBNNet in training mode", ConvBNNet, 2, (2, 3, 8, 8), "the module is in training mode"),
+    ]
 
 
 # ============================================================================ references of the algebra

@@ -7,17 +7,16 @@ from typing import Any, Callable
 import torch
 import torch.fx as fx
 import torch.nn as nn
-from torch.ao.quantization import (
-    FakeQuantizeBase, FusedMovingAvgObsFakeQuantize, get_default_qat_qconfig_mapping, get_default_qconfig_mapping,
-)
-from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx, prepare_qat_fx
+from torch.ao.quantization import FusedMovingAvgObsFakeQuantize, get_default_qconfig_mapping
+from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
-from fxplayground import ConvBNNet, DropoutNet, Net, QATNet
+from fxplayground import Net, QATNet
 
 from autograder.checks.evidence import quiet_one_thread
+from autograder.checks import keyring
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import current_salt, generator, manual_seed, random_mlp, RandomMLP, seeded_randn
-from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade, BufferNet, SigmoidHead, TiedNet
+from autograder.checks.randmodels import current_salt, generator, manual_seed, RandomMLP, seeded_randn
+from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -38,8 +37,8 @@ def _fresh(key: str, build: Callable[[], Any]) -> Any:
 
 
 def _prepare_ref(model: nn.Module, example_inputs: tuple, backend: str = "x86") -> fx.GraphModule:
-    with _silent():
-        return prepare_qat_fx(model.train(), get_default_qat_qconfig_mapping(backend), example_inputs)
+    """`model` prepared as prepare_for_qat must prepare it: the instructor's side (keyring.inputs)."""
+    return keyring.inputs("ex07_qat").prepare_ref(model, example_inputs, backend)
 
 
 def _seeded(make_model: Callable[[], nn.Module], seed: int) -> nn.Module:
@@ -62,16 +61,10 @@ def _prep_case(label: str, build: Callable[[], nn.Module], shape: tuple, backend
 
 
 def _prep_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_prep_case("QATNet() (train mode)", lambda: _seeded(QATNet, 0), (4, 16)),
-                _prep_case("Net().eval() (a model left in eval mode)", lambda: _seeded(Net, 1).eval(), (4, 8))]
-    return [
-        _prep_case("ConvBNNet in eval mode (unseen)", lambda: _seeded(ConvBNNet, 2).eval(), (2, 3, 8, 8)),
-        _prep_case("DropoutNet in eval mode: F.dropout reads self.training (unseen)",
-                   lambda: _seeded(DropoutNet, 3).eval(), (4, 6)),
-        _prep_case("random model seed 47 with tanh, sigmoid and a shared layer", lambda: random_mlp(47), (3, 8)),
-        _prep_case("QATNet with backend='qnnpack'", lambda: _seeded(QATNet, 5), (4, 16), backend="qnnpack"),
-    ]
+    if hidden:
+        return keyring.hidden("ex07_qat")._prep_cases()
+    return [_prep_case("QATNet() (train mode)", lambda: _seeded(QATNet, 0), (4, 16)),
+            _prep_case("Net().eval() (a model left in eval mode)", lambda: _seeded(Net, 1).eval(), (4, 8))]
 
 
 def _custom_fq() -> fx.GraphModule:
@@ -124,26 +117,17 @@ def _ptq_prepared() -> fx.GraphModule:
 
 
 def _count_cases(hidden: bool) -> list[Case]:
+    if hidden:
+        return keyring.hidden("ex07_qat")._count_cases()
+
     def prep(label, build, shape, seed=0):
         def make():
             return (_fresh(f"count {label}", lambda: _prepare_ref(
                 _seeded(build, seed) if isinstance(build, type) else build(), (seeded_randn(*shape),))),)
         return Case(label, make)
-    if not hidden:
-        return [Case("a hand-built graph where every usual mistake gives a different count", lambda: (_diagnostic(),)),
-                prep("QATNet prepared for QAT", QATNet, (4, 16)),
-                prep("Net prepared for QAT", Net, (4, 8), seed=1)]
-    return [
-        prep("ConvBNNet prepared for QAT (unseen)", ConvBNNet, (2, 3, 8, 8), seed=2),
-        prep("random model seed 47 prepared (tanh, sigmoid, a shared layer)", lambda: random_mlp(47), (3, 8)),
-        Case("QATNet prepared with prepare_fx for post-training quantization: observers, no fake-quant",
-             lambda: (_fresh("ptq", _ptq_prepared),)),
-        Case("QATNet traced with symbolic_trace, not prepared", lambda: (fx.symbolic_trace(_seeded(QATNet, 0)),)),
-        Case("a hand-built graph: one fake-quant called twice, a learnable fake-quant, an observer named "
-             "'fake_quant_stats'", lambda: (_handmade(),)),
-        Case("a hand-built graph: a FakeQuantizeBase subclass named RoundTrip, an nn.Identity subclass named "
-             "NotAFakeQuantize called twice", lambda: (_custom_fq(),)),
-    ]
+    return [Case("a hand-built graph where every usual mistake gives a different count", lambda: (_diagnostic(),)),
+            prep("QATNet prepared for QAT", QATNet, (4, 16)),
+            prep("Net prepared for QAT", Net, (4, 8), seed=1)]
 
 
 # ------------------------------------------------------------------------------------- qat_finetune
@@ -175,19 +159,10 @@ def _ft_case(label: str, build: Callable[[], nn.Module], in_shape: tuple, classe
 
 
 def _ft_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_ft_case("QATNet(16, 32, 4), 3 batches, steps=5, lr=0.1",
-                         lambda: _seeded(lambda: QATNet(16, 32, 4), 0), (16,), 4, 3, 5, 0.1)]
-    return [
-        _ft_case("ConvBNNet handed over in eval mode, 2 batches, steps=3, lr=0.05",
-                 lambda: _seeded(lambda: ConvBNNet(4, 3), 1), (3, 6, 6), 3, 2, 3, 0.05, eval_mode=True, seed=1),
-        _ft_case("QATNet(8, 16, 3), 5 batches but steps=2 (only the first two are used)",
-                 lambda: _seeded(lambda: QATNet(8, 16, 3), 2), (8,), 3, 5, 2, 0.2, seed=2),
-        _ft_case("random model, 2 batches cycled over steps=5, lr=0.3",
-                 lambda: _mlp_no_dropout(3), (_mlp_no_dropout(3).width,), 3, 2, 5, 0.3, seed=3),
-        _ft_case("QATNet(8, 16, 3), steps=0 (nothing to do)", lambda: _seeded(lambda: QATNet(8, 16, 3), 4),
-                 (8,), 3, 2, 0, 0.1, seed=4),
-    ]
+    if hidden:
+        return keyring.hidden("ex07_qat")._ft_cases()
+    return [_ft_case("QATNet(16, 32, 4), 3 batches, steps=5, lr=0.1",
+                     lambda: _seeded(lambda: QATNet(16, 32, 4), 0), (16,), 4, 3, 5, 0.1)]
 
 
 # ------------------------------------------------------------------------------------------ to_int8
@@ -214,17 +189,13 @@ def _calibrated(key: str, build: Callable[[], nn.Module], shape: tuple, *, steps
 
 
 def _int8_cases(hidden: bool) -> list[Case]:
+    if hidden:
+        return keyring.hidden("ex07_qat")._int8_cases()
+
     def case(label, build, shape, **kw):
         return Case(label, _calibrated(label, build, shape, **kw), data={"shape": shape})
-    if not hidden:
-        return [case("QATNet prepared and calibrated, handed over in train mode", lambda: _seeded(QATNet, 0), (8, 16)),
-                case("Net prepared and calibrated, in eval mode", lambda: _seeded(Net, 1), (8, 8), eval_mode=True)]
-    return [
-        case("ConvBNNet prepared and calibrated: ConvBn2d must fold (unseen)", lambda: _seeded(ConvBNNet, 2),
-             (4, 3, 8, 8), seed=3),
-        case("a model ending in torch.sigmoid (unseen)", lambda: _seeded(SigmoidHead, 4), (8, 6), seed=4),
-        case("random model seed 19 (tanh, sigmoid, a chain of linears)", lambda: random_mlp(19), (6, 4), seed=5),
-    ]
+    return [case("QATNet prepared and calibrated, handed over in train mode", lambda: _seeded(QATNet, 0), (8, 16)),
+            case("Net prepared and calibrated, in eval mode", lambda: _seeded(Net, 1), (8, 8), eval_mode=True)]
 
 
 def _int8_qatnet() -> nn.Module:
@@ -234,14 +205,7 @@ def _int8_qatnet() -> nn.Module:
 
 
 def _size_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [Case("QATNet (fp32)", lambda: (_seeded(QATNet, 0),)),
-                Case("QATNet converted to int8", lambda: (_int8_qatnet(),))]
-    return [
-        Case("a model with buffers and no parameters (unseen)", lambda: (BufferNet(),)),
-        Case("nn.ReLU(): an empty state_dict", lambda: (nn.ReLU(),)),
-        Case("tied weights: one tensor under two names", lambda: (_seeded(TiedNet, 1),)),
-        Case("a model prepared for QAT (fake-quant buffers)",
-             lambda: (_prepare_ref(_seeded(Net, 2), (seeded_randn(2, 8),)),)),
-        Case("random model seed 12", lambda: (random_mlp(12),)),
-    ]
+    if hidden:
+        return keyring.hidden("ex07_qat")._size_cases()
+    return [Case("QATNet (fp32)", lambda: (_seeded(QATNet, 0),)),
+            Case("QATNet converted to int8", lambda: (_int8_qatnet(),))]

@@ -6,11 +6,11 @@ from typing import Callable
 import torch
 import torch.nn as nn
 
-from autograder.checks.randmodels import manual_seed
+from autograder.checks import keyring
 from autograder.checks.framework import Case
+from autograder.checks.randmodels import manual_seed
 from autograder.checks.ex09_dynamo.models import (
-    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, Stepper, _gen, _recording_backend,
-    _remember_settings, _reset, relu_twice, returns_a_number, scaled_by_item, sin_item_scale, two_items,
+    GateNet, PROBE, PlainMLP, SigmoidPass, _gen, _remember_settings, _reset, sin_item_scale
 )
 
 
@@ -36,8 +36,9 @@ def _earlier_compile() -> None:
     _reset()
 
 
-def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
-    """(fn, *inputs) cases shared by capture_graphs and graph_break_count."""
+def _makers(warm: bool):
+    """(model, function): the makers of the (fn, *inputs) cases shared by capture_graphs and graph_break_count
+    (`warm`: without an earlier compile in the same process)."""
     def model(factory: Callable[[], nn.Module], shape: tuple, seed: int, dtype=torch.float32):
         def make():
             _reset()
@@ -59,40 +60,16 @@ def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
                     *(torch.randn(*s, generator=_gen(seed + 1 + i)) for i, s in enumerate(more)))
         return make
 
-    if not hidden:
-        return [Case("sin_item_scale: .item() in the middle", function(sin_item_scale, (5,), 1)),
-                Case("GateNet(6): a branch on h.mean()", model(lambda: GateNet(6), (4, 6), 0))]
+    return model, function
 
-    def break_net(seed: int):
-        return model(lambda: BreakNet(seed), (3, BreakNet(seed).width), seed)
 
-    # graph_break_count: two breaks of one kind come first, so that counting kinds of break shows as that
-    cases = [Case("two_items: two .item() calls", function(two_items, (2, 3), 4))] if not warm else []
-    cases += [
-        Case("BreakNet seed 3 (unseen)", break_net(3)),
-        Case("BreakNet seed 17 (unseen): nothing breaks its graph", break_net(17)),
-        # the second input decides whether the graph breaks: passing the first one only is another function
-        Case("scaled_by_item(x, scale): two inputs, the second one breaks the graph",
-             function(scaled_by_item, (4,), 11, (3,)), data={"first_only": function(scaled_by_item, (4,), 11)}),
-    ]
-    if warm:   # capture_graphs
-        cases += [Case("GateNet(4) in float64", model(lambda: GateNet(4), (3, 4), 8, torch.float64)),
-                  Case("returns_a_number: the graph ends at .item()", function(returns_a_number, (4,), 7)),
-                  # a second call of the compiled model compiles again: the graphs of one call are asked for
-                  Case("Stepper(4): counts its calls in an int attribute (each call compiles anew)",
-                       model(lambda: Stepper(4), (2, 4), 12))]
-    else:      # graph_break_count
-        cases += [Case("NestedBreak: the branch inside a submodule", model(lambda: NestedBreak(5), (3, 5), 5))]
-    if warm:
-        def warmed():
-            fn, x = function(relu_twice, (6,), 9)()
-            import torch._dynamo
-            for _ in range(torch._dynamo.config.recompile_limit):   # a notebook's earlier experiments
-                torch.compile(fn, backend=_recording_backend([]))(x)
-            return fn, x
-        cases.append(Case("relu_twice, compiled eight times before in this kernel", warmed,
-                          data={"cold": function(relu_twice, (6,), 9), "warm": True}))
-    return cases
+def _fn_cases(hidden: bool, warm: bool) -> list[Case]:
+    """(fn, *inputs) cases shared by capture_graphs and graph_break_count."""
+    if hidden:
+        return keyring.hidden("ex09_dynamo")._fn_cases(warm)
+    model, function = _makers(warm)
+    return [Case("sin_item_scale: .item() in the middle", function(sin_item_scale, (5,), 1)),
+            Case("GateNet(6): a branch on h.mean()", model(lambda: GateNet(6), (4, 6), 0))]
 
 
 def _capture_cases(hidden: bool) -> list[Case]:
@@ -104,6 +81,9 @@ def _breaks_cases(hidden: bool) -> list[Case]:
 
 
 def _pass_cases(hidden: bool) -> list[Case]:
+    if hidden:
+        return keyring.hidden("ex09_dynamo")._pass_cases()
+
     def case(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32,
              train: bool = False):
         def make():
@@ -119,20 +99,5 @@ def _pass_cases(hidden: bool) -> list[Case]:
     def mk(label: str, spec: tuple) -> Case:
         make, factory, dtype = spec
         return Case(label, make, data={"factory": factory, "dtype": dtype})
-
-    if not hidden:
-        return [mk("PlainMLP(6) with relu_to_sigmoid", case(lambda a: PlainMLP(6, a), [(3, 6)], 0)),
-                mk("GateNet(6) with relu_to_sigmoid: two graphs", case(lambda a: GateNet(6, a), [(4, 6)], 1))]
-
-    def break_net(seed: int):
-        return case(lambda a: BreakNet(seed, a), [(3, BreakNet(seed).width)], seed)
-
-    return [
-        mk("BreakNet seed 3 with relu_to_sigmoid (unseen)", break_net(3)),
-        mk("BreakNet seed 29 with relu_to_sigmoid (unseen)", break_net(29)),
-        mk("PlainMLP(5) called on batches of 2, 5 and 7 (recompiles)",
-           case(lambda a: PlainMLP(5, a), [(2, 5), (5, 5), (7, 5)], 2)),
-        mk("GateNet(4) in float64", case(lambda a: GateNet(4, a), [(3, 4), (3, 4)], 3, torch.float64)),
-        mk("PlainMLP(4) in training mode: the caller's model stays as it is",
-           case(lambda a: PlainMLP(4, a), [(2, 4)], 4, train=True)),
-    ]
+    return [mk("PlainMLP(6) with relu_to_sigmoid", case(lambda a: PlainMLP(6, a), [(3, 6)], 0)),
+            mk("GateNet(6) with relu_to_sigmoid: two graphs", case(lambda a: GateNet(6, a), [(4, 6)], 1))]

@@ -7,7 +7,7 @@ training, `move_exported_model_to_eval`, `convert_pt2e`, all from torchao's `tor
 Exporting and preparing cost tenths of a second, moving a model to eval a second or more (it pattern-matches
 with export), so the models are small linear nets without batch norm (whose QAT folding makes `convert_pt2e`
 take tens of seconds), every prepared model is built once per process and deep-copied for each case
-(`_fresh`), and every reference is computed once per case (`_reference`). The functions that receive a
+(`_fresh`), and every reference is computed once per case (on the judge's side). The functions that receive a
 prepared model (`pt2e_fake_quant_count`, `pt2e_finetune`, `to_qdq`) receive one prepared by the reference,
 never by the learner's `prepare_pt2e_qat`, so each test charges for its own function only.
 

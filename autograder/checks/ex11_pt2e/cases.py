@@ -9,12 +9,13 @@ import torch.fx as fx
 import torch.nn as nn
 
 from fxplayground import Net
-from autograder.checks.evidence import cached_reference, quiet_one_thread
+from autograder.checks.evidence import quiet_one_thread
+from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import current_salt, generator, manual_seed, random_mlp
 from autograder.checks.ex11_pt2e.models import (
-    PairNet, SigmoidHead, X86InductorQuantizer, _diagnostic, _disallow_eval_train, _dropout, _handmade_qdq, _qatnet, _seeded,
-    _x, convert_pt2e, get_default_x86_inductor_quantization_config, move_exported_model_to_eval, prepare_qat_pt2e,
+    SigmoidHead, _diagnostic, _disallow_eval_train, _dropout, _handmade_qdq, _qatnet, _seeded, _x, convert_pt2e,
+    move_exported_model_to_eval,
 )
 
 
@@ -42,19 +43,10 @@ def _fresh(key: str, build: Callable[[], Any]) -> Any:
     return fresh
 
 
-def _quantizer(**config: Any) -> X86InductorQuantizer:
-    quantizer = X86InductorQuantizer()
-    quantizer.set_global(get_default_x86_inductor_quantization_config(**{"is_qat": True, **config}))
-    return quantizer
-
-
 def _prepare_ref(model: nn.Module, example_inputs: tuple, **config: Any) -> fx.GraphModule:
-    """Lesson 11's flow. The batch dimension is dynamic, as in the lesson, so that the prepared models the other
-    checks hand over train and run on batches of any size."""
-    with _silent():
-        dynamic = tuple({0: torch.export.Dim("batch")} for _ in example_inputs)
-        exported = torch.export.export(model.train(), example_inputs, dynamic_shapes=dynamic).module()
-        return prepare_qat_pt2e(exported, _quantizer(**config))
+    """`model` prepared by lesson 11's flow, as prepare_pt2e_qat must prepare it (a dynamic batch dimension): the
+    instructor's side (keyring.inputs)."""
+    return keyring.inputs("ex11_pt2e").prepare_ref(model, example_inputs, **config)
 
 
 def _prepared(key: str) -> fx.GraphModule:
@@ -104,33 +96,17 @@ def _prep_case(label: str, build: Callable[[], nn.Module], shape: tuple, eval_mo
 
 
 def _prep_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_prep_case("QATNet() in train mode", _qatnet, (4, 16)),
-                _prep_case("Net() handed over in eval mode", lambda: _seeded(Net, 1), (4, 8), eval_mode=True)]
-    return [
-        _prep_case("DropoutNet handed over in eval mode: dropout must train (unseen)", _dropout, (4, 6),
-                   eval_mode=True),
-        _prep_case("a residual add and a sigmoid head (unseen)", lambda: _seeded(SigmoidHead, 5), (4, 6)),
-        _prep_case("random model seed 47: a chain, a branch and a shared layer", lambda: random_mlp(47), (3, 8)),
-        _prep_case("PairNet: two inputs, each with a dynamic batch", lambda: _seeded(PairNet, 2), (3, 6), False,
-                   (3, 5)),
-    ]
+    if hidden:
+        return keyring.hidden("ex11_pt2e")._prep_cases()
+    return [_prep_case("QATNet() in train mode", _qatnet, (4, 16)),
+            _prep_case("Net() handed over in eval mode", lambda: _seeded(Net, 1), (4, 8), eval_mode=True)]
 
 
 def _count_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [Case("a hand-built graph where every usual mistake gives a different count", lambda: (_diagnostic(),)),
-                Case("QATNet prepared with prepare_qat_pt2e", lambda: (_prepared("QATNet"),))]
-    return [
-        Case("DropoutNet prepared (unseen)", lambda: (_prepared("DropoutNet"),)),
-        Case("random model seed 47 prepared: a shared layer", lambda: (_prepared("random 47"),)),
-        Case("QATNet prepared with a quantizer without is_qat=True: observers, no fake-quant",
-             lambda: (_prepared("QATNet PTQ"),)),
-        Case("QATNet exported, not prepared", lambda: (_fresh("exported QATNet", lambda: torch.export.export(
-            _qatnet(), (_x(4, 16),)).module()),)),
-        Case("another hand-built graph: the same modules called in another order and number (unseen)",
-             lambda: (_diagnostic(_HIDDEN_ORDER, spares=3),)),
-    ]
+    if hidden:
+        return keyring.hidden("ex11_pt2e")._count_cases()
+    return [Case("a hand-built graph where every usual mistake gives a different count", lambda: (_diagnostic(),)),
+            Case("QATNet prepared with prepare_qat_pt2e", lambda: (_prepared("QATNet"),))]
 
 
 # A hidden hand-built graph: answer 8, and each usual mistake gives its own count: by the name
@@ -172,39 +148,20 @@ def _ft_case(label: str, key: str, classes: int, n_batches: int, steps: int, lr:
 
 
 def _ft_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_ft_case("QATNet prepared, 3 batches, steps=5, lr=0.1", "QATNet", 4, 3, 5, 0.1)]
-    return [
-        _ft_case("DropoutNet prepared (dropout trains), 2 batches, steps=3, lr=0.05 (unseen)", "DropoutNet", 2, 2,
-                 3, 0.05, seed=1),
-        _ft_case("random model seed 47, 5 batches but steps=2 (only the first two are used)", "random 47", 3, 5, 2,
-                 0.2, seed=2),
-        _ft_case("QATNet prepared, 2 batches cycled over steps=5, lr=0.3", "QATNet", 4, 2, 5, 0.3, seed=3),
-        _ft_case("QATNet prepared, steps=0 (nothing to do)", "QATNet", 4, 2, 0, 0.1, seed=4),
-    ]
+    if hidden:
+        return keyring.hidden("ex11_pt2e")._ft_cases()
+    return [_ft_case("QATNet prepared, 3 batches, steps=5, lr=0.1", "QATNet", 4, 3, 5, 0.1)]
 
 
 def _qdq_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [Case("QATNet prepared and calibrated", lambda: (_calibrated("QATNet"),))]
-    return [
-        Case("DropoutNet prepared and calibrated: dropout must stop (unseen)", lambda: (_calibrated("DropoutNet"),)),
-        Case("a residual add and a sigmoid head, prepared and calibrated (unseen)",
-             lambda: (_calibrated("SigmoidHead"),)),
-    ]
+    if hidden:
+        return keyring.hidden("ex11_pt2e")._qdq_cases()
+    return [Case("QATNet prepared and calibrated", lambda: (_calibrated("QATNet"),))]
 
 
 def _count_qdq_cases(hidden: bool) -> list[Case]:
-    if not hidden:
-        return [Case("QATNet converted with convert_pt2e", lambda: (_converted("QATNet"),)),
-                Case("a hand-built graph: per-tensor and per-channel, .default and .tensor overloads, decoys",
-                     lambda: (_handmade_qdq(),))]
-    return [
-        Case("DropoutNet converted (unseen)", lambda: (_converted("DropoutNet"),)),
-        Case("a residual add and a sigmoid head, converted (unseen)", lambda: (_converted("SigmoidHead"),)),
-        Case("a hand-built graph with per-channel nodes only", lambda: (_handmade_qdq(per_channel_only=True),)),
-        Case("a hand-built graph, three per-tensor rounds: overloads, decoys and choose_qparams (unseen)",
-             lambda: (_handmade_qdq(rounds=3),)),
-        Case("QATNet exported, never quantized", lambda: (_fresh("exported QATNet", lambda: torch.export.export(
-            _qatnet(), (_x(4, 16),)).module()),)),
-    ]
+    if hidden:
+        return keyring.hidden("ex11_pt2e")._count_qdq_cases()
+    return [Case("QATNet converted with convert_pt2e", lambda: (_converted("QATNet"),)),
+            Case("a hand-built graph: per-tensor and per-channel, .default and .tensor overloads, decoys",
+                 lambda: (_handmade_qdq(),))]

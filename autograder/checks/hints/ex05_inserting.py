@@ -12,7 +12,7 @@ PROGRESSIVE: dict[str, list[str]] = {
         '`node.replace_all_uses_with(new)` rewires every user: the output node, a user that reads it twice, uses '
         'inside lists. But by then the new node is itself a user of `node`; print `new.args` after the call to see '
         'what happened to it. An unknown name raises `KeyError` with that name, not StopIteration.',
-        'Pass `delete_user_cb=lambda user: user is not new` so the new node keeps reading `node`. Then call '
+        'Pass a `delete_user_cb` that leaves out `new` itself, so the new node keeps reading `node`. Then call '
         '`gm.graph.lint()` and `gm.recompile()` and return `gm`. Look the node up with `next(..., None)` and raise '
         '`KeyError(node_name)` when nothing is found.',
     ],
@@ -66,10 +66,10 @@ HINTS: dict[str, str] = {
         'anything else',
     'ex05.nothing_reads_new_node_make':
         "nothing reads the new node '{new}': make the users of '{name}' read it with "
-        'node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new)',
+        'node.replace_all_uses_with(new, ...), with a delete_user_cb that leaves out new itself',
     'ex05.rewire_every_user_node_not':
         'rewire every user of the node, not only some: node.users lists them all, and '
-        'node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not new) rewires them in one call',
+        'node.replace_all_uses_with(new, ...) rewires them in one call (a delete_user_cb leaves out new itself)',
     'ex05.uses_inside_lists_tuples_keyword':
         'uses inside lists and tuples and keyword arguments count too: node.replace_all_uses_with(new, ...) '
         'rewrites every use, wherever it is',
@@ -77,10 +77,10 @@ HINTS: dict[str, str] = {
         "a node that reads '{name}' twice must read the new node both times: node.replace_all_uses_with(new, ...) "
         'rewrites every use',
     'ex05.expected_every_use_rewired_node':
-        'expected every use rewired, as node.replace_all_uses_with(new, delete_user_cb=lambda user: user is not '
-        'new) does',
+        'expected every use rewired, as node.replace_all_uses_with(new, ...) does (with a delete_user_cb that '
+        'leaves out new itself)',
     'ex05.graph_inserting_after_node_only':
-        '`with graph.inserting_after(node):` only sets where new nodes go; create the node inside it with '
+        'a `graph.inserting_after(node)` block only sets where new nodes go; create the node inside it with '
         'graph.call_function(fn, (node,))',
     'ex05.keep_original_nodes_only_add':
         'keep the original nodes: only add the new one and rewire users',
@@ -93,7 +93,7 @@ HINTS: dict[str, str] = {
     'ex05.new_node_s_only_argument':
         "the new node's only argument is the node it follows: graph.call_function(fn, (node,))",
     'ex05.new_nodes_go_where_insertion':
-        'new nodes go where the insertion point is: `with graph.inserting_after(node):` puts them right after '
+        'new nodes go where the insertion point is: a `graph.inserting_after(node)` block puts them right after '
         '`node`',
     'ex05.raise_node_name_when_no':
         'raise {expected}(node_name) when no node has that name',
@@ -108,17 +108,17 @@ HINTS: dict[str, str] = {
     'ex05.run_graph_lint_print_gm':
         'run graph.lint() and print gm.code to see which line is wrong',
     'ex05.after_creating_node_make_users':
-        "after creating the node, make the users of '{name}' read it (node.replace_all_uses_with(new, "
-        'delete_user_cb=lambda user: user is not new)); a node that something reads stays',
+        "after creating the node, make the users of '{name}' read it (node.replace_all_uses_with, with a "
+        'delete_user_cb that leaves out new itself); a node that something reads stays',
     'ex05.return_gm_graphmodule_whose_graph':
         'return gm, the GraphModule whose graph you changed',
     'ex05.after_inserting_consumer_node_node':
         'after inserting a consumer of `node`, node.replace_all_uses_with(new) also rewires the new node to read '
-        'itself: pass delete_user_cb=lambda user: user is not new, or set new.args after replacing',
+        'itself: pass a delete_user_cb that leaves out new, or set new.args after replacing',
     'ex05.change_nothing_but_uses_node':
         'change nothing but the uses of the node',
     'ex05.create_node_inside_graph_inserting':
-        'create the node inside `with graph.inserting_after(node):`, so it comes right after `node` and before '
+        'create the node inside a `graph.inserting_after(node)` block, so it comes right after `node` and before '
         'every user (without an insertion point, new nodes go to the end of the graph)',
     'ex05.raise_node_name_so_learner':
         'raise {expected}(node_name) so the learner sees which name was not found',

@@ -18,9 +18,9 @@ PROGRESSIVE: dict[str, list[str]] = {
     'graph_break_count': [
         'Dynamo can tell you itself: `torch._dynamo.explain(fn)` returns a function that compiles and runs `fn` and '
         'reports what happened.',
-        'The report of `torch._dynamo.explain(fn)(*inputs)` has `graph_count` and `graph_break_count`: a break is '
+        'The report (that function called with the inputs) has `graph_count` and `graph_break_count`: a break is '
         'where one graph ends and the next begins, so the second is the first minus one.',
-        '`torch._dynamo.reset()` first, then `return torch._dynamo.explain(fn)(*inputs).graph_break_count` as an '
+        "`torch._dynamo.reset()` first, then return the report's `graph_break_count` as an "
         '`int`.',
     ],
     'compile_with_pass': [
@@ -39,7 +39,7 @@ HINTS: dict[str, str] = {
     'ex09.count_python_int_not_return':
         'a count is a Python int, not a {name}: return int(...) of it',
     'ex09.return_number_itself_torch_dynamo':
-        'return the number itself: torch._dynamo.explain(fn)(*inputs).graph_break_count',
+        "return the number itself: the graph_break_count of torch._dynamo.explain's report",
     'ex09.return_torch_compile_model_backend':
         'return torch.compile(model, backend=your_backend)',
     'ex09.torch_compile_needs_no_fx':
@@ -63,14 +63,14 @@ HINTS: dict[str, str] = {
     'ex09.more_breaks_than_this_one':
         'more breaks than this one compile has graphs: the number includes other compiles (a counter such as '
         'torch._dynamo.utils.counters keeps counting across them, and reset() does not clear it); count this call '
-        'only: torch._dynamo.explain(fn)(*inputs).graph_break_count',
+        "only: the graph_break_count of torch._dynamo.explain's report",
     'ex09.number_graphs_each_graph_break':
         'that is the number of graphs: each graph break ends one graph and starts another; '
-        'torch._dynamo.explain(fn)(*inputs) reports both, graph_count and graph_break_count',
+        "torch._dynamo.explain's report on the inputs has both, graph_count and graph_break_count",
     'ex09.count_every_break_not_whether':
-        'count every break, not whether there is one: torch._dynamo.explain(fn)(*inputs) reports graph_break_count',
+        "count every break, not whether there is one: torch._dynamo.explain's report has graph_break_count",
     'ex09.torch_dynamo_explain_fn_inputs':
-        'torch._dynamo.explain(fn)(*inputs).graph_break_count counts them',
+        "the graph_break_count of torch._dynamo.explain's report counts them",
     'ex09.return_torch_compile_model_backend_2':
         'return torch.compile(model, backend=...) with a backend that applies pass_fn',
     'ex09.leave_model_torch_compile_needs':
@@ -137,7 +137,7 @@ HINTS: dict[str, str] = {
     'ex09.n0_where_dynamo_breaks_graph':
         '0 where dynamo breaks the graph: that a compile succeeds tells nothing (with fullgraph=True torch.compile '
         "captures this function's breaks in one graph); count the breaks torch.compile's defaults make: "
-        'torch._dynamo.explain(fn)(*inputs).graph_break_count',
+        "the graph_break_count of torch._dynamo.explain's report",
     'ex09.leave_dynamo_config_as_found':
         'leave torch._dynamo.config as you found it: a setting changed for good changes every later compile of the '
         'caller; change one only inside `with torch._dynamo.config.patch(...):`, or not at all',

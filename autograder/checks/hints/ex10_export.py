@@ -11,7 +11,7 @@ PROGRESSIVE: dict[str, list[str]] = {
         'says which dimensions of each input may vary, each marked with a `Dim`.',
         'Give `dynamic_shapes` one entry per input, in the same structure as `args`: for the one input, a dict from '
         'dimension number to `Dim("batch")`. A tuple spares you forward\'s argument name, which is not always `x`.',
-        '`export(model, (example_input,), dynamic_shapes=({0: Dim("batch")},))`, and return the `ExportedProgram` '
+        'Export with `dynamic_shapes` a tuple of one dict, `{0: Dim("batch")}`, and return the `ExportedProgram` '
         'itself (not `.module()`).',
     ],
     'aten_histogram': [
@@ -19,7 +19,7 @@ PROGRESSIVE: dict[str, list[str]] = {
         'overload such as `torch.ops.aten.linear.default`.',
         'The key is `str(node.target)` (`"aten.linear.default"`), not the node\'s name and not the overload packet. '
         '`operator.getitem` and `cond` are call_function nodes too, and count.',
-        'A dict, `counts[key] = counts.get(key, 0) + 1` for each call_function node, on `ep.graph` as it is (no '
+        'A dict from each key to how many call_function nodes have it (`counts.get(key, 0)` helps), on `ep.graph` as it is (no '
         '`run_decompositions()`).',
     ],
     'parameter_placeholders': [
@@ -57,7 +57,7 @@ HINTS: dict[str, str] = {
         'export example_input as it is, in its own dtype ({dtype}), with the model as it is: cast neither (no '
         '.float() on the example or the model)',
     'ex10.export_model_example_input_args':
-        'export(model, (example_input,), ...): the args of export are a tuple of the inputs',
+        'the args of export are a tuple of the inputs: (example_input,), after the model',
     'ex10.give_batch_dimension_no_upper':
         'give the batch dimension no upper bound: Dim("batch") without max=',
     'ex10.count_nodes_ep_graph_only':
@@ -65,7 +65,7 @@ HINTS: dict[str, str] = {
         'true_graph_0, ...), and their nodes are not nodes of ep.graph',
     'ex10.keys_are_right_counts_are':
         'the keys are right, the counts are not ({k!r}: {got} for {expected} nodes): add 1 for every call_function '
-        'node, counts[key] = counts.get(key, 0) + 1',
+        'node, one more under its key each time (counts.get(key, 0) + 1)',
     'ex10.key_str_node_target_operator':
         'key by str(node.target), the operator overload, not by node.name',
     'ex10.count_call_function_nodes_only':
@@ -138,7 +138,7 @@ HINTS: dict[str, str] = {
     'ex10.only_dimension_0_batch_dynamic':
         'only dimension 0, the batch, is dynamic: ({0: Dim("batch")},)',
     'ex10.count_integers_counts_key_counts':
-        'count with integers: counts[key] = counts.get(key, 0) + 1',
+        'count with integers: one more under the key each time (counts.get(key, 0) + 1)',
     'ex10.make_each_shape_tuple_tuple':
         'make each shape a tuple: tuple(... for s in val.shape)',
     'ex10.nothing_changed_ep_graph_edit':

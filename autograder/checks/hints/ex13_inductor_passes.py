@@ -19,8 +19,8 @@ PROGRESSIVE: dict[str, list[str]] = {
         'A `PatternMatcherPass` has `apply(gm)`, which rewrites the graph in place and returns how many '
         'replacements it made.',
         '`apply` changes `gm.graph` but not `gm.code`: recompile afterwards, as after any change of a graph.',
-        '`count = pattern_pass.apply(gm)`, then `gm.graph.lint()`, `gm.recompile()`, `return count` (apply it once: '
-        'a second apply finds nothing left).',
+        'Keep the number `apply(gm)` returns, then `gm.graph.lint()`, `gm.recompile()`, and return that number '
+        '(apply it once: a second apply finds nothing left).',
     ],
     'compile_with_post_grad_pass': [
         'Inductor runs a pass of yours on the ATen graphs it compiles when its config names it: '
@@ -28,8 +28,8 @@ PROGRESSIVE: dict[str, list[str]] = {
         'Setting `torch._inductor.config` for good changes every later compile of the process, and a `config.patch` '
         'around `torch.compile(...)` alone has ended before the first call compiles: give the setting to this '
         'compile only.',
-        '`return torch.compile(model, backend="inductor", options={"post_grad_custom_post_pass": '
-        'pattern_pass.apply})`.',
+        'One call of `torch.compile` on `model`, returned: inductor as its backend, and an `options` dict whose '
+        '`"post_grad_custom_post_pass"` is the pass\'s `apply`.',
     ],
 }
 

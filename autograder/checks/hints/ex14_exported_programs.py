@@ -11,30 +11,30 @@ PROGRESSIVE: dict[str, list[str]] = {
         '`torch.export.load(path)` reads it back as a new `ExportedProgram`.',
         'Use `path` as it is given (a `str` or a `pathlib.Path`): add no suffix and choose no name of your own. '
         "`torch.save` cannot pickle a program; the `.pt2` format is torch.export's own.",
-        'Two lines: `torch.export.save(ep, path)`, then `return torch.export.load(path)` (not `ep`).',
+        'Two lines: save `ep` to `path`, then return what loading `path` gives (a new program, not `ep`).',
     ],
     'module_of_nodes': [
         'Each `call_function` node of `ep.graph` carries `node.meta["nn_module_stack"]`: a dict from the root '
         'module inwards, each value a pair (qualified name, module type).',
         'The innermost module is the last entry; its qualified name is element `[0]` of the value. The keys are '
         "torch's own (`L__self__fc`, an object id under `strict=True`, `@1` for a second call): not names.",
-        '`found[node.name] = list(stack.values())[-1][0] if stack else ""` for every node whose `op` is '
-        '`"call_function"`.',
+        'For every node whose `op` is `"call_function"`: element `[0]` of the last of its stack\'s values '
+        '(`list(...)[-1]`), or `""` for a node without a stack.',
     ],
     'decompose_except': [
         '`ep.run_decompositions(table)` decomposes what `table` lists; `torch.export.default_decompositions()` is '
         'the table that leads to core ATen.',
         'Take that table and remove the overloads of `keep` from it; an overload it lacks (one core ATen has '
         'already) is fine: `table.pop(op, None)`. An empty table `{}` decomposes nothing.',
-        '`table = torch.export.default_decompositions()`, `for op in keep: table.pop(op, None)`, then `return '
-        'ep.run_decompositions(table)`.',
+        '`table = torch.export.default_decompositions()`, `for op in keep: table.pop(op, None)`, then run the '
+        'decompositions of that table on `ep` and return the program they give.',
     ],
     'unflatten_module': [
         '`ep.module()` is one flat graph; `torch.export.unflatten(ep)` rebuilds the module hierarchy, with a graph '
         'of its own per submodule.',
         'A qualified name has dots (`blocks.1`): `getattr` reads one attribute only; `nn.Module.get_submodule(fqn)` '
         'walks the path.',
-        '`return torch.export.unflatten(ep).get_submodule(fqn)`.',
+        'One line: `get_submodule(fqn)` of what `torch.export.unflatten` makes of `ep`.',
     ],
 }
 
@@ -50,7 +50,7 @@ HINTS: dict[str, str] = {
     'ex14.return_what_torch_export_load':
         'return what torch.export.load(path) reads back: the point is that the file alone holds the program',
     'ex14.save_ep_itself_return_torch':
-        'save ep itself and return torch.export.load(path)',
+        'save ep itself and return what torch.export.load reads back from path',
     'ex14.stack_s_keys_are_torch':
         "a stack's keys are torch's own (L__self__fc, an object id under strict export, @1 for a second call): the "
         'qualified name is the first element of each value',

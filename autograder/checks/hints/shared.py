@@ -65,7 +65,7 @@ HINTS: dict[str, str] = {
     'shared.return_value_function_ended_without':
         'return the value: the function ended without a `return` of it, so it returned None',
     'shared.train_prepared_place_optimizer_torch':
-        'train prepared in place: optimizer = torch.optim.SGD(prepared.parameters(), lr=lr); each step zero_grad, '
+        'train prepared in place: an SGD optimizer over prepared.parameters() with lr=lr; each step zero_grad, '
         'loss.backward(), optimizer.step()',
     'shared.python_if_while_traced_tensor':
         'a Python `if`/`while` on a traced tensor cannot be recorded; move the branch into a function wrapped with '
@@ -124,7 +124,7 @@ HINTS: dict[str, str] = {
         '(inspect.Parameter.empty) or a tensor input must stay out of it and remain a real input',
     'shared.node_reads_itself_node_replace':
         'a node reads itself: node.replace_all_uses_with(new) also rewired the new node, whose input is node; pass '
-        "delete_user_cb=lambda user: user is not new (or set the new node's args after replacing)",
+        "a delete_user_cb that leaves out new itself (or set the new node's args after replacing)",
     'shared.node_sits_after_node_reads':
         'a node sits after a node that reads it: create a new node inside `with gm.graph.inserting_after(node):` '
         '(or inserting_before its first user), so it comes before its users',
@@ -139,7 +139,7 @@ HINTS: dict[str, str] = {
         'there is no GraphModule.replace_all_uses_of_node; use node.replace_all_uses_with(new_node)',
     'shared.node_reads_itself_after_inserting':
         'a node reads itself: after inserting a consumer of `node`, node.replace_all_uses_with(new) also rewired '
-        'the new node; pass delete_user_cb=lambda user: user is not new, or set new.args after replacing',
+        'the new node; pass a delete_user_cb that leaves out new itself, or set new.args after replacing',
     'shared.next_found_nothing_no_item':
         'next(...) found nothing: no item met your condition; give next a default (next(..., None)) and check what '
         "the nodes' op, name and target really are",

@@ -28,6 +28,7 @@ from typing import Any
 
 from nbformat.notebooknode import NotebookNode
 
+from autograder.checks import keyring
 from autograder.checks.hints import hint_of
 from autograder.checks.verdict import Verdict
 from autograder.course.root import Course
@@ -394,6 +395,8 @@ def grade_restored(nb: NotebookNode, course: Course | None = None, *, limits: Li
         if time.monotonic() >= until:
             raise NotebookError(too_long())
 
+    if course:
+        keyring.use(course.root)   # its instructor's side, for the judge and the worker too
     hide = course.secrets() if course else []
     cells = []
     for c in nb.cells:

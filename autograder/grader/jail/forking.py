@@ -198,8 +198,9 @@ def _kernel(req: dict, fds: list[int], manager: int) -> NoReturn:
     exit_after(body)
 
 
-def _judge(memory: int, fds: list[int], manager: int) -> None:
-    """The forked judge: requests on stdin, answers on stdout (autograder.grader.engine.grading._judge_server)."""
+def _judge(memory: int, fds: list[int], manager: int, instructor: str | None = None) -> None:
+    """The forked judge: requests on stdin, answers on stdout (autograder.grader.engine.grading._judge_server), with
+    the instructor's side the grading process found (`instructor`: its $FXCOURSE_INSTRUCTOR, checks.keyring)."""
     code = 1
     try:
         die_with_parent(manager)
@@ -211,6 +212,8 @@ def _judge(memory: int, fds: list[int], manager: int) -> None:
         os.closerange(3, 1 << 16)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.chdir("/")
+        if instructor:
+            os.environ["FXCOURSE_INSTRUCTOR"] = instructor
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)))
         from autograder.grader.engine.grading import _judge_server
 
@@ -254,7 +257,7 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
         if pid == 0:
             os.close(conn)
             if "judge" in req:
-                _judge(int(req["judge"]), fds, me)
+                _judge(int(req["judge"]), fds, me, req.get("instructor"))
             if "kernel" in req:
                 _kernel(req, fds, me)
             _worker(req, fds[0], me)

@@ -166,7 +166,8 @@ def _connect_to(address: str) -> socket.socket | None:
 
 def worker_env(scratch: Path) -> dict[str, str]:
     """The whole environment of a worker (fresh or forked): paths, its scratch as home, one thread, no cache writes."""
-    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV") if k in os.environ}
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "FXCOURSE_INSTRUCTOR")
+            if k in os.environ}   # FXCOURSE_INSTRUCTOR: the course's instructor's side (checks.keyring.use)
     pkg_parent = str(Path(__file__).resolve().parents[3])
     keep["PYTHONPATH"] = pkg_parent + (os.pathsep + keep["PYTHONPATH"] if "PYTHONPATH" in keep else "")
     keep.update({
@@ -476,13 +477,13 @@ class ForkedProcess:
 
 
 def spawn_judge(memory: int) -> ForkedProcess | None:
-    """Fork the judge (`autograder.grader.engine.grading._judge_server(memory)`, reading requests on its stdin and
-    answering on its stdout), or None where the fork server cannot be used."""
+    """Fork the judge (`engine.grading._judge_server(memory)`: requests on stdin, answers on stdout), or None."""
     if not enabled():
         return None
     (r_in, w_in), (r_out, w_out) = os.pipe(), os.pipe()
     try:
-        forked = _SERVER.request({"judge": int(memory), "jail": False, "cgroup": None}, [r_in, w_out])
+        forked = _SERVER.request({"judge": int(memory), "jail": False, "cgroup": None,   # the run's instructor's side
+                                  "instructor": os.environ.get("FXCOURSE_INSTRUCTOR")}, [r_in, w_out])
     finally:
         os.close(r_in)
         os.close(w_out)

@@ -5,8 +5,9 @@ exercise's `PARTS` (cases, evidence, models: `autograder.checks.framework.Part`)
 what the judge knows of a case. `worker_cases` loads only those and keeps of each case its inputs alone (the
 `Case.data` the judge reads is dropped, so code that walks the worker's frames or objects finds no expected
 value). `forbid_judge_side` (an audit hook, which Python code cannot remove) refuses every opening of a file of
-the judge's side: an exercise's judging, judges and references, and the mutants' right and wrong answers, so
-learner code cannot import them in the jail either.
+the judge's side: an exercise's judging, judges and references, and the mutants' right and wrong answers and the
+clauses (the instructor's package, `fxcourse_instructor`, but its hidden cases), so learner code cannot import them
+in the jail either.
 """
 from __future__ import annotations
 
@@ -14,16 +15,20 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["worker_cases", "judge_side", "forbid_judge_side", "WORKER_MODULES"]
+__all__ = ["worker_cases", "judge_side", "forbid_judge_side", "WORKER_MODULES", "INSTRUCTOR_WORKER_MODULES"]
 
 # the modules of an exercise's package that the worker imports (everything else in it is the judge's)
 WORKER_MODULES = frozenset({"__init__", "cases", "evidence", "models"})
+# the modules of the instructor's package (autograder.checks.keyring) that the worker imports: its hidden cases,
+# and the inputs of cases that are another graded function's answer
+INSTRUCTOR_WORKER_MODULES = frozenset({"__init__", "hidden", "inputs"})
 
 
 def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
     """({(assignment, function): Part}, {(assignment, function, hidden, salt): [Case with inputs only]}) of a job's
     calls, each case under its hidden salt (the job's "salt" of the call: 0 for visible cases)."""
     from autograder.checks.framework import Case, get_part
+    from autograder.checks.keyring import KeyMissing, load_worker_side
     from autograder.checks.secrecy import hidden_cases
 
     parts, cases = {}, {}
@@ -31,9 +36,13 @@ def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
         if call.get("kind") != "check":
             continue
         key = (call["assignment"], call["function"])
+        load_worker_side(call["assignment"])   # its hidden cases and inputs: the jail will hide the instructor's side
         part = parts[key] = parts.get(key) or get_part(*key)
         salt = int(call.get("salt") or 0) if call["hidden"] else 0
-        built = part.cases(call["hidden"])
+        try:
+            built = part.cases(call["hidden"])
+        except KeyMissing:   # no instructor's side here: no cases, and the judge says what is missing
+            built = []
         cases[(*key, call["hidden"], salt)] = [
             Case(c.label, c.make, c.kwargs, {"raises": True} if "raises" in c.data else {}, salt=c.salt)
             for c in (hidden_cases(built, salt) if call["hidden"] else built)]
@@ -41,23 +50,34 @@ def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
 
 
 def _roots() -> tuple[str, str]:
+    """(the check library's folder, the instructor's package folder, or "" where it is not reachable)."""
     import autograder.checks
+    from autograder.checks import keyring
 
     checks = os.path.dirname(os.path.realpath(autograder.checks.__file__))
-    return checks, os.path.join(os.path.dirname(checks), "coursedata", "mutants")
+    try:
+        instructor = os.path.realpath(keyring.location() / keyring.PACKAGE)
+    except keyring.KeyMissing:
+        instructor = ""
+    return checks, instructor
 
 
 def judge_side(path: Any, roots: tuple[str, str] | None = None) -> bool:
     """Whether `path` is a file of the judge's side (source or compiled): an exercise's module other than
-    WORKER_MODULES, or a mutants file."""
+    WORKER_MODULES, or any file of the instructor's package but its `__init__` and each exercise's `hidden`
+    (INSTRUCTOR_WORKER_MODULES: the hidden cases, built before learner code runs)."""
     if isinstance(path, bytes):
         path = os.fsdecode(path)
     if not isinstance(path, str):
         return False
-    checks, mutants = roots or _roots()
+    checks, instructor = roots or _roots()
     real = os.path.realpath(path)
-    if real == mutants or real.startswith(mutants + os.sep):
-        return True
+    if instructor and real.startswith(instructor + os.sep):
+        parts = real[len(instructor) + 1:].split(os.sep)
+        stem = parts[-1].split(".")[0]
+        if parts[0].startswith("ex") and len(parts) >= 2:
+            return stem not in INSTRUCTOR_WORKER_MODULES
+        return not (parts[0] in ("__init__.py", "__pycache__") and stem == "__init__")
     if not real.startswith(os.path.join(checks, "ex")):
         return False
     parts = real[len(checks) + 1:].split(os.sep)
@@ -67,16 +87,15 @@ def judge_side(path: Any, roots: tuple[str, str] | None = None) -> bool:
 def _judge_side_files() -> list[str]:
     """Every file of the judge's side, and the folders that hold them (a descriptor of one would let a relative
     opening past the check below)."""
-    checks, mutants = _roots()
-    found = [mutants]
-    for top, folders, files in os.walk(checks):
-        if top == checks:
-            folders[:] = [f for f in folders if f.startswith("ex")]
-            continue
-        hits = [os.path.join(top, f) for f in files if judge_side(os.path.join(top, f), (checks, mutants))]
-        found += hits + ([top] if hits else [])
-    for top, _, files in os.walk(mutants):
-        found += [top] + [os.path.join(top, f) for f in files]
+    roots = _roots()
+    found = []
+    for root in filter(None, roots):
+        for top, folders, files in os.walk(root):
+            if top == roots[0]:
+                folders[:] = [f for f in folders if f.startswith("ex")]
+                continue
+            hits = [os.path.join(top, f) for f in files if judge_side(os.path.join(top, f), roots)]
+            found += hits + ([top] if hits else [])
     return found
 
 
@@ -94,7 +113,7 @@ def forbid_judge_side() -> None:
         except OSError:
             continue
         blocked.add((info.st_dev, info.st_ino))
-    names = frozenset({"judging", "judges", "references", "chains", "mutants"})
+    names = frozenset({"judging", "judges", "references", "chains", "mutants", "clauses"})
 
     def hook(event: str, args: tuple, blocked=frozenset(blocked), names=names, stat=os.stat, type=type, str=str,
              bytes=bytes, error=PermissionError, Exception=Exception) -> None:

@@ -1,9 +1,9 @@
 """Automatic mutants: small AST changes applied to every solution function, each one run against the checks.
 
-Hand-written mutants (autograder/coursedata/mutants/) are the wrong answers the course's authors thought of. These are the
+Hand-written mutants (instructor/fxcourse_instructor/mutants/) are the wrong answers the course's authors thought of. These are the
 ones nobody chose: every place in a solution's answer cell where one of the operators below applies gives one
 mutant. A mutant that changes behaviour must fail the checks; one that cannot (it computes the same thing in
-every case the contract allows) is listed in `autograder/coursedata/mutants/equivalent.py` with a one-line reason, and a
+every case the contract allows) is listed in `instructor/fxcourse_instructor/mutants/equivalent.py` with a one-line reason, and a
 test fails when a listed one is caught (the list is stale) or an unlisted one survives.
 
 Operators (names as they appear in a mutant's key):
@@ -256,13 +256,13 @@ def _clock(seconds: float, cpu_seconds: float | None = None):
 
 def run_mutant(assignment: str, mutant: AutoMutant, nb) -> AutoOutcome:
     """Run one automatic mutant against every case of its function, in this process."""
-    from autograder.coursedata.mutants import run_answer
+    from autograder.checks.keyring import instructor
     from autograder.course.notebook import answer_namespace
 
     try:
         with _clock(TIMEOUT, CPU_TIMEOUT) as rang:
             ns = answer_namespace(nb, {mutant.function: mutant.source})
-            passed, text = run_answer(assignment, mutant.function, ns)
+            passed, text = instructor("mutants").run_answer(assignment, mutant.function, ns)
     except _TimedOut as exc:
         return AutoOutcome(mutant, True, f"timed out: {exc}")
     except Exception as exc:  # the cell itself fails to run: a mutant nobody could submit unnoticed

@@ -1,8 +1,8 @@
 """`fxcourse validate`: how many mutants (hand-written and automatic) the checks catch, how many alternatives pass.
 
-The hand-written mutants and alternatives (autograder/coursedata/mutants/) are judged by
-autograder.grader.quality.validate; the automatic ones are made and judged by autograder.grader.quality.automutants, and a
-survivor must be listed as equivalent (autograder/coursedata/mutants/equivalent.py).
+The hand-written mutants and alternatives (instructor/fxcourse_instructor/mutants/) are judged by
+autograder.grader.quality.validate; the automatic ones are made and judged by autograder.grader.quality.automutants,
+and a survivor must be listed as equivalent (instructor/fxcourse_instructor/mutants/equivalent.py).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def validate(assignment: list[str], as_json: bool = False, hand_only: bool = Fal
         except ModuleNotFoundError:
             rows.append({"assignment": name, "mutants_killed": 0, "mutants": 0, "alternatives_passed": 0,
                          "alternatives": 0})
-            bad.append(f"{name}: no mutants module autograder/coursedata/mutants/{name}.py")
+            bad.append(f"{name}: no mutants module instructor/fxcourse_instructor/mutants/{name}.py")
             continue
         mutants = [o for o in outcomes if o.kind == "mutant"]
         alts = [o for o in outcomes if o.kind == "alternative"]
@@ -78,10 +78,10 @@ def _print_table(rows: list[dict], auto: bool) -> None:
 
 def _validate_auto(name: str, solutions: Path, bad: list) -> dict:
     """Automatic mutants of one exercise: killed, generated, listed as equivalent; problems appended to `bad`."""
-    from autograder.coursedata.mutants.equivalent import EQUIVALENT
+    from autograder.checks.keyring import instructor
     from autograder.grader.quality.automutants import evaluate_auto
 
-    listed = EQUIVALENT.get(name, {})
+    listed = instructor("mutants.equivalent").EQUIVALENT.get(name, {})
     outcomes = evaluate_auto(name, solutions)
     equivalent = [o for o in outcomes if not o.killed and o.mutant.key in listed]
     bad += [f"{name}: automatic mutant of {o.mutant.function} survives: {o.mutant.key}"

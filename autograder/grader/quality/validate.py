@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.coursedata.exercises import functions
-from autograder.coursedata.mutants import Alternative, Mutant, load, run_answer
+from autograder.checks import keyring
 from autograder.course.notebook import answer_cells, answer_namespace, grade_id, read_notebook
 
 __all__ = ["Outcome", "solution_cells", "mutant_cell", "judge_mutant", "judge_alternative", "misdiagnosis",
@@ -20,6 +20,12 @@ class Outcome:
     kind: str           # "mutant" or "alternative"
     ok: bool            # mutant killed with its hint / alternative passed
     detail: str
+
+
+def _mutants():
+    """The instructor's mutants and alternatives (fxcourse_instructor.mutants: `Mutant`, `Alternative`, `load`,
+    `run_answer`), found through keyring; KeyMissing where the instructor's side is not reachable."""
+    return keyring.instructor("mutants")
 
 
 def solution_cells(nb) -> dict[str, str]:
@@ -54,7 +60,7 @@ def misdiagnosis(assignment: str, function: str, text: str) -> str | None:
 def run_mutant(assignment: str, nb, mutant: Mutant) -> tuple[bool, str]:
     """(passed, the text a learner reads) of one mutant run against every case of its function."""
     ns = answer_namespace(nb, {mutant.function: mutant_cell(nb, mutant)})
-    return run_answer(assignment, mutant.function, ns)
+    return _mutants().run_answer(assignment, mutant.function, ns)
 
 
 def judge_mutant(assignment: str, nb, mutant: Mutant, ran: tuple[bool, str] | None = None) -> Outcome:
@@ -81,13 +87,13 @@ def judge_mutant(assignment: str, nb, mutant: Mutant, ran: tuple[bool, str] | No
 def judge_alternative(assignment: str, nb, alternative: Alternative) -> Outcome:
     """Run one alternative against every case of its function: ok when it passes them all."""
     ns = answer_namespace(nb, {alternative.function: mutant_cell(nb, alternative)})
-    passed, text = run_answer(assignment, alternative.function, ns)
+    passed, text = _mutants().run_answer(assignment, alternative.function, ns)
     return Outcome(alternative.function, alternative.why, "alternative", passed, "passed" if passed else text)
 
 
 def evaluate(assignment: str, solutions: str | Path) -> list[Outcome]:
     """Run every mutant and alternative of `assignment` against its checks, in-process."""
     nb = read_notebook(Path(solutions) / assignment / f"{assignment}.ipynb")
-    mutants, alternatives = load(assignment)
+    mutants, alternatives = _mutants().load(assignment)
     return ([judge_mutant(assignment, nb, m) for m in mutants]
             + [judge_alternative(assignment, nb, a) for a in alternatives])

@@ -32,8 +32,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from autograder.coursedata.mutants import SOLUTION_MARKERS
-from autograder.coursedata.mutants import load as load_answers
+from autograder.checks.keyring import instructor
 
 __all__ = ["Truth", "make_class", "KINDS", "FORMS"]
 
@@ -68,7 +67,8 @@ def _solution_cells(nb: dict[str, Any]) -> dict[str, str]:
         meta = c.get("metadata", {}).get("nbgrader", {})
         if c["cell_type"] == "code" and meta.get("solution"):
             src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            out[meta["grade_id"]] = "\n".join(l for l in src.splitlines() if l.strip() not in SOLUTION_MARKERS) + "\n"
+            markers = instructor("mutants").SOLUTION_MARKERS
+            out[meta["grade_id"]] = "\n".join(l for l in src.splitlines() if l.strip() not in markers) + "\n"
     return out
 
 
@@ -113,7 +113,7 @@ def _restyle(source: str, prefix: str, suffix: str, habit: str | None, late_habi
 
 def _verdicts(base: str, nb_path: Path, real: bool) -> dict[tuple[str, int], str]:
     """{(function, mutant index): its failure's text, "message\\nHint: hint"}."""
-    mutants, _ = load_answers(base)
+    mutants, _ = instructor("mutants").load(base)
     out = {}
     if real:
         from autograder.course.notebook import read_notebook
@@ -174,7 +174,7 @@ def make_class(course_root: Path, dest: Path, assignments: list[str], students: 
     for k, (name, base) in enumerate(bases.items()):
         nb = json.loads((dest / "solutions" / name / f"{name}.ipynb").read_text(encoding="utf-8"))
         solution = _solution_cells(nb)
-        mutants, alternatives = load_answers(base)
+        mutants, alternatives = instructor("mutants").load(base)
         real = real_verdicts if isinstance(real_verdicts, bool) else base in real_verdicts
         verdicts = _verdicts(base, course_root / "solutions" / base / f"{base}.ipynb", real)
         fns = [g for g in solution if not g.startswith("quiz_") and any(

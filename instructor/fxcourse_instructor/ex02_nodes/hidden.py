@@ -1,0 +1,77 @@
+"""The hidden cases of ex02_nodes: what each case function of its `cases` builds for hidden=True (the
+instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
+from __future__ import annotations
+
+from fxplayground import SmallResNet, ThreeReluNet
+
+from autograder.checks.framework import Case
+from autograder.checks.randmodels import random_mlp
+from autograder.checks.ex02_nodes.models import (
+    CallOrder, DeadBranch, NestedUses, NoModules, Outer, ParamChain, SecondInputDeeper, ShallowFirst, SixOps,
+    Square, Stacked, TwoOutputs
+)
+from autograder.checks.ex02_nodes.cases import (
+    _args0_neither, _cons_case, _constant_source, _graph_only, _interleaved, _long_keyword_branch, _renamed_modules,
+    _traced, _users_out_of_order, _with_spare
+)
+
+
+def _hist_cases() -> list[Case]:
+    return [
+        Case("a model with all six opcodes and enc.0 called twice (unseen)", _traced(SixOps)),
+        Case("a model with a parameter chain (get_attr) (unseen)", _traced(ParamChain)),
+        Case("a block list used twice (unseen)", _traced(Outer)),
+        Case("a model with two inputs (unseen)", _traced(SecondInputDeeper)),
+        Case("a model without submodules (unseen)", _traced(NoModules)),
+        Case("an unused chain: dead nodes count too (unseen)", _traced(DeadBranch)),
+    ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (21, 22)]
+
+
+def _called_cases() -> list[Case]:
+    return [
+        Case("a ModuleList applied in a loop (unseen)", _traced(Stacked)),
+        Case("a registered submodule that the graph never calls (unseen)", _with_spare),
+        Case("modules registered a, b but called b, a, b (unseen)", _traced(CallOrder)),
+        Case("a model with all six opcodes and enc.0 called twice (unseen)", _traced(SixOps)),
+        Case("blocks nested two levels deep, one used twice (unseen)", _traced(Outer)),
+        Case("call_module nodes named unlike their targets (unseen)", _graph_only(_renamed_modules)),
+        Case("SmallResNet (unseen)", _traced(lambda: SmallResNet(channels=4, blocks=2))),
+        Case("a model without submodules (unseen)", _traced(NoModules)),
+        Case("random model with a shared layer, seed 23",
+             _traced(lambda: random_mlp(23, steps=("shared", "relu_mod", "chain", "residual")))),
+    ]
+
+
+def _cons_cases() -> list[Case]:
+    return [
+        _cons_case("a node used twice by one mul, node 'fc' (unseen)", _traced(Square), "fc"),
+        _cons_case("a node used inside a list and as a keyword, node 'fc' (unseen)", _traced(NestedUses), "fc"),
+        _cons_case("a node that is also returned, node 'fc' (unseen)", _traced(TwoOutputs), "fc"),
+        _cons_case("users created out of graph order, node 'x' (hand-made graph)",
+                   _graph_only(_users_out_of_order), "x"),
+        _cons_case("'enc.0' is a target, not a node name (unseen)", _traced(SixOps), "enc.0", raises=True),
+        _cons_case("a node named 'enc_0' whose target is 'enc.0' (unseen)", _traced(SixOps), "enc_0"),
+        _cons_case("a get_attr node, node 'scale' (unseen)", _traced(SixOps), "scale"),
+        _cons_case("a dead node, node 'tanh' (unseen)", _traced(DeadBranch), "tanh"),
+        _cons_case("the output node itself (unseen)", _traced(DeadBranch), "output"),
+        _cons_case("ThreeReluNet, unknown node 'relu_7'", _traced(ThreeReluNet), "relu_7", raises=True),
+        _cons_case("random model, node 'x'",
+                   _traced(lambda: random_mlp(24, steps=("residual", "branch", "shared"))), "x"),
+    ]
+
+
+def _depth_cases() -> list[Case]:
+    return [
+        Case("a skip connection (ThreeReluNet, unseen)", _traced(ThreeReluNet)),
+        Case("args[0] leads neither the longest nor the shortest way (hand-made graph)",
+             _graph_only(_args0_neither)),
+        Case("the short branch is args[0] of the last add (unseen)", _traced(ShallowFirst)),
+        Case("the longest branch is a keyword argument (other=) of the last add (hand-made graph)",
+             _graph_only(_long_keyword_branch)),
+        Case("a long chain starting at a parameter (get_attr) (unseen)", _traced(ParamChain)),
+        Case("a long chain starting at torch.ones, no input (hand-made graph)", _graph_only(_constant_source)),
+        Case("two inputs, the second one deeper (unseen)", _traced(SecondInputDeeper)),
+        Case("an unused chain longer than the live path (unseen)", _traced(DeadBranch)),
+        Case("two branches interleaved in graph order (hand-made graph)", _graph_only(_interleaved)),
+        Case("SmallResNet with two residual blocks (unseen)", _traced(lambda: SmallResNet(channels=4, blocks=2))),
+    ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (25, 26)]

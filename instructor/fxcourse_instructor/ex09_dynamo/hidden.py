@@ -1,0 +1,82 @@
+"""The hidden cases of ex09_dynamo: what each case function of its `cases` builds for hidden=True (the
+instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+import torch.nn as nn
+
+from autograder.checks.framework import Case
+from autograder.checks.randmodels import manual_seed
+from autograder.checks.ex09_dynamo.cases import _makers
+from autograder.checks.ex09_dynamo.models import (
+    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, Stepper, _gen, _recording_backend,
+    _remember_settings, _reset, relu_twice, returns_a_number, scaled_by_item, two_items,
+)
+
+
+def _pass_cases() -> list[Case]:
+    def case(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32,
+             train: bool = False):
+        def make():
+            _reset()
+            manual_seed(seed)
+            m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
+            object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
+                                          for i, s in enumerate(shapes)])
+            _remember_settings()
+            return (m, SigmoidPass())
+        return make, factory, dtype
+
+    def mk(label: str, spec: tuple) -> Case:
+        make, factory, dtype = spec
+        return Case(label, make, data={"factory": factory, "dtype": dtype})
+
+    def break_net(seed: int):
+        return case(lambda a: BreakNet(seed, a), [(3, BreakNet(seed).width)], seed)
+
+    return [
+        mk("BreakNet seed 3 with relu_to_sigmoid (unseen)", break_net(3)),
+        mk("BreakNet seed 29 with relu_to_sigmoid (unseen)", break_net(29)),
+        mk("PlainMLP(5) called on batches of 2, 5 and 7 (recompiles)",
+           case(lambda a: PlainMLP(5, a), [(2, 5), (5, 5), (7, 5)], 2)),
+        mk("GateNet(4) in float64", case(lambda a: GateNet(4, a), [(3, 4), (3, 4)], 3, torch.float64)),
+        mk("PlainMLP(4) in training mode: the caller's model stays as it is",
+           case(lambda a: PlainMLP(4, a), [(2, 4)], 4, train=True)),
+    ]
+
+
+def _fn_cases(warm: bool) -> list[Case]:
+    model, function = _makers(warm)
+
+    def break_net(seed: int):
+        return model(lambda: BreakNet(seed), (3, BreakNet(seed).width), seed)
+
+    # graph_break_count: two breaks of one kind come first, so that counting kinds of break shows as that
+    cases = [Case("two_items: two .item() calls", function(two_items, (2, 3), 4))] if not warm else []
+    cases += [
+        Case("BreakNet seed 3 (unseen)", break_net(3)),
+        Case("BreakNet seed 17 (unseen): nothing breaks its graph", break_net(17)),
+        # the second input decides whether the graph breaks: passing the first one only is another function
+        Case("scaled_by_item(x, scale): two inputs, the second one breaks the graph",
+             function(scaled_by_item, (4,), 11, (3,)), data={"first_only": function(scaled_by_item, (4,), 11)}),
+    ]
+    if warm:   # capture_graphs
+        cases += [Case("GateNet(4) in float64", model(lambda: GateNet(4), (3, 4), 8, torch.float64)),
+                  Case("returns_a_number: the graph ends at .item()", function(returns_a_number, (4,), 7)),
+                  # a second call of the compiled model compiles again: the graphs of one call are asked for
+                  Case("Stepper(4): counts its calls in an int attribute (each call compiles anew)",
+                       model(lambda: Stepper(4), (2, 4), 12))]
+    else:      # graph_break_count
+        cases += [Case("NestedBreak: the branch inside a submodule", model(lambda: NestedBreak(5), (3, 5), 5))]
+    if warm:
+        def warmed():
+            fn, x = function(relu_twice, (6,), 9)()
+            import torch._dynamo
+            for _ in range(torch._dynamo.config.recompile_limit):   # a notebook's earlier experiments
+                torch.compile(fn, backend=_recording_backend([]))(x)
+            return fn, x
+        cases.append(Case("relu_twice, compiled eight times before in this kernel", warmed,
+                          data={"cold": function(relu_twice, (6,), 9), "warm": True}))
+    return cases

@@ -1,0 +1,58 @@
+"""The hidden cases of ex13_inductor_passes: what each case function of its `cases` builds for hidden=True (the
+instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
+from __future__ import annotations
+
+import torch
+
+from autograder.checks.framework import Case
+from autograder.checks.ex13_inductor_passes.models import (
+    COMPILED, aten_graph, compiled_model, recording_pass_class, reference_pass, replacement
+)
+from autograder.checks.ex13_inductor_passes.cases import (
+    CONV_BN, ExampleInputs, MM_RELU, MUL_ADD, PROBE, build_nothing, config_state
+)
+
+
+def _make_cases() -> list[Case]:
+    def case(label: str, name: str, graphs: tuple[str, ...]) -> Case:
+        def make():
+            search, replace, inputs = replacement(name)
+            inputs = ExampleInputs(inputs)
+            inputs.graphs = graphs
+            return search, replace, inputs
+        return Case(label, make, data={"replacement": name, "graphs": graphs})
+    return [
+        case("relu(mm) again: a second pass of the same replacement (unseen graphs)", MM_RELU, ("random 3", "mixed")),
+        case("batch_norm(conv) -> folded conv, seven inputs (unseen)", CONV_BN, ("convnet", "mlp")),
+        case("x * y + z on random graphs (unseen)", MUL_ADD, ("random 5", "random 9")),
+    ]
+
+
+def _apply_cases() -> list[Case]:
+    def case(label: str, graph: str, name: str, seed: int = 0) -> Case:
+        def make():
+            gm, inputs = aten_graph(graph, seed)
+            object.__setattr__(gm, PROBE, inputs)
+            return gm, reference_pass(name)
+        return Case(label, make, data={"graph": graph, "replacement": name, "seed": seed})
+    return [
+        case("an mm read by a relu and by an add stays, the next relu(mm) goes: one match", "shared", MM_RELU),
+        case("two conv -> batch_norm, the fold (unseen)", "convnet", CONV_BN, seed=1),
+        case("a random graph, seed 4 (unseen)", "random 4", MM_RELU),
+        case("a random graph, seed 9, x * y + z (unseen)", "random 9", MUL_ADD),
+        case("an MLP, x * y + z: nothing to replace", "mlp", MUL_ADD, seed=2),
+    ]
+
+
+def _compile_cases() -> list[Case]:
+    def case(label: str, name: str, seed: int = 0) -> Case:
+        def make():
+            torch._dynamo.reset()
+            build_nothing(True)
+            model, inputs = compiled_model(name, seed)
+            object.__setattr__(model, PROBE, inputs)
+            pattern_pass = reference_pass(COMPILED[name][2], recording_pass_class())
+            pattern_pass.config_before = config_state()
+            return model, pattern_pass
+        return Case(label, make, data={"model": name, "seed": seed})
+    return [case("ConvBN with trained statistics, the fold of batch_norm(conv) (unseen)", "ConvBN (unseen)", seed=2)]

@@ -1,0 +1,84 @@
+"""The hidden cases of ex14_exported_programs: what each case function of its `cases` builds for hidden=True (the
+instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
+from __future__ import annotations
+
+from autograder.checks.framework import Case
+from autograder.checks.ex14_exported_programs.models import PROBE, probes, program, submodule_io
+from autograder.checks.ex14_exported_programs.cases import KEEPS, _fqn, _with_probes, case_folder, quiet_suffix_warnings
+
+
+def _save_cases() -> list[Case]:
+    def case(label: str, name: str, file: str, *, as_str: bool = True, strict: bool = False, dynamic: bool = False,
+             seed: int = 0, exists: bool = False) -> Case:
+        def make():
+            ep = _with_probes(program(name, strict=strict, dynamic=dynamic, seed=seed), name, seed, dynamic)
+            if not file.endswith(".pt2"):
+                quiet_suffix_warnings()
+            path = case_folder() / file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if exists:
+                path.write_bytes(b"an older file, to be replaced")
+            return ep, str(path) if as_str else path
+        return Case(label, make, data={"model": name, "strict": strict, "dynamic": dynamic, "seed": seed,
+                                       "file": file})
+    return [
+        case("RandomTower seed 3 (unseen)", "RandomTower seed 3", "random.pt2"),
+        case("Tower(4) exported with strict=True, to a file that exists already", "Tower(4)", "old.pt2",
+             strict=True, exists=True),
+        case("Shared(4), to a path without the .pt2 suffix", "Shared(4)", "program.bin", seed=2),
+        case("RandomTower seed 9 with a dynamic batch, in a subfolder (unseen)", "RandomTower seed 9",
+             "nested/deeper/model.pt2", as_str=False, dynamic=True),
+    ]
+
+
+def _module_cases() -> list[Case]:
+    def case(label: str, name: str, *, strict: bool = False, dynamic: bool = False, decompose: bool = False,
+             seed: int = 0) -> Case:
+        def make():
+            ep = program(name, strict=strict, dynamic=dynamic, seed=seed)
+            return (ep.run_decompositions() if decompose else ep),
+        return Case(label, make, data={"model": name, "strict": strict, "dynamic": dynamic, "seed": seed,
+                                       "decompose": decompose})
+    return [
+        case("Shared(5) exported with strict=True (its stack's keys are not names)", "Shared(5)", strict=True),
+        case("Tower(4) decomposed to core ATen: several nodes per module", "Tower(4)", decompose=True),
+        case("Pair(4): a submodule with two inputs", "Pair(4)"),
+        case("RandomTower seed 3 (unseen)", "RandomTower seed 3"),
+        case("RandomTower seed 9 exported with strict=True and a dynamic batch (unseen)", "RandomTower seed 9",
+             strict=True, dynamic=True),
+    ]
+
+
+def _decompose_cases() -> list[Case]:
+    def case(label: str, name: str, keep: str, *, dynamic: bool = False, strict: bool = False) -> Case:
+        def make():
+            ep = _with_probes(program(name, strict=strict, dynamic=dynamic), name, 0, dynamic)
+            return ep, set(KEEPS[keep])
+        return Case(label, make, data={"model": name, "keep": keep, "dynamic": dynamic, "strict": strict})
+    return [
+        case("Tower(4), keep {aten.layer_norm.default, aten.silu.default, aten.hardswish.default}: Tower calls no "
+             "hardswish", "Tower(4)", "layer_norm, silu, hardswish"),
+        case("Shared(4), keep {aten.gelu.default}: core ATen already, nothing to keep", "Shared(4)", "gelu"),
+        case("RandomTower seed 3, keep {aten.hardswish.default} (unseen)", "RandomTower seed 3", "hardswish"),
+        case("Shared(5) with a dynamic batch, exported with strict=True, keep {aten.linear.default, "
+             "aten.hardswish.default}", "Shared(5)", "linear, hardswish", dynamic=True, strict=True),
+    ]
+
+
+def _unflatten_cases() -> list[Case]:
+    def case(label: str, name: str, fqn: str | None = None, *, strict: bool = False, dynamic: bool = False,
+             preserve: tuple = ()) -> Case:
+        def make():
+            ep = program(name, strict=strict, dynamic=dynamic, preserve=preserve)
+            object.__setattr__(ep, PROBE, [a for a, _ in submodule_io(name, _fqn(name, fqn), probes(name, 0, dynamic))])
+            return ep, _fqn(name, fqn)
+        return Case(label, make, data={"model": name, "fqn": fqn, "strict": strict, "dynamic": dynamic,
+                                       "preserve": preserve})
+    return [
+        case("Shared(5), fc: called twice", "Shared(5)", "fc"),
+        case("Pair(4), mix: two inputs, its call signature preserved at export", "Pair(4)", "mix",
+             preserve=("mix",)),
+        case("Tower(4) exported with strict=True, blocks.2.norm", "Tower(4)", "blocks.2.norm", strict=True),
+        case("Tower(6) with a dynamic batch, blocks.0, on other batch sizes", "Tower(6)", "blocks.0", dynamic=True),
+        case("RandomTower seed 9, its most deeply nested layer (unseen)", "RandomTower seed 9"),
+    ]
