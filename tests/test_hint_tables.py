@@ -26,7 +26,8 @@ def judge_and_grader_modules() -> list[Path]:
     found = [checks / "framework.py", checks / "evidence.py", checks / "errors.py",
              ROOT / "autograder" / "grader" / "engine" / "grading.py", ROOT / "autograder" / "grader" / "engine" / "helperblame.py",
              ROOT / "autograder" / "coursedata" / "quizzes.py"]
-    for package in sorted(checks.glob("ex[0-9][0-9]_*")):
+    instructor = ROOT / "instructor" / "fxcourse_instructor"   # the judges: the instructor's side of each exercise
+    for package in sorted([*checks.glob("ex[0-9][0-9]_*"), *instructor.glob("ex[0-9][0-9]_*")]):
         found += sorted(p for p in package.rglob("*.py") if p.name not in ("__init__.py", "models.py", "references.py"))
     return found
 
@@ -176,8 +177,9 @@ def test_the_flow_finds_a_literal_hint_where_it_is_written():
 def _named_ids() -> list[tuple[str, str, set[str] | None]]:
     """(where, id, the fields passed or None for a bare id) of every hint id written in the package."""
     out = []
-    for path in sorted((ROOT / "autograder").rglob("*.py")):
-        if "hints" in path.relative_to(ROOT / "autograder").parts[:2] and path.parent.name == "hints":
+    instructor = ROOT / "instructor" / "fxcourse_instructor"
+    for path in sorted([*(ROOT / "autograder").rglob("*.py"), *instructor.glob("ex[0-9][0-9]_*/*.py")]):
+        if path.parent == ROOT / "autograder" / "checks" / "hints":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         calls = {id(n.args[0]): n for n in ast.walk(tree) if isinstance(n, ast.Call)

@@ -62,7 +62,7 @@ class Home:
 
     def run(self, python: str, code: str, *args: str) -> subprocess.CompletedProcess:
         env = {**os.environ, "PYTHONPATH": str(self.checkout)}
-        env.pop("FXCOURSE_INSTRUCTOR", None)   # the checkout's own instructor's side (autograder.checks.keyring)
+        env.pop("FXCOURSE_INSTRUCTOR_SIDE", None)   # the checkout's own instructor's side (autograder.checks.keyring)
         return subprocess.run([python, "-c", code, *args], capture_output=True, text=True, cwd=self.checkout,
                               env=env, timeout=900, stdin=subprocess.DEVNULL)
 

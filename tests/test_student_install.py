@@ -249,7 +249,7 @@ print(keyring.instructor("ex01_tracing").__file__)
 def probe(student_install, tmp_path_factory) -> dict:
     """What a Python finds whose only course package is the student's install: no checkout reachable (sys.path is
     the install and the interpreter's own folders, no .pth file, so no editable install of a checkout; no
-    $FXCOURSE_INSTRUCTOR), from a folder outside any course, then in and for an instructor's course folder."""
+    $FXCOURSE_INSTRUCTOR_SIDE), from a folder outside any course, then in and for an instructor's course folder."""
     tmp = tmp_path_factory.mktemp("probe")
     course, elsewhere = tmp / "course", tmp / "elsewhere"
     shutil.copytree(INSTRUCTOR.parent, course / "instructor", ignore=shutil.ignore_patterns("__pycache__"))

@@ -5,7 +5,7 @@ clauses that measure the checks. It lives in a course folder's `instructor/fxcou
 `solutions/`), never in the package learners install, and this module is the only place that looks for it:
 
 1. the folder `use(course_root)` named (a grading run knows its course: it calls `use`, which also puts the
-   folder in $FXCOURSE_INSTRUCTOR, so the processes it starts — judge, fork server, worker — find the same one);
+   folder in $FXCOURSE_INSTRUCTOR_SIDE, so the processes it starts — judge, fork server, worker — find the same one);
 2. `instructor/` beside the autograder's source tree (a clone, an editable install, the tests);
 3. the nearest folder above the current directory holding `instructor/fxcourse_instructor` (an instructor's
    kernel in the course folder, under a copy install).
@@ -29,7 +29,7 @@ __all__ = ["KeyMissing", "judging", "hidden", "inputs", "load_worker_side", "ins
            "forward", "PACKAGE", "ENV"]
 
 PACKAGE = "fxcourse_instructor"
-ENV = "FXCOURSE_INSTRUCTOR"   # the folder holding fxcourse_instructor/, as `use` found it
+ENV = "FXCOURSE_INSTRUCTOR_SIDE"   # the folder holding fxcourse_instructor/, as `use` found it
 
 
 class KeyMissing(ImportError):
@@ -38,7 +38,7 @@ class KeyMissing(ImportError):
 
 def use(course_root: str | os.PathLike) -> Path | None:
     """Take the instructor's side from `course_root`/instructor when it holds one (then it is also what the
-    processes started from here find, through $FXCOURSE_INSTRUCTOR); the folder, or None. A process that has
+    processes started from here find, through $FXCOURSE_INSTRUCTOR_SIDE); the folder, or None. A process that has
     loaded one already keeps it: one instructor's side per process."""
     folder = Path(course_root).resolve() / "instructor"
     try:

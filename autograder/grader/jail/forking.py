@@ -200,7 +200,7 @@ def _kernel(req: dict, fds: list[int], manager: int) -> NoReturn:
 
 def _judge(memory: int, fds: list[int], manager: int, instructor: str | None = None) -> None:
     """The forked judge: requests on stdin, answers on stdout (autograder.grader.engine.grading._judge_server), with
-    the instructor's side the grading process found (`instructor`: its $FXCOURSE_INSTRUCTOR, checks.keyring)."""
+    the instructor's side the grading process found (`instructor`: its $FXCOURSE_INSTRUCTOR_SIDE, checks.keyring)."""
     code = 1
     try:
         die_with_parent(manager)
@@ -213,7 +213,7 @@ def _judge(memory: int, fds: list[int], manager: int, instructor: str | None = N
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.chdir("/")
         if instructor:
-            os.environ["FXCOURSE_INSTRUCTOR"] = instructor
+            os.environ["FXCOURSE_INSTRUCTOR_SIDE"] = instructor
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)))
         from autograder.grader.engine.grading import _judge_server
 

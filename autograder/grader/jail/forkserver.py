@@ -166,8 +166,8 @@ def _connect_to(address: str) -> socket.socket | None:
 
 def worker_env(scratch: Path) -> dict[str, str]:
     """The whole environment of a worker (fresh or forked): paths, its scratch as home, one thread, no cache writes."""
-    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "FXCOURSE_INSTRUCTOR")
-            if k in os.environ}   # FXCOURSE_INSTRUCTOR: the course's instructor's side (checks.keyring.use)
+    passed = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "FXCOURSE_INSTRUCTOR_SIDE")  # the last:
+    keep = {k: os.environ[k] for k in passed if k in os.environ}  # the course's instructor's side (keyring.use)
     pkg_parent = str(Path(__file__).resolve().parents[3])
     keep["PYTHONPATH"] = pkg_parent + (os.pathsep + keep["PYTHONPATH"] if "PYTHONPATH" in keep else "")
     keep.update({
@@ -483,7 +483,7 @@ def spawn_judge(memory: int) -> ForkedProcess | None:
     (r_in, w_in), (r_out, w_out) = os.pipe(), os.pipe()
     try:
         forked = _SERVER.request({"judge": int(memory), "jail": False, "cgroup": None,   # the run's instructor's side
-                                  "instructor": os.environ.get("FXCOURSE_INSTRUCTOR")}, [r_in, w_out])
+                                  "instructor": os.environ.get("FXCOURSE_INSTRUCTOR_SIDE")}, [r_in, w_out])
     finally:
         os.close(r_in)
         os.close(w_out)
