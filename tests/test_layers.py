@@ -256,3 +256,13 @@ def test_the_analysis_sees_an_upward_import_inside_a_function(tmp_path):
     })
     assert upward(graph(root)) == ["autograder.checks.framework (autograder.checks) imports autograder.cli "
                                    "(autograder.cli)"]
+
+
+def test_the_command_line_leaves_torch_to_the_fork_server():
+    """`fxcourse grade` starts its fork server (which imports torch) right away; the command's own imports must
+    not import torch too, or every run waits for it twice before the first submission is graded."""
+    code = ("import sys, autograder.cli, autograder.grader.classroom.batch, autograder.grader.classroom.runner, "
+            "autograder.course.root; print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')[:3])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "[]", f"the command line imports {r.stdout.strip()}"

@@ -8,7 +8,18 @@ validation, `fxcourse check`/`grade` and pytest use the same `Check` objects and
 (`remote.py`). Shared helpers for evidence and messages live in `evidence.py`, error-signature
 hints in `errors.py`, seeded random models and inputs in `randmodels.py`.
 """
-from autograder.checks.framework import check_quiz
-from autograder.checks.remote import run_check  # framework.run_check, or the judge service where no judge side is here
-
 __all__ = ["run_check", "check_quiz"]
+
+
+def __getattr__(name: str):
+    """`run_check` and `check_quiz`, imported on first use: a tool that only needs `keyring` (the command line,
+    through autograder.course.root) does not import torch with them."""
+    if name == "run_check":
+        from autograder.checks.remote import run_check  # framework.run_check, or the judge service where needed
+
+        return run_check
+    if name == "check_quiz":
+        from autograder.checks.framework import check_quiz
+
+        return check_quiz
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
