@@ -80,24 +80,30 @@ def _breaks_cases(hidden: bool) -> list[Case]:
     return _fn_cases(hidden, warm=False)
 
 
+def _pass_spec(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32,
+               train: bool = False):
+    """How a relu_to_sigmoid case is made: (make, the model's factory, its dtype), for `_pass_case`."""
+    def make():
+        _reset()
+        manual_seed(seed)
+        m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
+        object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
+                                      for i, s in enumerate(shapes)])
+        _remember_settings()
+        return (m, SigmoidPass())
+    return make, factory, dtype
+
+
+def _pass_case(label: str, spec: tuple) -> Case:
+    """A relu_to_sigmoid case from `_pass_spec`'s (make, factory, dtype)."""
+    make, factory, dtype = spec
+    return Case(label, make, data={"factory": factory, "dtype": dtype})
+
+
 def _pass_cases(hidden: bool) -> list[Case]:
     if hidden:
         return keyring.hidden("ex09_dynamo")._pass_cases()
 
-    def case(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32,
-             train: bool = False):
-        def make():
-            _reset()
-            manual_seed(seed)
-            m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
-            object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
-                                          for i, s in enumerate(shapes)])
-            _remember_settings()
-            return (m, SigmoidPass())
-        return make, factory, dtype
-
-    def mk(label: str, spec: tuple) -> Case:
-        make, factory, dtype = spec
-        return Case(label, make, data={"factory": factory, "dtype": dtype})
-    return [mk("PlainMLP(6) with relu_to_sigmoid", case(lambda a: PlainMLP(6, a), [(3, 6)], 0)),
-            mk("GateNet(6) with relu_to_sigmoid: two graphs", case(lambda a: GateNet(6, a), [(4, 6)], 1))]
+    return [_pass_case("PlainMLP(6) with relu_to_sigmoid", _pass_spec(lambda a: PlainMLP(6, a), [(3, 6)], 0)),
+            _pass_case("GateNet(6) with relu_to_sigmoid: two graphs",
+                       _pass_spec(lambda a: GateNet(6, a), [(4, 6)], 1))]

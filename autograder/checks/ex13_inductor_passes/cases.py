@@ -82,18 +82,21 @@ def build_nothing(on: bool) -> None:
     config.fallback_by_default = on
 
 
+def _compile_case(label: str, name: str, seed: int = 0) -> Case:
+    """One case of compile_with_pass: `name` compiled with the course's pattern pass, recording what it saw."""
+    def make():
+        torch._dynamo.reset()
+        build_nothing(True)
+        model, inputs = compiled_model(name, seed)
+        object.__setattr__(model, PROBE, inputs)
+        pattern_pass = reference_pass(COMPILED[name][2], recording_pass_class())
+        pattern_pass.config_before = config_state()
+        return model, pattern_pass
+    return Case(label, make, data={"model": name, "seed": seed})
+
+
 def _compile_cases(hidden: bool) -> list[Case]:
     if hidden:
         return keyring.hidden("ex13_inductor_passes")._compile_cases()
 
-    def case(label: str, name: str, seed: int = 0) -> Case:
-        def make():
-            torch._dynamo.reset()
-            build_nothing(True)
-            model, inputs = compiled_model(name, seed)
-            object.__setattr__(model, PROBE, inputs)
-            pattern_pass = reference_pass(COMPILED[name][2], recording_pass_class())
-            pattern_pass.config_before = config_state()
-            return model, pattern_pass
-        return Case(label, make, data={"model": name, "seed": seed})
-    return [case("TwoLayers(6), the pass relu(mm) -> clamp_min(mm)", "TwoLayers(6)")]
+    return [_compile_case("TwoLayers(6), the pass relu(mm) -> clamp_min(mm)", "TwoLayers(6)")]

@@ -64,26 +64,29 @@ def _with_probes(ep, name: str, seed: int, dynamic: bool):
     return ep
 
 
+def _save_case(label: str, name: str, file: str, *, as_str: bool = True, strict: bool = False,
+               dynamic: bool = False, seed: int = 0, exists: bool = False) -> Case:
+    """One case of save_program: `name`'s program, to `file` in the case's folder (a str, or a Path)."""
+    def make():
+        ep = _with_probes(program(name, strict=strict, dynamic=dynamic, seed=seed), name, seed, dynamic)
+        if not file.endswith(".pt2"):
+            quiet_suffix_warnings()
+        path = case_folder() / file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if exists:
+            path.write_bytes(b"an older file, to be replaced")
+        return ep, str(path) if as_str else path
+    return Case(label, make, data={"model": name, "strict": strict, "dynamic": dynamic, "seed": seed,
+                                   "file": file})
+
+
 def _save_cases(hidden: bool) -> list[Case]:
     if hidden:
         return keyring.hidden("ex14_exported_programs")._save_cases()
 
-    def case(label: str, name: str, file: str, *, as_str: bool = True, strict: bool = False, dynamic: bool = False,
-             seed: int = 0, exists: bool = False) -> Case:
-        def make():
-            ep = _with_probes(program(name, strict=strict, dynamic=dynamic, seed=seed), name, seed, dynamic)
-            if not file.endswith(".pt2"):
-                quiet_suffix_warnings()
-            path = case_folder() / file
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if exists:
-                path.write_bytes(b"an older file, to be replaced")
-            return ep, str(path) if as_str else path
-        return Case(label, make, data={"model": name, "strict": strict, "dynamic": dynamic, "seed": seed,
-                                       "file": file})
-    return [case("Tower(6), to tiny.pt2 in a temporary folder (a str)", "Tower(6)", "tiny.pt2"),
-            case("Shared(5) with a dynamic batch, to shared.pt2 (a pathlib.Path)", "Shared(5)", "shared.pt2",
-                 as_str=False, dynamic=True)]
+    return [_save_case("Tower(6), to tiny.pt2 in a temporary folder (a str)", "Tower(6)", "tiny.pt2"),
+            _save_case("Shared(5) with a dynamic batch, to shared.pt2 (a pathlib.Path)", "Shared(5)",
+                       "shared.pt2", as_str=False, dynamic=True)]
 
 
 def _module_cases(hidden: bool) -> list[Case]:

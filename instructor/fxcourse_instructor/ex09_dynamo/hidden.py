@@ -2,48 +2,29 @@
 instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
 from __future__ import annotations
 
-from typing import Callable
-
 import torch
-import torch.nn as nn
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import manual_seed
-from autograder.checks.ex09_dynamo.cases import _makers
+from autograder.checks.ex09_dynamo.cases import _makers, _pass_case, _pass_spec
 from autograder.checks.ex09_dynamo.models import (
-    BreakNet, GateNet, NestedBreak, PROBE, PlainMLP, SigmoidPass, Stepper, _gen, _recording_backend,
-    _remember_settings, _reset, relu_twice, returns_a_number, scaled_by_item, two_items,
+    BreakNet, GateNet, NestedBreak, PlainMLP, Stepper, _recording_backend, relu_twice, returns_a_number,
+    scaled_by_item, two_items,
 )
 
 
 def _pass_cases() -> list[Case]:
-    def case(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32,
-             train: bool = False):
-        def make():
-            _reset()
-            manual_seed(seed)
-            m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
-            object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
-                                          for i, s in enumerate(shapes)])
-            _remember_settings()
-            return (m, SigmoidPass())
-        return make, factory, dtype
-
-    def mk(label: str, spec: tuple) -> Case:
-        make, factory, dtype = spec
-        return Case(label, make, data={"factory": factory, "dtype": dtype})
-
     def break_net(seed: int):
-        return case(lambda a: BreakNet(seed, a), [(3, BreakNet(seed).width)], seed)
+        return _pass_spec(lambda a: BreakNet(seed, a), [(3, BreakNet(seed).width)], seed)
 
     return [
-        mk("BreakNet seed 3 with relu_to_sigmoid (unseen)", break_net(3)),
-        mk("BreakNet seed 29 with relu_to_sigmoid (unseen)", break_net(29)),
-        mk("PlainMLP(5) called on batches of 2, 5 and 7 (recompiles)",
-           case(lambda a: PlainMLP(5, a), [(2, 5), (5, 5), (7, 5)], 2)),
-        mk("GateNet(4) in float64", case(lambda a: GateNet(4, a), [(3, 4), (3, 4)], 3, torch.float64)),
-        mk("PlainMLP(4) in training mode: the caller's model stays as it is",
-           case(lambda a: PlainMLP(4, a), [(2, 4)], 4, train=True)),
+        _pass_case("BreakNet seed 3 with relu_to_sigmoid (unseen)", break_net(3)),
+        _pass_case("BreakNet seed 29 with relu_to_sigmoid (unseen)", break_net(29)),
+        _pass_case("PlainMLP(5) called on batches of 2, 5 and 7 (recompiles)",
+                   _pass_spec(lambda a: PlainMLP(5, a), [(2, 5), (5, 5), (7, 5)], 2)),
+        _pass_case("GateNet(4) in float64",
+                   _pass_spec(lambda a: GateNet(4, a), [(3, 4), (3, 4)], 3, torch.float64)),
+        _pass_case("PlainMLP(4) in training mode: the caller's model stays as it is",
+                   _pass_spec(lambda a: PlainMLP(4, a), [(2, 4)], 4, train=True)),
     ]
 
 

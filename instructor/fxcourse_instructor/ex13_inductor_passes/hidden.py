@@ -2,15 +2,9 @@
 instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
 from __future__ import annotations
 
-import torch
-
 from autograder.checks.framework import Case
-from autograder.checks.ex13_inductor_passes.models import (
-    COMPILED, aten_graph, compiled_model, recording_pass_class, reference_pass, replacement
-)
-from autograder.checks.ex13_inductor_passes.cases import (
-    CONV_BN, ExampleInputs, MM_RELU, MUL_ADD, PROBE, build_nothing, config_state
-)
+from autograder.checks.ex13_inductor_passes.models import aten_graph, reference_pass, replacement
+from autograder.checks.ex13_inductor_passes.cases import CONV_BN, ExampleInputs, MM_RELU, MUL_ADD, PROBE, _compile_case
 
 
 def _make_cases() -> list[Case]:
@@ -45,14 +39,5 @@ def _apply_cases() -> list[Case]:
 
 
 def _compile_cases() -> list[Case]:
-    def case(label: str, name: str, seed: int = 0) -> Case:
-        def make():
-            torch._dynamo.reset()
-            build_nothing(True)
-            model, inputs = compiled_model(name, seed)
-            object.__setattr__(model, PROBE, inputs)
-            pattern_pass = reference_pass(COMPILED[name][2], recording_pass_class())
-            pattern_pass.config_before = config_state()
-            return model, pattern_pass
-        return Case(label, make, data={"model": name, "seed": seed})
-    return [case("ConvBN with trained statistics, the fold of batch_norm(conv) (unseen)", "ConvBN (unseen)", seed=2)]
+    return [_compile_case("ConvBN with trained statistics, the fold of batch_norm(conv) (unseen)", "ConvBN (unseen)",
+                          seed=2)]

@@ -4,30 +4,17 @@ from __future__ import annotations
 
 from autograder.checks.framework import Case
 from autograder.checks.ex14_exported_programs.models import PROBE, probes, program, submodule_io
-from autograder.checks.ex14_exported_programs.cases import KEEPS, _fqn, _with_probes, case_folder, quiet_suffix_warnings
+from autograder.checks.ex14_exported_programs.cases import KEEPS, _fqn, _save_case, _with_probes
 
 
 def _save_cases() -> list[Case]:
-    def case(label: str, name: str, file: str, *, as_str: bool = True, strict: bool = False, dynamic: bool = False,
-             seed: int = 0, exists: bool = False) -> Case:
-        def make():
-            ep = _with_probes(program(name, strict=strict, dynamic=dynamic, seed=seed), name, seed, dynamic)
-            if not file.endswith(".pt2"):
-                quiet_suffix_warnings()
-            path = case_folder() / file
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if exists:
-                path.write_bytes(b"an older file, to be replaced")
-            return ep, str(path) if as_str else path
-        return Case(label, make, data={"model": name, "strict": strict, "dynamic": dynamic, "seed": seed,
-                                       "file": file})
     return [
-        case("RandomTower seed 3 (unseen)", "RandomTower seed 3", "random.pt2"),
-        case("Tower(4) exported with strict=True, to a file that exists already", "Tower(4)", "old.pt2",
-             strict=True, exists=True),
-        case("Shared(4), to a path without the .pt2 suffix", "Shared(4)", "program.bin", seed=2),
-        case("RandomTower seed 9 with a dynamic batch, in a subfolder (unseen)", "RandomTower seed 9",
-             "nested/deeper/model.pt2", as_str=False, dynamic=True),
+        _save_case("RandomTower seed 3 (unseen)", "RandomTower seed 3", "random.pt2"),
+        _save_case("Tower(4) exported with strict=True, to a file that exists already", "Tower(4)", "old.pt2",
+                   strict=True, exists=True),
+        _save_case("Shared(4), to a path without the .pt2 suffix", "Shared(4)", "program.bin", seed=2),
+        _save_case("RandomTower seed 9 with a dynamic batch, in a subfolder (unseen)", "RandomTower seed 9",
+                   "nested/deeper/model.pt2", as_str=False, dynamic=True),
     ]
 
 
