@@ -154,20 +154,23 @@ def _match_case(label, make, atol=None):
     return Case(label, watched, kwargs=kwargs, data={"atol": atol or 0.0})
 
 
+def _tiny_pair(delta=0.0, seed=0, scale=1.0):
+    """TinyNet (fc2 scaled by `scale`), its trace (its bias moved by `delta`) and an input."""
+    manual_seed(seed)
+    model = TinyNet()
+    if scale != 1.0:
+        with torch.no_grad():
+            model.fc2.weight.mul_(scale)
+            model.fc2.bias.fill_(scale)
+    gm = fx.symbolic_trace(copy.deepcopy(model) if delta else model)
+    if delta:
+        _perturbed(gm, delta)
+    return model, gm, seeded_randn(5, 4, seed=seed)
+
+
 def _match_cases(hidden: bool) -> list[Case]:
     if hidden:
         return keyring.hidden("ex01_tracing")._match_cases()
 
-    def tiny_pair(delta=0.0, seed=0, scale=1.0):
-        manual_seed(seed)
-        model = TinyNet()
-        if scale != 1.0:
-            with torch.no_grad():
-                model.fc2.weight.mul_(scale)
-                model.fc2.bias.fill_(scale)
-        gm = fx.symbolic_trace(copy.deepcopy(model) if delta else model)
-        if delta:
-            _perturbed(gm, delta)
-        return model, gm, seeded_randn(5, 4, seed=seed)
-    return [_match_case("TinyNet and its trace", lambda: tiny_pair()),
-            _match_case("TinyNet and a trace with a changed bias", lambda: tiny_pair(0.5))]
+    return [_match_case("TinyNet and its trace", lambda: _tiny_pair()),
+            _match_case("TinyNet and a trace with a changed bias", lambda: _tiny_pair(0.5))]

@@ -2,8 +2,6 @@
 instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
 from __future__ import annotations
 
-import copy
-
 import torch
 import torch.fx as fx
 
@@ -11,7 +9,7 @@ from fxplayground import ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_mlp, seeded_randn
-from autograder.checks.ex01_tracing.cases import _match_case, _op_cases, _perturbed, _traced
+from autograder.checks.ex01_tracing.cases import _match_case, _op_cases, _tiny_pair, _traced
 from autograder.checks.ex01_tracing.models import DeadBranch, GradModeNet, OpcodeNames, ScaledSkip, TwiceAndSpare
 
 
@@ -24,18 +22,6 @@ def _graph_cases() -> list[Case]:
 
 
 def _match_cases() -> list[Case]:
-    def tiny_pair(delta=0.0, seed=0, scale=1.0):
-        manual_seed(seed)
-        model = TinyNet()
-        if scale != 1.0:
-            with torch.no_grad():
-                model.fc2.weight.mul_(scale)
-                model.fc2.bias.fill_(scale)
-        gm = fx.symbolic_trace(copy.deepcopy(model) if delta else model)
-        if delta:
-            _perturbed(gm, delta)
-        return model, gm, seeded_randn(5, 4, seed=seed)
-
     def two_inputs():
         manual_seed(3)
         m = ScaledSkip()
@@ -56,16 +42,16 @@ def _match_cases() -> list[Case]:
         return m, fx.symbolic_trace(m), seeded_randn(3, 2, seed=5)
 
     return [
-        _match_case("TinyNet off by 1e-7, atol=0 (exact)", lambda: tiny_pair(1e-7, seed=1)),
-        _match_case("TinyNet off by 1e-7, atol=1e-3", lambda: tiny_pair(1e-7, seed=1), atol=1e-3),
-        _match_case("TinyNet off by 0.1, atol=1e-3", lambda: tiny_pair(0.1, seed=2), atol=1e-3),
+        _match_case("TinyNet off by 1e-7, atol=0 (exact)", lambda: _tiny_pair(1e-7, seed=1)),
+        _match_case("TinyNet off by 1e-7, atol=1e-3", lambda: _tiny_pair(1e-7, seed=1), atol=1e-3),
+        _match_case("TinyNet off by 0.1, atol=1e-3", lambda: _tiny_pair(0.1, seed=2), atol=1e-3),
         _match_case("TinyNet with outputs near 1e4, off by 0.05, atol=1e-3 (no relative tolerance)",
-                    lambda: tiny_pair(0.05, seed=6, scale=1e4), atol=1e-3),
+                    lambda: _tiny_pair(0.05, seed=6, scale=1e4), atol=1e-3),
         _match_case("a model with two inputs and its trace", two_inputs),
         _match_case("outputs of shapes (1, 2) and (2,) that broadcast", broadcast_trap),
         _match_case("a model whose output shows whether no_grad was on", grad_mode),
         _match_case("outputs of shapes (1, 2) and (2,) that broadcast, atol=1e-3", broadcast_trap, atol=1e-3),
-        _match_case("TinyNet off by 0.5, atol=1.0", lambda: tiny_pair(0.5, seed=7), atol=1.0),
+        _match_case("TinyNet off by 0.5, atol=1.0", lambda: _tiny_pair(0.5, seed=7), atol=1.0),
     ]
 
 

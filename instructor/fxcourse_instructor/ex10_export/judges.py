@@ -8,21 +8,7 @@ from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect, expect_lint
 from autograder.checks.ex10_export.models import PROBE
 from autograder.checks.ex10_export.evidence import _histogram, _subgraph_histograms, _swap_output
-
-
-def _dict_diff(got: dict, expected: dict) -> str:
-    missing = [k for k in expected if k not in got]
-    extra = [k for k in got if k not in expected]
-    wrong = [k for k in expected if k in got and got[k] != expected[k]]
-    parts = []
-    if missing:
-        parts.append(f"missing {', '.join(repr(k) for k in missing[:4])}" + (" ..." if len(missing) > 4 else ""))
-    if extra:
-        parts.append(f"unexpected {', '.join(repr(k) for k in extra[:4])}" + (" ..." if len(extra) > 4 else ""))
-    if wrong:
-        k = wrong[0]
-        parts.append(f"{k!r} is {got[k]!r}, expected {expected[k]!r}")
-    return "; ".join(parts)
+from fxcourse_instructor.diffs import dict_diff
 
 
 def _export_judge(case: Case, ev: dict) -> None:
@@ -94,7 +80,7 @@ def _histogram_judge(case: Case, got: dict) -> None:
         hint = "ex10.count_graph_run_decompositions_makes"
     else:
         hint = "ex10.key_str_node_target_example"
-    raise CheckFailed(f"the histogram differs: {_dict_diff(got, expected)}", hint)
+    raise CheckFailed(f"the histogram differs: {dict_diff(got, expected)}", hint)
 
 
 def _decomposed_histogram(case: Case) -> dict:
@@ -109,7 +95,7 @@ def _params_judge(case: Case, got: dict) -> None:
     expected = {**params, **buffers}
     if got == expected:
         return
-    diff = _dict_diff(got, expected)
+    diff = dict_diff(got, expected)
     constants = dict(getattr(sig, "inputs_to_lifted_tensor_constants", {}) or {})
     objects = [k for k, v in got.items() if isinstance(v, dict)]
     short = [k for k in got if k in expected and isinstance(got[k], str) and got[k] != expected[k]
@@ -189,7 +175,7 @@ def _shapes_judge(case: Case, got: dict) -> None:
             hint = "ex10.tuple_val_shape_each_size"
     else:
         hint = "ex10.node_meta_val_shape_every"
-    raise CheckFailed(f"the shapes differ: {_dict_diff(got, expected)}", hint)
+    raise CheckFailed(f"the shapes differ: {dict_diff(got, expected)}", hint)
 
 
 def _swap_judge(case: Case, ev: dict) -> None:
@@ -211,7 +197,7 @@ def _swap_judge(case: Case, ev: dict) -> None:
             hint = "ex10.operators_program_did_not_call"
         else:
             hint = "ex10.compare_node_target_old_exact"
-        raise CheckFailed(f"after the swap the graph calls {_dict_diff(got, expected)}", hint)
+        raise CheckFailed(f"after the swap the graph calls {dict_diff(got, expected)}", hint)
     expect(ev.get("subgraphs", {}) == _subgraph_histograms(ep),
            "a subgraph of the program (a branch of torch.cond) changed as well",
            "ex10.swap_nodes_ep_graph_only")

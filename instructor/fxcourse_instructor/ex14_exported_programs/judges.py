@@ -14,6 +14,7 @@ from autograder.checks.evidence import expect
 from autograder.checks.ex14_exported_programs.cases import KEEPS, _fqn
 from autograder.checks.ex14_exported_programs.evidence import histogram
 from autograder.checks.ex14_exported_programs.models import model, probes, program, submodule_io
+from fxcourse_instructor.diffs import dict_diff
 
 _CACHE: dict = {}
 
@@ -84,18 +85,7 @@ def _save_judge(case: Case, ev: dict) -> None:
 # ----------------------------------------------------------------------------------------- module_of_nodes
 
 def _diff(got: dict, expected: dict) -> str:
-    missing = [k for k in expected if k not in got]
-    extra = [k for k in got if k not in expected]
-    wrong = [k for k in expected if k in got and got[k] != expected[k]]
-    parts = []
-    if missing:
-        parts.append(f"missing {', '.join(repr(k) for k in missing[:3])}" + (" ..." if len(missing) > 3 else ""))
-    if extra:
-        parts.append(f"unexpected {', '.join(repr(k) for k in extra[:3])}" + (" ..." if len(extra) > 3 else ""))
-    if wrong:
-        k = wrong[0]
-        parts.append(f"node {k!r} maps to {got[k]!r}, expected {expected[k]!r}")
-    return "; ".join(parts)
+    return dict_diff(got, expected, 3, "node {key!r} maps to {got!r}, expected {expected!r}")
 
 
 def _module_judge(case: Case, got: dict) -> None:
