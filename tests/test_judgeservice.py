@@ -24,7 +24,8 @@ from autograder.checks import keyring, remote, run_check
 from autograder.checks.framework import CheckFailed, get_check, run_cases
 from autograder.grader.engine import grading
 from autograder.grader.engine.judgeclient import JudgeUnavailable, with_service
-from autograder.grader.engine.judgeprotocol import MAX_BODY, Refused
+from autograder.checks.evidence import EvidenceLimits
+from autograder.grader.engine.judgeprotocol import MAX_BODY, MAX_HEADER, Refused
 from autograder.grader.ops.judgeservice import make_server
 from autograder.course.notebook import grade_id
 from autograder.course.root import Course
@@ -188,6 +189,8 @@ def test_the_service_refuses_what_is_not_visible_or_malformed_and_goes_on(servic
     assert status == 401 and "no hub token: send 'Authorization: token ...'" in text
     status, text = _raw(service, b"", length=MAX_BODY + 1)
     assert status == 413 and f"over the limit of {MAX_BODY}" in text
+    # the cap is the evidence archive's own, plus the header line; the client refuses beyond it before sending
+    assert MAX_BODY == EvidenceLimits.bytes_on_disk + MAX_HEADER and remote.MAX_BODY == EvidenceLimits.bytes_on_disk
     # a hostile pickle never reaches the judge: torch.load(weights_only=True) refuses it in the judge process
     buf = io.BytesIO()
     torch.save({"calls": [{"evidence": [Path("/")]}], "cell_errors": [], "tampered": [], "complete": True}, buf)

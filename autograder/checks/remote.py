@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 import autograder.checks.framework as framework
+from autograder.checks.evidence import EvidenceLimits
 from autograder.checks.framework import CaseResult, CheckFailed, CheckResults, _is_todo, collect_evidence, get_part
 from autograder.checks.verdict import Verdict
 from autograder.checks.keyring import KeyMissing
@@ -24,7 +25,7 @@ __all__ = ["URL_ENV", "TOKEN_ENV", "ServiceError", "configured", "unreachable", 
 
 URL_ENV, TOKEN_ENV = "FXCOURSE_JUDGE_URL", "JUPYTERHUB_API_TOKEN"
 TIMEOUT = 300  # seconds for one answer: the service may first start its judge process
-MAX_BODY = 32 * 2**20  # what the service accepts (judgeprotocol.MAX_BODY, less its header)
+MAX_BODY = EvidenceLimits.bytes_on_disk  # what the service accepts (judgeprotocol.MAX_BODY, less its header)
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 
 from autograder.course.notebook import NotebookError
+from autograder.grader.engine.judgeprotocol import CALL_FIELDS
 from autograder.grader.jail.sandbox import Limits
 
 __all__ = ["ServiceFallback", "with_service", "JudgeUnavailable"]
 
-_CALL_FIELDS = ("kind", "var", "assignment", "function", "choices", "section")  # never hidden, key, explanation
 
 
 class JudgeUnavailable(NotebookError):
@@ -23,7 +23,7 @@ class JudgeUnavailable(NotebookError):
 
 
 def _call(call: dict) -> dict:
-    return {k: call[k] for k in _CALL_FIELDS if k in call}
+    return {k: call[k] for k in CALL_FIELDS if k in call}
 
 
 @functools.cache

@@ -10,10 +10,12 @@ import json
 import re
 from typing import Any
 
-__all__ = ["Refused", "parse_header", "split_body", "judge_cases", "MAX_HEADER", "MAX_BODY"]
+__all__ = ["Refused", "parse_header", "split_body", "judge_cases", "MAX_HEADER", "MAX_BODY", "CALL_FIELDS"]
 
 MAX_HEADER = 64 * 2**10            # bytes of the JSON header line
-MAX_BODY = 32 * 2**20 + MAX_HEADER  # the evidence archive's own cap (EvidenceLimits.bytes_on_disk) plus the header
+# the evidence archive's own cap (checks.evidence.EvidenceLimits.bytes_on_disk: imports torch, which this side
+# of the grading process does not), plus the header; tests/test_judgeservice.py holds the two equal
+MAX_BODY = 32 * 2**20 + MAX_HEADER
 _NAME = r"[A-Za-z_][A-Za-z0-9_]{0,99}"
 _HIDDEN = {"hidden": "hidden cases are judged only by the instructor's grader (fxcourse grade); this service "
                      "judges the visible cases",
@@ -22,6 +24,11 @@ _HIDDEN = {"hidden": "hidden cases are judged only by the instructor's grader (f
            "key": "quiz keys stay on the instructor's side: this service checks a quiz answer's format only",
            "explanation": "quiz explanations stay on the instructor's side: this service checks a quiz answer's "
                           "format only"}
+
+
+# the fields of a test cell's call a student may send (never hidden, salt, key or explanation)
+CALL_FIELDS = {"kind": str, "var": str, "assignment": str, "function": str, "choices": str,
+               "section": (str, type(None))}
 
 
 class Refused(ValueError):
@@ -63,8 +70,7 @@ def _call(obj: Any, where: str):
     from autograder.course.plan import QUIZ_CHOICES, Call
 
     kind = obj.get("kind") if type(obj) is dict else None
-    allowed = {"kind": str, "var": str, "assignment": str, "function": str, "choices": str,
-               "section": (str, type(None))}
+    allowed = CALL_FIELDS
     if kind == "check":
         c = _fields(obj, where, allowed, ("var", "assignment", "function"))
         return Call("check", _name(c["var"], "var"), _name(c["assignment"], "assignment"),
