@@ -59,8 +59,9 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[var] = str(path)
     os.environ["MPLBACKEND"] = "Agg"
     os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
-    # A learner's `fxcourse check` keeps its fork server for the next one; nothing started by a test outlives it
-    # (test_forkserver.py turns keeping on where it tests it, and stops what it started).
+    # The user's fork server waits for the next command once its last one has gone; in the tests it ends with its
+    # last one, so that nothing started by a test outlives the run (test_forkserver.py turns keeping on where it
+    # tests it, and stops what it started).
     os.environ["FXCOURSE_FORKSERVER_KEEP"] = "0"
     # Hidden cases are drawn from a course secret (autograder.grader.engine.secret): the tests pin one, so that every
     # checkout grades them alike and none writes a .fxcourse-secret into the repository (test_integrity.py sets
@@ -288,9 +289,9 @@ def generated_course(tmp_path_factory):
 
 
 def _solution_run(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> nbformat.NotebookNode:
-    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.jail.headless.execute, forked by
-    the kernels' fork server of this test process), once per test run for every worker and test that asks (keyed by
-    the notebook's content); the executed notebook, or a failure naming what the run raised."""
+    """solutions/<assignment> run top to bottom in a fresh kernel (autograder.grader.jail.headless.execute), once per
+    test run for every worker and test that asks (keyed by the notebook's content); the executed notebook, or a
+    failure naming what the run raised."""
     from autograder.grader.jail.headless import execute
 
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
@@ -299,7 +300,7 @@ def _solution_run(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> 
 
     def run() -> dict:
         try:
-            nbformat.write(execute(path, timeout=600, fork=True), str(executed))
+            nbformat.write(execute(path, timeout=600), str(executed))
             return {"ok": True}
         except Exception as exc:  # a cell error, a timeout, a kernel that died
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[-6000:]}
@@ -320,9 +321,9 @@ def solution_run(tmp_path_factory):
 
 @pytest.fixture(scope="session", autouse=True)
 def _one_fork_server_per_test_process():
-    """Each test process starts the grader's fork server once, and the fxcourse commands its tests start share
-    it (they find its address in FXCOURSE_FORKSERVER_ADDRESS): its
-    imports are paid once per process, not once per command. Tests of the server itself use one of their own."""
+    """The test processes join (or start) the user's fork server for this code at once, and the fxcourse commands
+    their tests start join it too: its imports are paid once per test run, not once per command. It ends with its
+    last command (FXCOURSE_FORKSERVER_KEEP=0, above). Tests of the server itself use one of their own."""
     from autograder.grader.jail import forkserver
 
     forkserver.prestart()

@@ -95,11 +95,12 @@ def _cell_errors(outcome) -> list[dict]:
 
 @pytest.fixture
 def own_server(monkeypatch):
-    """A fork server of the test's own (stopped afterwards), so that a broken one costs no other test."""
-    server = forkserver._Server()
+    """A fork server of the test's own (at an address of its own, ending with the test), so that a broken one costs
+    no other test."""
+    server = forkserver._Server(address=f"fxcourse-forkserver-test-{os.getpid()}-{os.urandom(4).hex()}")
     monkeypatch.setattr(forkserver, "_SERVER", server)
     monkeypatch.delenv("FXCOURSE_FORKSERVER", raising=False)
-    monkeypatch.delenv(forkserver.ADDRESS_ENV, raising=False)
+    monkeypatch.setenv("FXCOURSE_FORKSERVER_KEEP", "0")
     yield server
     server.stop()
 
@@ -187,10 +188,10 @@ def test_a_server_stopped_before_anything_used_it_ends_at_once(own_server):
     """A run that stops before its first worker (`fxcourse grade` refused for want of the jail, say) ends its
     server at once, still importing, instead of waiting for it."""
     own_server.start()
-    proc = own_server.proc
+    proc, home = own_server.proc, own_server.home
     own_server.stop()
     assert proc.returncode == -signal.SIGKILL and own_server.proc is None
-    assert forkserver.ADDRESS_ENV not in os.environ
+    assert not os.path.exists(home)  # its home, which it had no time to remove itself
 
 
 def test_turned_off_it_starts_fresh_processes_quietly(own_server, monkeypatch, capfd):
@@ -209,24 +210,29 @@ def test_check_notebook_grades_through_the_fork_server(own_server, tmp_path):
 
 
 CHILD = """
+import sys
 from autograder.grader.jail import forkserver
 from autograder.grader.jail.sandbox import Limits, run_worker
+if len(sys.argv) > 1:
+    forkserver._CODE = sys.argv[1]  # another checkout or Python
 outcome = run_worker([{"id": "x", "source": "x = 1", "answer": True, "defines": ["x"]}], [], limits=Limits(timeout=30.0))
-print(outcome.status, forkserver._SERVER.shared, forkserver._SERVER.proc is None)
+print(outcome.status, forkserver.server_pid(), forkserver._SERVER.proc is None)
 """
 
 
-def test_the_processes_a_grading_run_starts_share_its_fork_server(own_server):
+def test_the_commands_of_one_user_and_code_share_one_fork_server():
+    """The server at the user's address for this code (this test run's) forks the workers of a command too; a
+    command of another checkout or Python starts a server of its own."""
     assert _cell_errors(run_worker([_cell("x = 1\n", "x")], [], limits=LIMITS)) == []
-    assert os.environ[forkserver.ADDRESS_ENV].startswith(own_server.address + " ")
-    child = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=600,
-                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert child.stdout.split() == ["ok", "True", "True"], child.stderr[-2000:]
-    # another checkout or Python (here: a different code stamp) starts a server of its own
-    other = dict(os.environ, PYTHONPATH=str(ROOT))
-    other[forkserver.ADDRESS_ENV] = own_server.address + " /elsewhere/python:/elsewhere"
-    child = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=600, env=other)
-    assert child.stdout.split() == ["ok", "False", "False"], child.stderr[-2000:]
+    ours = forkserver.kept_server_pid()  # this process's own, unless another test process started one first
+    assert ours is not None and forkserver.server_pid() is not None
+    child = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=600)
+    assert child.stdout.split() == ["ok", str(ours), "True"], child.stderr[-2000:]  # joined, not started
+    child = subprocess.run([sys.executable, "-c", CHILD, "/elsewhere/python:/elsewhere"], capture_output=True,
+                           text=True, timeout=600)
+    status, theirs, joined = child.stdout.split()
+    assert (status, joined) == ("ok", "False") and theirs != str(ours), child.stderr[-2000:]
+    assert forkserver.ended(int(theirs), 30)  # without keeping, it ended with its one command
 
 
 SEEN_CHECKS = """
@@ -257,7 +263,7 @@ def test_the_server_imports_only_the_courses_own_check_modules():
         _import_checks(["os"])
 
 
-# ------------------------------------------------------------------ a learner's kept server (fxcourse check)
+# ------------------------------------------------------------------ the server kept for the next command
 
 def _children_cpu(pid: int) -> int:
     """Clock ticks of CPU its waited-for children used (cutime + cstime in /proc/PID/stat)."""
@@ -265,61 +271,87 @@ def _children_cpu(pid: int) -> int:
     return int(fields[13]) + int(fields[14])
 
 
-def _check(notebook, keep: str, cwd=ROOT) -> dict:
-    import json
-
-    env = {**os.environ, "FXCOURSE_FORKSERVER_KEEP": keep}
-    env.pop(forkserver.ADDRESS_ENV, None)
-    r = subprocess.run([sys.executable, "-m", "autograder.cli", "check", str(notebook), "--json"],
-                       capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return json.loads(r.stdout.strip().splitlines()[-1])
-
-
 def _home_of(pid: int) -> str:
     """The HOME in the environment of process `pid`."""
     return dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if "=" in e)["HOME"]
 
 
+class _Kept:
+    """The commands of one test, whose server (at an address of their own: their PYTHONPATH names the test) is
+    none of the test run's; no server there before the test, and none left after it."""
+
+    def __init__(self, tmp_path) -> None:
+        self.env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path / 'own-server'}"}
+        self.address = forkserver.kept_address(self.env)
+
+    def check(self, notebook, keep: str, cwd=ROOT) -> dict:
+        import json
+
+        r = subprocess.run([sys.executable, "-m", "autograder.cli", "check", str(notebook), "--json"],
+                           capture_output=True, text=True, env={**self.env, "FXCOURSE_FORKSERVER_KEEP": keep},
+                           cwd=cwd, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    def pid(self) -> int | None:
+        return forkserver.kept_server_pid(self.address)
+
+
 @pytest.fixture
-def no_kept_server():
-    """No kept server before the test; whatever the test's checks kept is stopped after it."""
-    assert forkserver.stop_kept_server()
-    yield
-    forkserver.stop_kept_server()
+def kept(tmp_path):
+    commands = _Kept(tmp_path)
+    assert commands.pid() is None
+    yield commands
+    assert forkserver.stop_kept_server(address=commands.address)
 
 
-def test_a_learner_s_check_keeps_its_server_and_the_next_check_is_forked_from_it(no_kept_server):
+def test_a_check_keeps_the_server_and_the_next_check_is_forked_from_it(kept):
     notebook = ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb"
-    address = forkserver.kept_address()
-    first = _check(notebook, keep="120")
-    if forkserver.kept_address() != address:
-        pytest.skip("the checkout's files changed during the test: the kept server's address changed with them")
-    pid = forkserver.kept_server_pid()
+    first = kept.check(notebook, keep="120")
+    pid = kept.pid()
     assert pid, "the check kept no server for the next one"
     home = _home_of(pid)
     before = _children_cpu(pid)
-    second = _check(notebook, keep="120")
-    if forkserver.kept_address() != address:
-        pytest.skip("the checkout's files changed during the test: the kept server's address changed with them")
-    assert forkserver.kept_server_pid() == pid, "the second check did not find the kept server"
+    second = kept.check(notebook, keep="120")
+    assert kept.pid() == pid, "the second check did not find the kept server"
     assert _children_cpu(pid) > before, "the second check's worker and judge were not forked from the kept server"
     assert second["score"] == first["score"] == first["max_score"] > 0
     os.kill(pid, signal.SIGTERM)  # ends as when idle: its home goes with it
     assert forkserver.ended(pid, 30) and not os.path.exists(home)
 
 
-def test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home(no_kept_server):
-    _check(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", keep="1")
-    pid = forkserver.kept_server_pid()
+def test_a_grade_keeps_the_server_for_the_next_command_too(kept, tmp_path, generated_course):
+    """An instructor's `fxcourse grade` and a learner's `check` are commands alike: the next one is forked from
+    the server the grade kept."""
+    import shutil
+
+    course = generated_course(tmp_path / "course", "ex01_tracing")
+    (course / "submitted" / "alice" / "ex01_tracing").mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", course / "submitted" / "alice" /
+                "ex01_tracing")
+    r = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "ex01_tracing", "--course", str(course)],
+                       capture_output=True, text=True, env={**kept.env, "FXCOURSE_FORKSERVER_KEEP": "120"},
+                       cwd=course, timeout=600)
+    assert r.returncode == 0 and "10 / 10" in r.stdout, r.stdout + r.stderr
+    pid = kept.pid()
+    assert pid, "the grade kept no server for the next command"
+    before = _children_cpu(pid)
+    report = kept.check(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", keep="120")
+    assert report["score"] == report["max_score"] > 0
+    assert kept.pid() == pid and _children_cpu(pid) > before
+
+
+def test_a_kept_server_ends_by_itself_once_idle_and_removes_its_home(kept):
+    kept.check(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", keep="1")
+    pid = kept.pid()
     if pid is not None:  # it may be gone already
         home = _home_of(pid)
         assert forkserver.ended(pid, 60), "the kept server did not end after its idle time"
         assert not os.path.exists(home)
-    assert forkserver.kept_server_pid() is None
+    assert kept.pid() is None
 
 
-def test_a_check_run_after_the_first_check_s_folder_was_removed_gets_full_marks(no_kept_server, tmp_path):
+def test_a_check_run_after_the_first_check_s_folder_was_removed_gets_full_marks(kept, tmp_path):
     """The learner checks in one folder, then moves or removes it: the kept server and the judges it forks must
     not be left in a working directory that is gone (dynamo and export ask for it while judging)."""
     import shutil
@@ -329,37 +361,37 @@ def test_a_check_run_after_the_first_check_s_folder_was_removed_gets_full_marks(
     for folder in (first_dir, second_dir):
         folder.mkdir()
         shutil.copy(solution, folder)
-    first = _check(first_dir / solution.name, keep="120", cwd=first_dir)
-    pid = forkserver.kept_server_pid()
+    first = kept.check(first_dir / solution.name, keep="120", cwd=first_dir)
+    pid = kept.pid()
     assert pid, "the check kept no server for the next one"
     shutil.rmtree(first_dir)
-    second = _check(second_dir / solution.name, keep="120", cwd=second_dir)
+    second = kept.check(second_dir / solution.name, keep="120", cwd=second_dir)
     assert [t["message"] for t in second["tests"] if not t["passed"]] == []
     assert second["score"] == first["score"] == first["max_score"] > 0
-    assert forkserver.kept_server_pid() == pid, "the kept server was not used again"
+    assert kept.pid() == pid, "the kept server was not used again"
 
 
-def test_a_kept_server_whose_home_was_removed_is_replaced_by_the_next_check(no_kept_server):
+def test_a_kept_server_whose_home_was_removed_is_replaced_by_the_next_check(kept):
     """A kept server's home (where its imports and judges write) removed, say by a clean-up of /tmp: the next
     check starts a new server, and the old one ends."""
     import shutil
 
     notebook = ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb"
-    _check(notebook, keep="120")
-    pid = forkserver.kept_server_pid()
+    kept.check(notebook, keep="120")
+    pid = kept.pid()
     assert pid, "the check kept no server for the next one"
     shutil.rmtree(_home_of(pid))
-    second = _check(notebook, keep="120")
+    second = kept.check(notebook, keep="120")
     assert second["score"] == second["max_score"] > 0
     assert forkserver.ended(pid, 30), "the kept server whose home was removed did not end"
-    new = forkserver.kept_server_pid()
+    new = kept.pid()
     assert new and new != pid, "the next check did not keep a new server"
     assert os.path.isdir(_home_of(new))
 
 
-def test_without_keeping_a_check_leaves_no_server_behind(no_kept_server):
-    _check(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", keep="0")
-    assert forkserver.kept_server_pid() is None
+def test_without_keeping_a_check_leaves_no_server_behind(kept):
+    kept.check(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", keep="0")
+    assert kept.pid() is None
 
 
 def test_a_server_of_another_user_at_the_kept_address_is_not_used():

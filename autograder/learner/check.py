@@ -41,11 +41,9 @@ def print_report(report) -> None:
 
 def check(notebook: str, as_json: bool = False, visible_only: bool = False, course: str | None = None) -> int:
     """`fxcourse check`: exit 0 on full marks, 1 when points are lost, 2 when the notebook cannot be graded."""
-    from autograder.grader.jail import forkserver
     from autograder.grader.engine.grading import check_notebook
     from autograder.grader.jail.sandbox import LimitError
 
-    forkserver.keep_warm()  # the next check starts without the imports
     path = Path(notebook)
     try:
         report = check_notebook(path, find_course(path, course), visible_only=visible_only)

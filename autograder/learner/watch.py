@@ -61,10 +61,8 @@ def watch_loop(path: Path, run: Callable[[], object], *, interval: float = 1.0, 
 def watch(notebook: str, once: bool = False, interval: float = 1.0, visible_only: bool = False,
           course: str | None = None) -> int:
     """`fxcourse watch`: until Ctrl-C (exit 0), or `once` with `fxcourse check`'s exit code."""
-    from autograder.grader.jail import forkserver
     from autograder.grader.engine.grading import check_notebook
 
-    forkserver.keep_warm()  # a check or watch started soon after reuses its imports
     path = Path(notebook)
     if not path.is_file() and once:
         return err(f"{path}: no such file")

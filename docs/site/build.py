@@ -3,8 +3,8 @@
 1. Stage a Sphinx source tree in DIR-src (default build/site-src), laid out like the repository:
    - index.md: the README, with the course path (each lesson and its exercise, in order) after its first part;
    - lessons/NN_topic.ipynb: every lesson executed now, top to bottom, in a fresh kernel (the course's own
-     executor, autograder.grader.jail.headless.execute: IPC transport, a temporary working folder per lesson, the
-     kernel forked from a server that has imported torch: forkserver.spawn_kernel). Lessons are kept in git
+     executor, autograder.grader.jail.headless.execute: IPC transport, a temporary working folder per lesson).
+     Lessons are kept in git
      without outputs; nothing shown on the site comes from an earlier run;
    - exercises/exNN_topic/exNN_topic.ipynb: the task text of each exercise, from the release (exercises/, never
      solutions/), without its graded test cells and empty quiz-answer stubs, not executed;
@@ -83,7 +83,7 @@ def _execute_one(lesson: str, out: str, timeout: float) -> float:
 
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fxcourse-site-run-") as cwd:
-        nb = execute(lesson, timeout=timeout, cwd=cwd, fork=True)  # forked from a server with torch imported
+        nb = execute(lesson, timeout=timeout, cwd=cwd)
     for cell in nb.cells:  # the run's timing records are not content
         cell.metadata.pop("execution", None)
     nbformat.write(nb, out)

@@ -1,9 +1,10 @@
-"""The fork server's own process: it imports once, then forks a manager and a worker, judge or kernel per request.
+"""The fork server's own process: it imports once, then forks a manager and a worker or judge per request.
 
-Started by `autograder.grader.jail.forkserver` as `python -m autograder.grader.jail.forking FD [ADDRESS] [--keep S]
-[--kernels]` (FD: its end of a SOCK_SEQPACKET socket pair). It never runs learner code itself; see
-autograder.grader.jail.forkserver for the whole picture. `_prepare` is the one place where the server's process-wide
-settings are made; a kernels' server (--kernels) makes none.
+Started by `autograder.grader.jail.forkserver` as `python -m autograder.grader.jail.forking FD ADDRESS KEEP` (FD: its
+end of a SOCK_SEQPACKET socket pair with the command that started it; ADDRESS: the abstract socket name where the
+same user's other commands join it; KEEP: seconds it waits, once its last client has gone, for the next one). It
+never runs learner code itself; see autograder.grader.jail.forkserver for the whole picture. `_prepare` is the one
+place where the server's process-wide settings are made.
 """
 from __future__ import annotations
 
@@ -13,27 +14,18 @@ import os
 import select
 import signal
 import socket
-import struct
 import sys
 import time
 from typing import Callable, NoReturn
 
+from autograder.grader.jail.forkserver import HOME_PREFIX, MSG, peer
+
 _PR_SET_PDEATHSIG = 1
 _CLONE = {"mount": 0x00020000, "uts": 0x04000000, "ipc": 0x08000000, "pid": 0x20000000, "net": 0x40000000}
-_MSG = 1 << 16
 
 
-def _prepare(kernels: bool = False) -> None:
-    """Everything a worker imports before the jail, once; no tensor math (no thread pool may be running).
-    For kernels: only what the course's notebooks import first, and no setting of any kind, so that a forked kernel
-    has what a fresh one has (torch's thread count from the environment, no matplotlib backend chosen: the kernel
-    picks its inline one; ipykernel and IPython are left to the child, their settings read the environment when
-    their classes are defined)."""
-    if kernels:
-        import numpy  # noqa: F401
-        import torch.fx  # noqa: F401
-        import torch.nn  # noqa: F401
-        return
+def _prepare() -> None:
+    """Everything a worker imports before the jail, once; no tensor math (no thread pool may be running)."""
     import warnings
     warnings.simplefilter("ignore")
     import matplotlib
@@ -153,56 +145,11 @@ def _worker(req: dict, out_fd: int, manager: int) -> NoReturn:
     exit_after(body)
 
 
-def _kernel(req: dict, fds: list[int], manager: int) -> NoReturn:
-    """The forked kernel: `python -m ipykernel_launcher -f CONNECTION` (req["kernel"]) as its caller asked for it
-    (its environment and working folder, stdout and stderr to fds), in a session of its own, with fresh random
-    seeds (Python's, NumPy's, torch's) and the argv and sys.path a fresh launcher has."""
-
-    def body() -> None:
-        os.setsid()
-        die_with_parent(manager)
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        os.dup2(fds[0], 1)
-        os.dup2(fds[1], 2)
-        os.closerange(3, 1 << 16)
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        os.environ.clear()
-        os.environ.update(req["env"])
-        os.chdir(req["cwd"])
-        import atexit
-        import importlib.util
-        import random
-        import tempfile
-
-        import numpy
-        import torch
-
-        random.seed()
-        numpy.random.seed()
-        torch.seed()
-        tempfile.tempdir = None
-        sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *req["kernel"][3:]]  # as `python -m` has it
-        del sys.path[0]  # `python -m` put the working folder first; ipykernel_launcher takes it out again
-        from ipykernel import kernelapp
-
-        try:
-            kernelapp.launch_new_instance()
-        except SystemExit as exc:
-            if exc.code is not None:  # sys.exit() ends a kernel as it ends a fresh process: with 0
-                raise
-        finally:
-            atexit._run_exitfuncs()  # what the interpreter's own exit would run
-
-    exit_after(body)
-
-
-def _judge(memory: int, fds: list[int], manager: int, instructor: str | None = None) -> None:
+def _judge(memory: int, fds: list[int], manager: int, instructor: str | None = None) -> NoReturn:
     """The forked judge: requests on stdin, answers on stdout (autograder.grader.engine.grading._judge_server), with
-    the instructor's side the grading process found (`instructor`: its $FXCOURSE_INSTRUCTOR_SIDE, checks.keyring)."""
-    code = 1
-    try:
+    the instructor's side the asking command found (`instructor`: its $FXCOURSE_INSTRUCTOR_SIDE, checks.keyring)."""
+
+    def body() -> int:
         die_with_parent(manager)
         import io
 
@@ -212,16 +159,15 @@ def _judge(memory: int, fds: list[int], manager: int, instructor: str | None = N
         os.closerange(3, 1 << 16)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.chdir("/")
+        os.environ.pop("FXCOURSE_INSTRUCTOR_SIDE", None)  # the server is shared: the asking command's, or none
         if instructor:
             os.environ["FXCOURSE_INSTRUCTOR_SIDE"] = instructor
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "rb", closefd=False)))
         from autograder.grader.engine.grading import _judge_server
 
-        code = _judge_server(memory)
-    except BaseException:
-        pass
-    finally:
-        os._exit(code or 0)
+        return _judge_server(memory)
+
+    exit_after(body)
 
 
 def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
@@ -258,8 +204,6 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             os.close(conn)
             if "judge" in req:
                 _judge(int(req["judge"]), fds, me, req.get("instructor"))
-            if "kernel" in req:
-                _kernel(req, fds, me)
             _worker(req, fds[0], me)
         for fd in fds:
             os.close(fd)
@@ -304,33 +248,27 @@ def _listen(address: str) -> socket.socket | None:
 def receive(sock: socket.socket, most: int) -> tuple[bytes, list[int]]:
     """One message and the file descriptors sent with it (at most `most`); nothing once the peer is gone."""
     try:
-        msg, fds, _, _ = socket.recv_fds(sock, _MSG, most)
+        msg, fds, _, _ = socket.recv_fds(sock, MSG, most)
     except OSError:
         return b"", []
     return msg, fds
 
 
 def _accept(lsock: socket.socket) -> socket.socket | None:
-    """A connection from a process of our own uid (one the grading process started), else none."""
+    """A connection from a process of our own uid, else none."""
     try:
         conn, _ = lsock.accept()
     except OSError:
         return None
-    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    if uid != os.getuid():
+    if peer(conn)[1] != os.getuid():
         conn.close()
         return None
     return conn
 
 
 def _unfit(home: str, home_id: tuple[int, int]) -> str:
-    """Why a kept server must take no new command ("" while it may): its home folder (where its imports and the
-    judges it forks write) or its working directory was removed or replaced since it started."""
-    try:
-        if os.readlink("/proc/self/cwd").endswith(" (deleted)"):
-            return "its working directory was removed"
-    except OSError:
-        pass
+    """Why the server must take no new command ("" while it may): its home folder (where its imports and the judges
+    it forks write) was removed or replaced since it started."""
     try:
         st = os.lstat(home)
     except OSError:
@@ -339,7 +277,7 @@ def _unfit(home: str, home_id: tuple[int, int]) -> str:
 
 
 def _remove_home(home: str) -> None:
-    """Remove a kept server's home, a folder made for it alone: only while it is still a folder of our own."""
+    """Remove the server's home, a folder made for it alone: only while it is still a folder of our own."""
     import shutil
     import stat
 
@@ -347,24 +285,22 @@ def _remove_home(home: str) -> None:
         st = os.lstat(home)
     except OSError:
         return
-    if os.path.basename(home).startswith("fxcourse-forkserver-kept-") and stat.S_ISDIR(st.st_mode) \
+    if os.path.basename(home).startswith(HOME_PREFIX) and stat.S_ISDIR(st.st_mode) \
             and st.st_uid == os.getuid():
         shutil.rmtree(home, ignore_errors=True)
 
 
-def serve(fd: int, address: str = "", keep: float = 0.0, kernels: bool = False) -> int:
-    """The server's loop: import once, then one fork per request, until the process that started it closes its
-    socket. Processes the grading process started (fxcourse commands a test suite runs) connect at `address`;
-    each is told {"ready": ...} once the imports are done.
-    A kept server (`keep` > 0 seconds) goes on after that, for the same user's next commands, and ends once it has
-    had no client and no child for `keep` seconds (then it removes its home, a folder made for it alone). One whose
-    home or working directory was removed (`_unfit`) stops listening at once, tells a command that connected
-    meanwhile {"retired": why} (the command then starts a new server), and ends as soon as it is idle.
-    A kernels' server (`kernels`) imports only what kernels need (`_prepare`)."""
-    sock: socket.socket | None = socket.socket(fileno=fd)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the grader's to handle; the socket's end stops us
+def serve(fd: int, address: str, keep: float) -> int:
+    """The server's loop: import once, then one fork per request, for as long as it has a client.
+    Its first client is the command that started it (on `fd`); the same user's other commands connect at `address`
+    (each is told {"ready": ...} once the imports are done). It ends once it has had no client for `keep` seconds
+    (at once with 0; what its clients left running dies with it), and then removes its home, a folder made for it alone. One whose home was
+    removed (`_unfit`) stops listening at once, tells a command that connected meanwhile {"retired": why} (the
+    command then starts a new server), and ends as soon as it is idle. Where another server already listens at
+    `address`, it serves its starter alone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the commands' to handle; their sockets' end stops us
+    clients = [socket.socket(fileno=fd)]
     lsock = _listen(address)  # before the imports: who connects meanwhile waits in the backlog
-    keep = keep if lsock is not None else 0.0  # another server holds the address: serve our starter only
     home = os.environ.get("HOME", "")
     try:
         st = os.stat(home)
@@ -372,34 +308,30 @@ def serve(fd: int, address: str = "", keep: float = 0.0, kernels: bool = False) 
     except OSError:
         home_id = (-1, -1)
     try:
-        _prepare(kernels)
-        import torch
-    except BaseException as exc:
-        sock.send(json.dumps({"error": f"could not import what {'kernels' if kernels else 'workers'} need "
-                                       f"({type(exc).__name__}: {exc})"[:400]}).encode())
-        return 1
-    threads = (_threads(), torch.get_num_threads())  # a kernels' server: torch's default, as a fresh process has it
-    hello = {"ready": True, "pid": os.getpid(), "threads": threads[0]}
-    sock.send(json.dumps(hello).encode())
-    if keep:  # nobody reads our stderr once the starter has gone; SIGTERM ends us as idleness does
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    me = os.getpid()
-    clients: list[socket.socket] = []
-    idle_since = time.monotonic()
-    try:
+        try:
+            _prepare()
+            import torch
+        except BaseException as exc:
+            clients[0].send(json.dumps({"error": f"could not import what workers need "
+                                                 f"({type(exc).__name__}: {exc})"[:400]}).encode())
+            return 1
+        threads = (_threads(), torch.get_num_threads())
+        hello = {"ready": True, "pid": os.getpid(), "threads": threads[0]}
+        clients[0].send(json.dumps(hello).encode())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # our starter may go: nobody reads our stderr then
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # ends us as idleness does
+        me = os.getpid()
+        idle_since = time.monotonic()
         while True:
             # Managers are waited for here, so that their CPU time (the workers' included) is counted as this
-            # process's children's, as a fresh worker's is counted by the grading process.
-            listening = [*([sock] if sock else []), *clients, *([lsock] if lsock else [])]
-            ready = select.select(listening, [], [], 0.5)[0]
-            children = _reap()
-            unfit = _unfit(home, home_id) if keep else ""
-            if sock is None and not clients and not children:
-                if lsock is None or time.monotonic() - idle_since > keep:
-                    return 0
-            else:
+            # process's children's.
+            _reap()
+            if clients:
                 idle_since = time.monotonic()
+            elif lsock is None or time.monotonic() - idle_since >= keep:
+                return 0
+            ready = select.select([*clients, *([lsock] if lsock else [])], [], [], 0.5 if clients else min(0.5, keep))[0]
+            unfit = _unfit(home, home_id)
             for src in ready:
                 if src is lsock:
                     conn = _accept(lsock)
@@ -412,34 +344,25 @@ def serve(fd: int, address: str = "", keep: float = 0.0, kernels: bool = False) 
                     continue
                 msg, fds = receive(src, 3)
                 if not msg:
-                    if src is sock:
-                        if not keep:
-                            _reap()
-                            return 0
-                        sock.close()
-                        sock = None
-                    else:
-                        clients.remove(src)
-                        src.close()
+                    clients.remove(src)
+                    src.close()
                     continue
-                _fork(msg, fds, threads, me, [s for s in (sock, *clients, lsock) if s is not None])
+                _fork(msg, fds, threads, me, [*clients, *([lsock] if lsock else [])])
             if unfit and lsock is not None:  # the next command starts a new server at this address
                 lsock.close()
                 lsock = None
     finally:
-        if keep:
-            _remove_home(home)
+        _remove_home(home)
 
 
-def _reap() -> bool:
-    """Wait for the managers that ended; True while a child of ours still runs."""
+def _reap() -> None:
+    """Wait for the managers that ended."""
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            if not os.waitpid(-1, os.WNOHANG)[0]:
+                return
         except ChildProcessError:
-            return False
-        if not pid:
-            return True
+            return
 
 
 def _fork(msg: bytes, fds: list[int], threads: tuple[int, int], me: int, ours: list[socket.socket]) -> None:
@@ -480,9 +403,7 @@ def _fork(msg: bytes, fds: list[int], threads: tuple[int, int], me: int, ours: l
 
 
 if __name__ == "__main__":
-    _args = sys.argv[1:]
-    _keep = float(_args[_args.index("--keep") + 1]) if "--keep" in _args else 0.0
-    _code = serve(int(_args[0]), _args[1] if len(_args) > 1 else "", _keep, "--kernels" in _args)
+    _code = serve(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(_code or 0)  # nothing is left to clean up: skip tearing torch down (most of a second)

@@ -305,7 +305,12 @@ def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float,
     if forked is not None:
         try:
             with _running(forked.kill):
-                return forked.wait(wall)
+                try:
+                    return forked.wait(wall), forked.cpu
+                except subprocess.TimeoutExpired:
+                    forked.kill()
+                    forked.wait()
+                    return None, forked.cpu
         except BaseException:  # Ctrl-C in `fxcourse watch`, or the grader stopping: take the worker along
             forked.close()
             raise
