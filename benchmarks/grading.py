@@ -22,6 +22,7 @@ import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Callable
 
 import nbformat
 
@@ -134,26 +135,35 @@ class _Course:
 
     def check(self, a: str, keep: str = "0") -> Job:
         """`fxcourse check` of the full-course student's notebook; `keep`: FXCOURSE_FORKSERVER_KEEP ("0": cold,
-        the server ends with the command; else a learner's default, which a next check finds warm)."""
+        no server runs before and its own ends with the command; else a learner's default, which a next check finds
+        warm)."""
+        if keep == "0":
+            forkserver.stop_kept_server()
         notebook = self.hard / "submitted" / FULL / a / f"{a}.ipynb"
         argv = ["-m", "autograder.cli", "check", str(notebook), "--json", "--course", str(self.hard)]
         return Job(_py(*argv), cwd=self.hard, env={**self.hard_env, "FXCOURSE_FORKSERVER_KEEP": keep})
 
     def grade_course(self, student: str, jobs: int = 1) -> Job:
-        """One `fxcourse grade` of every assignment `student` handed in: how an instructor grades the course
+        """One cold `fxcourse grade` of every assignment `student` handed in: how an instructor grades the course
         (`jobs` graders, shared across the assignments)."""
+        forkserver.stop_kept_server()
         return Job(_py("-m", "autograder.cli", "grade", "--student", student, "--jobs", str(jobs), "--regrade",
-                       "--course", str(self.hard)), cwd=self.hard, env=self.hard_env)
+                       "--course", str(self.hard)), cwd=self.hard, env={**self.hard_env, "FXCOURSE_FORKSERVER_KEEP": "0"})
 
     def plain_grade_course(self, student: str) -> Job:
         """Plain nbgrader over every assignment in one process (its assignment id is a glob)."""
         return Job(_py("-m", "nbgrader", "autograde", "*", f"--student={student}", "--create", "--force",
                        f"--CourseDirectory.root={self.plain}"), cwd=self.plain, env=self.plain_env)
 
-    def grade(self, a: str, students: list[str], jobs: int = 1, env: dict[str, str] | None = None) -> Job:
+    def grade(self, a: str, students: list[str], jobs: int = 1, env: dict[str, str] | None = None,
+              keep: str = "0") -> Job:
+        """`fxcourse grade` of `students`; `keep` as for check ("0": cold, no server runs before and its own ends
+        with it; else the user's kept server is joined if it runs, and kept for the next command)."""
+        if keep == "0":
+            forkserver.stop_kept_server()
         argv = [x for s in students for x in ("--student", s)]
         return Job(_py("-m", "autograder.cli", "grade", a, *argv, "--jobs", str(jobs), "--regrade", "--course",
-                   str(self.hard)), cwd=self.hard, env={**self.hard_env, **(env or {})})
+                   str(self.hard)), cwd=self.hard, env={**self.hard_env, **(env or {}), "FXCOURSE_FORKSERVER_KEEP": keep})
 
     def watch_cmd(self, notebook: Path) -> list[str]:
         return _py("-m", "autograder.cli", "watch", str(notebook), "--interval", "0.2", "--course", str(self.hard))
@@ -279,6 +289,7 @@ def run(cfg: Config) -> Section:
         sec.notes.extend(course.notes)
         _measure(sec, cfg, course, class_assignment, repeats)
     finally:
+        forkserver.stop_kept_server()  # what the section's commands kept
         shutil.rmtree(tmp, ignore_errors=True)
     busy = max(os.getloadavg()[1], float(start_load.split(" / ")[1]) if " / " in start_load else 0.0)
     if busy > (os.cpu_count() or 1):
@@ -287,6 +298,25 @@ def run(cfg: Config) -> Section:
                          "Wall-clock times include waiting for a core; the ratios compare commands run one after "
                          "another under that same load, and the CPU seconds beside them are less affected.")
     return sec
+
+
+def _kept_cpu() -> float:
+    """CPU seconds of the user's kept fork server so far, with the managers, workers and judges it has reaped."""
+    pid = forkserver.kept_server_pid()
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split() if pid else []
+    except OSError:
+        fields = []
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _warm(start: Callable[[], Job]) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Run a command that joins the kept fork server: (wall, its CPU plus what the server spent meanwhile, the
+    process), so that the workers and judges forked for it count as a cold command's children do."""
+    before = _kept_cpu()
+    wall, cpu, r = start().result(timeout=7200)
+    time.sleep(0.7)  # the server reaps its ended managers at least twice a second
+    return wall, cpu + _kept_cpu() - before, r
 
 
 def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, repeats: int) -> Section:
@@ -299,8 +329,7 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
         c_wall, c_cpu, c_r = course.check(a, keep="300" if cfg.smoke else "0").result()
         if not cfg.smoke:
             course.check(a, keep="300").result()
-        w_wall, w_cpu, w_r = course.check(a, keep="300").result()
-        forkserver.stop_kept_server()
+        w_wall, w_cpu, w_r = _warm(lambda: course.check(a, keep="300"))
         g_wall, g_cpu, g_r = course.grade(a, [FULL]).result()
         p_wall, p_cpu, p_r = course.plain_grade(a, FULL).result()
         c_score, g_score = _check_score(c_r), _scores(course.hard, a, [FULL])[FULL]
@@ -357,9 +386,10 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
                  f"**{q_wall:.1f} / {q_cpu:.1f}** (`autograde '*'`)", f"**{j_wall / q_wall:.2f}**", "", "",
                  full(j_scores)])
     sec.tables.append(Table(
-        "one correct submission, seconds wall / CPU (CPU: the command and all its child processes); "
-        "ratios are wall-clock, < 1 means faster than plain nbgrader. check: a cold `fxcourse check` (its fork "
-        "server ends with it); warm: the learner's next check, forked from the server the previous one kept",
+        "one correct submission, seconds wall / CPU (CPU: the command and all its child processes; warm: with what "
+        "the kept fork server spent for it); ratios are wall-clock, < 1 means faster than plain nbgrader. check and "
+        "grade: cold (no fork server runs before the command, and its own ends with it); warm: the learner's next "
+        "check, forked from the server the previous one kept",
         ["assignment", "fxcourse check", "check, warm", "fxcourse grade (hardened)", "plain nbgrader autograde",
          "hardened / plain", "check / plain", "warm / plain", "score: check · warm · grade · plain"], rows))
     whole = j_wall / q_wall
@@ -389,7 +419,9 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
             f"{one['grade'][1]:.1f} s ({one['grade'][0] / one['plain'][0]:.2f}x plain).")
 
     # A class of simulated students on one assignment, graded twice: by one `fxcourse grade` process one
-    # submission at a time, then again (a regrade, which costs the same) with `--jobs 2`, two at a time.
+    # submission at a time, then again (a regrade, which costs the same) with `--jobs 2`, two at a time. Every
+    # `fxcourse grade` keeps the user's fork server for the next command, so the rounds find it running, as every
+    # grade but an instructor's first does; one round more is cold (the run starts the server, which ends with it).
     students = course.students
     load = load_average()
     thr_rows, throughput = [], {"assignment": class_assignment, "students": max(len(students), 1)}
@@ -407,9 +439,14 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
                          "full marks" if not throughput["sequential"]["not_full"] else "not at full marks"])
     if ways:
         ways.append(("plain", "plain `nbgrader autograde` (one process, one at a time)", 0))
-    def class_job(key: str, jobs: int) -> Job:
+    def class_job(key: str, jobs: int, keep: str = "300") -> Job:
         return course.plain_grade_class(class_assignment) if key == "plain" else \
-            course.grade(class_assignment, students, jobs=jobs)
+            course.grade(class_assignment, students, jobs=jobs, keep=keep)
+
+    alone_warm = float("nan")
+    if ways:  # the server the rounds find, kept by a command before them; then one student graded warm
+        course.grade(class_assignment, [FULL], keep="300").result()
+        alone_warm = _warm(lambda: course.grade(class_assignment, [FULL], keep="300"))[0]
 
     # Each way timed on its own (the memory sampler reads /proc every 0.2 s, CPU that two graders side by side
     # would miss more than one; the memory comes from a run of its own, below). One at a time and two at a time
@@ -420,7 +457,8 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
         for key, label, jobs in ways:
             if key == "plain" and turn:
                 continue
-            wall, cpu, r = class_job(key, jobs).result(timeout=7200)
+            wall, cpu, r = class_job(key, jobs).result(timeout=7200) if key == "plain" else \
+                _warm(lambda: class_job(key, jobs))
             scores = _scores(course.plain if key == "plain" else course.hard, class_assignment, students)
             bad = [s for s, v in scores.items() if v is None or v[0] != v[1]]
             failed = r.stdout.count("NOT GRADED") + r.stderr.count("There was an error processing assignment '") + \
@@ -439,8 +477,14 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
                          f"{60 * len(students) / wall:.1f}", f"{wall / 60:.1f} min",
                          ("all full marks" if not bad else f"{len(bad)} not at full marks")
                          + (f"; {failed} failure(s) reported" if failed else "")])
-    for key, label, jobs in ways:  # the same runs again (regrades cost the same), sampled for memory
-        job = class_job(key, jobs)
+    cold = {key: class_job(key, jobs, keep="0").result(timeout=7200)[:2] for key, _, jobs in ways if key != "plain"}
+    for key, label, jobs in ways:
+        if key in cold:
+            thr_rows.append([f"{label}, cold: the run starts the fork server", str(len(students)),
+                             f"{cold[key][0]:.1f}", f"{cold[key][1]:.1f}", f"{cold[key][0] / len(students):.1f}",
+                             f"{60 * len(students) / cold[key][0]:.1f}", f"{cold[key][0] / 60:.1f} min", ""])
+    for key, label, jobs in ways:  # the same runs again, cold (the server in the command's process tree), for memory
+        job = class_job(key, jobs, keep="0")
         with MemorySampler(job.proc.pid) as sampler:
             job.result(timeout=7200)
         course.memory[f"class, {label}"] = sampler.summary()
@@ -465,12 +509,16 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
         sec.notes.append(note)
         pairs = [a / b for a, b in zip(seq["walls"], par["walls"])]
         each = f"; round by round {', '.join(f'{x:.2f}x' for x in pairs)}" if len(pairs) > 1 else ""
-        beyond = (seq["wall"] - alone) / max(par["wall"] - alone, 1e-9)  # the run's start (one submission) left out
+        # the run's start (one submission graded alone, the server running) left out
+        beyond = (seq["wall"] - alone_warm) / max(par["wall"] - alone_warm, 1e-9)
+        cold_ratio = cold["sequential"][0] / cold["parallel"][0]
         sec.targets.append(Target(f"class of {size}: `--jobs 2` vs `--jobs 1` throughput", ">= 1.8x",
                                   f"{speedup:.2f}x ({seq['wall']:.1f} s vs {par['wall']:.1f} s, the medians of "
-                                  f"{len(pairs)} rounds taken in turn{each}; the students beyond the first, "
-                                  f"whose grading alone takes {alone:.1f} s with the run's start: {beyond:.2f}x)",
-                                  speedup >= 1.8))
+                                  f"{len(pairs)} rounds taken in turn, each run joining the fork server the command "
+                                  f"before it kept{each}; the students beyond the first, whose grading alone takes "
+                                  f"{alone_warm:.1f} s: {beyond:.2f}x; cold, where the run starts the server "
+                                  f"itself: {cold_ratio:.2f}x, {cold['sequential'][0]:.1f} s vs "
+                                  f"{cold['parallel'][0]:.1f} s)", speedup >= 1.8))
         sec.targets.append(Target(
             f"class of {size}: every simulated student graded, every way", "all full marks, no failure",
             "; ".join(f"{way}: {len(throughput[way]['not_full'])} not full, {throughput[way]['failures']} "
@@ -481,7 +529,9 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
         sec.notes.append("--smoke: one student, so no class and no parallel grading.")
     sec.tables.append(Table(
         f"class throughput: {size} simulated student(s), each handing in the correct {class_assignment}, graded "
-        f"one at a time, two at a time, and by plain nbgrader's own batch; {os.cpu_count()} cores, load average "
+        f"one at a time, two at a time (each run joining the fork server the command before it kept, as every grade "
+        f"but the first does; CPU: with what that server spent for it; the cold rows: the run starts the server), "
+        f"and by plain nbgrader's own batch; {os.cpu_count()} cores, load average "
         f"(1/5/15 min) {load} when it started",
         ["how", "students", "wall s", "CPU s", "s per student", "students per minute", "whole class", "scores"],
         thr_rows))
@@ -490,15 +540,16 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
     forked = next((ph for ph in phases if ph["short"] == "forked worker + cells"), None)
     if "sequential" in throughput and "parallel" in throughput and forked and forked["wall"] == forked["wall"]:
         seq, n = throughput["sequential"], throughput["students"]
-        alone = next(p for p in per if p["assignment"] == class_assignment)["grade"][0]
-        per_student, marginal = seq["wall"] / n, (seq["wall"] - alone) / max(n - 1, 1)
+        per_student, marginal = seq["wall"] / n, (seq["wall"] - alone_warm) / max(n - 1, 1)
         ratio = per_student / forked["wall"]
+        cold_student = cold["sequential"][0] / n
         sec.targets.append(Target(
             f"class of {n}: cost per student (`--jobs 1`) vs a forked worker running {class_assignment}'s answers "
             "and checks alone", "<= 1.5x",
-            f"{ratio:.2f}x ({per_student:.2f} s per student, the run's start included, against the forked worker's "
-            f"{forked['wall']:.2f} s; each student beyond the first: {marginal:.2f} s, "
-            f"{marginal / forked['wall']:.2f}x)", ratio <= 1.5))
+            f"{ratio:.2f}x ({per_student:.2f} s per student, the run's start included, the fork server kept by "
+            f"the command before, against the forked worker's {forked['wall']:.2f} s; each student beyond the "
+            f"first: {marginal:.2f} s, {marginal / forked['wall']:.2f}x; cold, the run starting the server: "
+            f"{cold_student:.2f} s, {cold_student / forked['wall']:.2f}x)", ratio <= 1.5))
     sec.notes.append("`fxcourse grade` imports nbgrader's preprocessors once, in its own process, after "
                      "`import autograder`, which keeps jsonschema from importing its optional rfc3987_syntax format "
                      "checker (it compiles a grammar on import; no notebook schema uses it); plain nbgrader pays "

@@ -157,8 +157,9 @@ def fork_phases(cells: list[dict], calls: list[dict], hide: list[str], a: str, r
                 os.environ.pop("FXCOURSE_FORKSERVER", None)
         return go
 
-    def ready_server():
+    def ready_server():  # a server started now, none kept from before
         forkserver.stop()
+        forkserver.stop_kept_server()
         forkserver.prestart()
         forkserver._SERVER.start()
         with forkserver._SERVER.lock:

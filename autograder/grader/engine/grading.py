@@ -12,6 +12,7 @@ The pipeline, in order (each step needs the one before):
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -214,14 +215,13 @@ class _Judge:
         with self.lock:
             if self.proc is not None and self.proc.poll() is None:
                 return
-            env = dict(os.environ)
-            pkg_parent = str(Path(__file__).resolve().parents[3])
-            env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]), os.getenv("PYTHONPATH")]))
             # forked from the fork server (its imports are done), else a fresh process; in "/" either way, a folder
             # that cannot be removed under it (dynamo and export ask for the working directory)
             self.proc = forkserver.spawn_judge(limits.memory) or subprocess.Popen(
                 [sys.executable, "-s", "-m", "autograder.grader.engine.grading", "--judge", str(limits.memory)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd="/")
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/",
+                env={**os.environ, "PYTHONPATH": path})
             self.loaded = None
 
     def _ask(self, header: dict, payload: bytes, limits: Limits) -> tuple[dict | None, str]:
@@ -262,10 +262,8 @@ class _Judge:
                     self.proc.kill()
                     self.proc.wait()
                 for stream in (self.proc.stdin, self.proc.stdout):
-                    try:
+                    with contextlib.suppress(OSError):
                         stream.close()
-                    except OSError:
-                        pass
             self.proc, self.loaded = None, None
 
     def load(self, outcome: WorkerOutcome, expected: int, limits: Limits) -> dict:
@@ -329,8 +327,7 @@ def _judge_server(memory: int) -> int:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     out = os.fdopen(os.dup(1), "wb")
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # nothing a check prints can corrupt the answers
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing a check prints can corrupt the answers
     stdin = sys.stdin.buffer
     ev: dict | None = None
     while True:

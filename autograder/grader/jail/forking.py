@@ -16,12 +16,12 @@ import signal
 import socket
 import sys
 import time
-from typing import Callable, NoReturn
+from typing import NoReturn
 
 from autograder.grader.jail.forkserver import HOME_PREFIX, MSG, peer
+from autograder.grader.jail import userjail
+from autograder.grader.jail.userjail import CLONE_NEWUSER, NAMESPACES, die_with_parent, exit_after, unshare
 
-_PR_SET_PDEATHSIG = 1
-_CLONE = {"mount": 0x00020000, "uts": 0x04000000, "ipc": 0x08000000, "pid": 0x20000000, "net": 0x40000000}
 
 
 def _prepare() -> None:
@@ -67,49 +67,11 @@ def _threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def _libc():
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def die_with_parent(parent: int) -> None:
-    """SIGKILL when the parent goes; exit now if it already went (in a new pid namespace the parent is
-    outside it: its pid reads 0)."""
-    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() not in (parent, 0):
-        os._exit(1)
-
-
 def _send(fd: int, answer: dict) -> None:
     try:
         os.write(fd, json.dumps(answer).encode())
     except OSError:
         pass
-
-
-def exit_after(body: Callable[[], int | None]) -> NoReturn:
-    """In a forked child: run `body`, then leave with its exit code (SystemExit's; 1 after printing the traceback of
-    anything else), the standard streams flushed and the interpreter's teardown skipped."""
-    code = 1
-    try:
-        code = body() or 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        import traceback
-
-        try:
-            traceback.print_exc()
-        except BaseException:
-            pass
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException:
-            pass
-        os._exit(code)
 
 
 def _worker(req: dict, out_fd: int, manager: int) -> NoReturn:
@@ -182,19 +144,10 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
                 f.write(str(os.getpid()))
         into = None  # without root: the grader's scratch folder, where the worker's files are copied at its end
         if req.get("jail") and os.geteuid() != 0:
-            from autograder.grader.jail import userjail
-
             userjail.enter_namespaces()
             into = os.open(req["cwd"], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         elif req.get("jail"):
-            import ctypes
-
-            flags = 0
-            for flag in _CLONE.values():
-                flags |= flag
-            if _libc().unshare(flags) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, f"unshare: {os.strerror(err)}")
+            unshare(NAMESPACES & ~CLONE_NEWUSER)  # as root, namespaces of the machine's own user namespace
             from autograder.grader.jail.mounts import MS_PRIVATE, MS_REC, mount
 
             mount(None, "/", None, MS_REC | MS_PRIVATE)  # what unshare(1) does: no mount leaks back
@@ -222,8 +175,6 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             if done:
                 break
         if into is not None:
-            from autograder.grader.jail import userjail
-
             userjail.copy_out(req["cwd"], into)
         _send(conn, {"code": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
     except BaseException as exc:
@@ -233,9 +184,8 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
 
 
 def _listen(address: str) -> socket.socket | None:
-    """The socket other grading processes of the same run connect to (an abstract name: gone with us)."""
-    if not address:
-        return None
+    """The socket the user's other commands connect to (an abstract name: gone with us); None where another server
+    has it."""
     try:
         lsock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         lsock.bind("\0" + address)
@@ -243,15 +193,6 @@ def _listen(address: str) -> socket.socket | None:
         return lsock
     except OSError:
         return None
-
-
-def receive(sock: socket.socket, most: int) -> tuple[bytes, list[int]]:
-    """One message and the file descriptors sent with it (at most `most`); nothing once the peer is gone."""
-    try:
-        msg, fds, _, _ = socket.recv_fds(sock, MSG, most)
-    except OSError:
-        return b"", []
-    return msg, fds
 
 
 def _accept(lsock: socket.socket) -> socket.socket | None:
@@ -342,7 +283,10 @@ def serve(fd: int, address: str, keep: float) -> int:
                         else:
                             clients.append(conn)
                     continue
-                msg, fds = receive(src, 3)
+                try:
+                    msg, fds, _, _ = socket.recv_fds(src, MSG, 3)  # a request, and the descriptors sent with it
+                except OSError:
+                    msg, fds = b"", []
                 if not msg:
                     clients.remove(src)
                     src.close()

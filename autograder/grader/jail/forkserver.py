@@ -1,32 +1,19 @@
 """The fork server: a pre-imported process that forks every worker and judge, never learner code.
 
-Without it, every worker is a fresh `python -m autograder.grader.jail.worker` that pays for Python, torch, IPython and
-the check library before it runs one line of the learner's code. The fork server pays for those imports once
-(`python -m autograder.grader.jail.forking FD ADDRESS KEEP`, started on first use) and then, for each worker,
-forks a child with exactly the state it had after importing:
+It pays for Python, torch, IPython and the check library's imports once (`python -m autograder.grader.jail.forking
+FD ADDRESS KEEP`), then forks, per request, a manager (its own session, the worker's pids cgroup, new mount, pid,
+network, IPC and UTS namespaces; it plays `unshare --fork --kill-child`: waits for its child, kills it when told
+or when the requester goes, answers its exit code and CPU seconds) and the child: a jailed worker
+(`autograder.grader.jail.worker.main`) or a judge. The server does no tensor math and keeps one intra-op thread,
+so no thread pool runs when it forks; it refuses to fork if a thread appeared.
 
-    fxcourse command --request + fds (SOCK_SEQPACKET)--> fork server (imports done, single thread)
-        fork --> manager (its own session; dies with the server; joins the worker's pids cgroup; unshare of the
-                 mount, pid, network, IPC and UTS namespaces)
-            fork --> worker (pid 1 of the new pid namespace; dies with the manager; stdout to the grader's file)
-                     runs `autograder.grader.jail.worker.main(job)`: enter_jail, apply_limits, learner code, evidence
-
-The manager plays `unshare --fork --kill-child`: it waits for the worker, kills it when the grader says so (or
-goes away), and answers the worker's exit code and CPU seconds. The server does no tensor math and sets one
-intra-op thread, so no thread pool is running when it forks; it refuses to fork if a thread appeared.
-
-One server per user and code: every command of the same user, running the same checkout with the same Python
-(`fxcourse check`, `watch`, `grade`, the judge service, a test suite and the commands it runs) joins the server
-that listens at `kept_address()` (an abstract Unix socket named by the uid and a fingerprint of the code: the
-autograder, fxplayground and torch files; both ends check that the other is the same uid), or starts it. The
-server lives while a command uses it and then waits FXCOURSE_FORKSERVER_KEEP seconds (default 300; 0: it ends with
-its last command) for the next one, which then starts without the imports. It works in `/`, not in the folder of
-the command that started it (which may be moved or removed), with a home folder of its own; one whose home was
-removed tells the next command it retired, and that command starts a new one.
-
-One fallback, one switch: where the server cannot start or a fork fails, `spawn` and `spawn_judge` return None and
-the caller starts a fresh process; one line on stderr says so, once. FXCOURSE_FORKSERVER=0 turns forking off
-quietly.
+One server per user and code (Python, checkout and its files, PYTHONPATH), at `kept_address()`: every command
+joins it where it listens (both ends check that the other is the same uid) or starts it, and it waits
+FXCOURSE_FORKSERVER_KEEP seconds (default 300; 0: none) after its last command for the next one. It works in `/`
+with a home folder of its own; one whose home was removed tells the next command it retired, and that command
+starts a new one. One fallback, one switch: where the server cannot start or fork, `spawn` and `spawn_judge`
+return None, the caller starts a fresh process and one line on stderr says so; FXCOURSE_FORKSERVER=0 turns
+forking off quietly. autograder/ARCHITECTURE.md ("Processes") draws the whole picture.
 """
 from __future__ import annotations
 
@@ -227,31 +214,19 @@ class _Server:
     def _wait_ready(self) -> None:
         if self.ready or self.broken:
             return
-        deadline = time.monotonic() + _READY_TIMEOUT
-        msg = b""
-        while time.monotonic() < deadline:
-            if select.select([self.sock], [], [], 0.5)[0]:
-                try:
-                    msg = self.sock.recv(MSG)
-                except OSError:
-                    msg = b""
-                break
-            if self.proc is not None and self.proc.poll() is not None:
-                break
-        try:
-            answer = json.loads(msg) if msg else {}
-        except ValueError:
-            answer = {}
-        if answer.get("ready"):
+        deadline, answer = time.monotonic() + _READY_TIMEOUT, None
+        while answer is None and time.monotonic() < deadline:
+            if select.select([self.sock], [], [], 0.5)[0] or (self.proc is not None and self.proc.poll() is not None):
+                answer = _recv_json(self.sock, 0) or {}  # {"ready"}, {"retired"} or {"error"}; {}: it went away
+        if (answer or {}).get("ready"):
             self.ready, self.server = True, int(answer["pid"])
-            return
-        if self.proc is None and not self.replaced:  # the server we joined retired or went away: start one
+        elif self.proc is None and not self.replaced:  # the server we joined retired or went away: start one
             self.replaced = True
             self._close()
             self._start()
             self._wait_ready()
-            return
-        self._fail(answer.get("error") or self._exit_reason("did not get ready"))
+        else:
+            self._fail((answer or {}).get("error") or self._exit_reason("did not get ready"))
 
     def _exit_reason(self, what: str) -> str:
         if self.proc is None:
@@ -326,11 +301,6 @@ class _Server:
             self.say_once(f"could not fork a worker ({why})" if not self.broken else self.broken)
             return None
         return Forked(ours, int(first["pid"]))
-
-    def pid(self) -> int | None:
-        """The server's pid while we are connected to it and it is ready."""
-        with self.lock:
-            return self.server if self.sock is not None and self.ready else None
 
     def stop(self) -> None:
         with self.lock:
@@ -433,4 +403,4 @@ def stop() -> None:
 
 def server_pid() -> int | None:
     """The fork server's pid while this process is connected to it and it is ready."""
-    return _SERVER.pid()
+    return _SERVER.server if _SERVER.sock is not None and _SERVER.ready else None

@@ -53,6 +53,13 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
+def unshare(flags: int) -> None:
+    """unshare(2) of `flags` (CLONE_NEW*); OSError on refusal."""
+    if _libc().unshare(flags) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare: {os.strerror(err)}")
+
+
 def _read(path: str) -> str:
     try:
         with open(path, encoding="ascii", errors="replace") as f:
@@ -93,9 +100,10 @@ def enter_namespaces() -> None:
     there, not root's. Its children must not exec (a program run by another uid than 0 gets no capability):
     they fork and import. OSError naming the setting on refusal."""
     uid, gid = os.geteuid(), os.getegid()
-    if _libc().unshare(NAMESPACES) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, refusal(f"unshare of a user namespace: {os.strerror(err)}"))
+    try:
+        unshare(NAMESPACES)
+    except OSError as exc:
+        raise OSError(exc.errno, refusal(f"unshare of a user namespace: {os.strerror(exc.errno)}")) from None
     try:
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{INSIDE} {uid} 1")
@@ -274,8 +282,36 @@ def copy_out(scratch: str, into: int) -> None:
         os.close(src)
 
 
-def _die_with_parent() -> None:
-    _libc().prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: the grader going takes us along
+def die_with_parent(parent: int) -> None:
+    """SIGKILL when the parent goes (PR_SET_PDEATHSIG); exit now if it already went (in a new pid namespace the
+    parent is outside it: its pid reads 0)."""
+    _libc().prctl(1, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() not in (parent, 0):
+        os._exit(1)
+
+
+def exit_after(body) -> None:
+    """In a forked child: run `body`, then leave with its exit code (SystemExit's; 1 after printing the traceback of
+    anything else), the standard streams flushed and the interpreter's teardown skipped."""
+    code = 1
+    try:
+        code = body() or 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code)
 
 
 def main(argv: list[str]) -> int:
@@ -283,10 +319,7 @@ def main(argv: list[str]) -> int:
     or the jail's trial) as pid 1 of new namespaces (enter_namespaces), forked from this process, not executed;
     wait for it, copy its files out of its scratch into SCRATCH, and exit with its exit code (128 + the signal
     that killed it)."""
-    parent = os.getppid()
-    _die_with_parent()
-    if os.getppid() != parent:
-        return 1
+    die_with_parent(os.getppid())
     scratch, cmd = argv[0], argv[argv.index("--") + 1:]
     cmd = cmd[cmd.index("-m") + 1:]  # [python, -s,] -m MODULE ARGS: the module and its arguments
     try:
@@ -295,27 +328,18 @@ def main(argv: list[str]) -> int:
         os.write(2, f"fxcourse-jail-error: {exc.strerror or exc}\n".encode())
         return 97
     into = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    me = os.getpid()
     pid = os.fork()
     if pid == 0:
-        code = 1
-        try:
+        def body() -> None:
             import runpy
 
-            _die_with_parent()
+            die_with_parent(me)
             os.close(into)
             sys.argv = [cmd[0], *cmd[1:]]
             runpy.run_module(cmd[0], run_name="__main__", alter_sys=True)
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        except BaseException:
-            import traceback
 
-            traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+        exit_after(body)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # the worker goes with us, and goes first
         signal.signal(sig, lambda s, _f: os.kill(pid, signal.SIGKILL))
     while True:
