@@ -172,16 +172,42 @@ def test_a_server_that_cannot_start_falls_back_to_fresh_processes_and_says_so_on
     assert forkserver.server_pid() is None
 
 
-def test_a_server_that_dies_mid_run_falls_back_and_says_so_once(own_server, capfd):
+def test_a_server_that_dies_mid_run_is_replaced_and_else_falls_back_saying_so_once(own_server, monkeypatch, capfd):
+    """Killed (by another command, say), the server is replaced by a new one for the next worker; where that one
+    cannot start either, each worker starts fresh and one line says so."""
     outcome = run_worker([_cell("x = 1\n", "x")], [], limits=LIMITS)
     assert _cell_errors(outcome) == []
     pid = forkserver.server_pid()
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
-    own_server.proc.wait()
+    assert forkserver.ended(pid, 30)
+    assert _cell_errors(run_worker([_cell("y = 1\n", "y")], [], limits=LIMITS)) == []
+    new = forkserver.server_pid()
+    assert new is not None and new != pid and "fork server" not in capfd.readouterr().err
+    monkeypatch.setattr(own_server, "_argv", lambda fd: [sys.executable, "-c", "import sys; sys.exit(3)"])
+    os.kill(new, signal.SIGKILL)
+    assert forkserver.ended(new, 30)
     err = _fresh_fallback_ok(capfd)
     lines = [line for line in err.splitlines() if "fork server" in line]
-    assert len(lines) == 1 and "stopped" in lines[0]
+    assert len(lines) == 1 and "exited with code 3" in lines[0], err
+
+
+def test_a_refused_request_runs_fresh_and_the_server_serves_the_next(own_server, monkeypatch, capfd):
+    """A request the server refuses (here: the checks of no exercise of the course) runs as a fresh process, said
+    once; the command, here one that joined a server another command started, goes on forking from that server."""
+    own_server.start()
+    with own_server.lock:
+        own_server._wait_ready()  # listening at its address
+    joiner = forkserver._Server(address=own_server.address)
+    monkeypatch.setattr(forkserver, "_SERVER", joiner)
+    try:
+        assert forkserver.spawn(job="/nonexistent", cwd="/", env={}, out_fd=1, jail=False, cgroup=None,
+                                checks=["no_such_exercise"]) is None
+        assert "'no_such_exercise' is not an exercise of the course" in capfd.readouterr().err
+        assert _cell_errors(run_worker([_cell("x = 1\n", "x")], [], limits=LIMITS)) == []
+        assert joiner.proc is None and forkserver.server_pid() == own_server.proc.pid  # joined, still used
+    finally:
+        joiner.stop()
 
 
 def test_a_server_stopped_before_anything_used_it_ends_at_once(own_server):

@@ -272,7 +272,9 @@ class _Server:
             print(f"fxcourse: the fork server {why}; each worker and judge starts as a fresh process instead "
                   "(slower)", file=sys.stderr, flush=True)
 
-    def request(self, req: dict, fds: list[int]) -> "Forked | None":
+    def request(self, req: dict, fds: list[int], again: bool = True) -> "Forked | None":
+        """Have the server fork `req`'s manager and child, handing it `fds`: the child, or None (the caller then
+        starts a fresh process). A server that went away (stopped, or killed, by another command) is replaced once."""
         self.start()
         with self.lock:
             if not self.broken:
@@ -280,27 +282,29 @@ class _Server:
             if self.broken:
                 self.say_once(self.broken)
                 return None
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            sock, (ours, theirs) = self.sock, socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
-                socket.send_fds(self.sock, [json.dumps(req).encode()], [theirs.fileno(), *fds])
-            except OSError as exc:
-                ours.close()
-                gone = self.proc is None or self.proc.poll() is not None
-                self._fail(f"stopped ({self._exit_reason('stopped') if gone else exc})")
-                self.say_once(self.broken)
-                return None
+                socket.send_fds(sock, [json.dumps(req).encode()], [theirs.fileno(), *fds])
+                sent = True
+            except OSError:
+                sent = False
             finally:
                 theirs.close()
-        first = _recv_json(ours, 60.0)
-        if not first or "pid" not in first:
-            ours.close()
-            why = (first or {}).get("error") or "did not fork the worker"
-            with self.lock:
-                if self.proc is None or self.proc.poll() is not None:
-                    self._fail(f"stopped ({self._exit_reason('stopped')})")
-            self.say_once(f"could not fork a worker ({why})" if not self.broken else self.broken)
+        first = _recv_json(ours, 60.0) if sent else None
+        if first and "pid" in first:
+            return Forked(ours, int(first["pid"]))
+        ours.close()
+        if first:  # the server refused this one request (a thread appeared in it, say): it runs fresh
+            self.say_once(f"could not fork a worker ({first.get('error', 'no reason given')})")
             return None
-        return Forked(ours, int(first["pid"]))
+        with self.lock:
+            if not again:
+                self._fail(f"stopped ({self._exit_reason('stopped')})")
+                self.say_once(self.broken)
+                return None
+            if self.sock is sock:  # not yet replaced by another thread of ours
+                self._close()
+        return self.request(req, fds, again=False)
 
     def stop(self) -> None:
         with self.lock:
