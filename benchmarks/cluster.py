@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from autograder.grader.jail import forkserver
+
 from .common import ROOT, Config, Job, Section, Skip, Table, Target, load_average, run_cmd
 from .grading import _answers, _py, _submit
 
@@ -124,9 +126,10 @@ def _measure(sec: Section, cfg: Config, root: Path, env: dict, students: list[st
             ("jobs2", "`fxcourse grade --jobs 2`", ["--jobs", "2", "--regrade"], 2),
             ("cluster", "`fxcourse grade --cluster local:2`", ["--cluster", "local:2", "--regrade"], 2)]
     runs, rows = {}, []
-    for key, label, argv, cores in ways:
+    for key, label, argv, cores in ways:  # each cold: no fork server before it, its own ends with it
+        forkserver.stop_kept_server()
         wall, cpu, r = Job(_py("-m", "autograder.cli", "grade", A, *argv, "--course", str(root)), cwd=root,
-                           env=env).result(timeout=7200)
+                           env={**env, "FXCOURSE_FORKSERVER_KEEP": "0"}).result(timeout=7200)
         bad = _scores(root, students)
         tasks = [float(x) for x in re.findall(r": graded \(([\d.]+) s\)", r.stdout)]
         runs[key] = {"wall": wall, "cpu": cpu, "not_full": bad, "exit": r.returncode, "cores": cores,
@@ -140,8 +143,8 @@ def _measure(sec: Section, cfg: Config, root: Path, env: dict, students: list[st
     sec.tables.append(Table(
         f"a class of {len(students)} correct {A} submissions, graded three ways on this machine "
         f"({os.cpu_count()} cores, load average (1/5/15 min) {load} when it started); CPU: the command and all "
-        "its child processes (nbgrader, Dask workers, jailed workers); the cluster's wall time includes "
-        "starting its two workers",
+        "its child processes (the fork server, jailed workers and judges; Dask workers), each run cold (it starts "
+        "the fork server); the cluster's wall time includes starting its two workers",
         ["how", "submissions", "wall s", "CPU s", "wall s per submission", "CPU s per submission",
          "core-seconds per submission (wall x cores)", "submissions per minute", "scores"], rows))
 
@@ -194,8 +197,9 @@ def _measure(sec: Section, cfg: Config, root: Path, env: dict, students: list[st
         j1, j2 = runs["jobs1"]["wall"], runs["jobs2"]["wall"]
         sec.notes.append(
             f"On this machine's 2 cores, `--cluster local:2` took {c['wall'] / j2:.2f}x the time of `--jobs 2` and "
-            f"{c['wall'] / j1:.2f}x that of `--jobs 1` for the class: `--jobs` starts nbgrader once per group of "
-            "submissions, the cluster pays its start-up once and a jailed worker per submission, as `--jobs` does.")
+            f"{c['wall'] / j1:.2f}x that of `--jobs 1` for the class. Both grade each submission with the same task "
+            "(a jailed worker and a judge forked from the fork server, which the Dask workers of a machine share); "
+            "the cluster adds its start (a scheduler and two worker processes) and a scheduler round trip per task.")
     sec.targets.append(Target(
         f"class of {n}: every submission graded right every way", "all full marks, exit 0",
         "; ".join(f"{k}: {len(v['not_full'])} not full, exit {v['exit']}" for k, v in runs.items()),

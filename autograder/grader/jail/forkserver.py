@@ -17,6 +17,7 @@ forking off quietly. autograder/ARCHITECTURE.md ("Processes") draws the whole pi
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -124,13 +125,10 @@ def stop_kept_server(timeout: float = 30.0, address: str | None = None) -> bool:
     """End the server at `address` (by default this user's for this code), if one runs (SIGTERM: it ends as when
     idle, removing its home); True once none runs."""
     pid = kept_server_pid(address)
-    if pid is None:
-        return True
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return True
-    return ended(pid, timeout)
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    return pid is None or ended(pid, timeout)
 
 
 def _connect_to(address: str) -> socket.socket | None:
