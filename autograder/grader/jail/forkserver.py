@@ -205,6 +205,7 @@ class _Server:
             self.sock = ours
         except OSError as exc:
             ours.close()
+            os.rmdir(self.home)
             self.broken = f"could not start ({exc})"
         finally:
             theirs.close()
