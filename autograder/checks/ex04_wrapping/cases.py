@@ -12,8 +12,8 @@ from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import current_salt, random_mlp, seeded_randn
 from autograder.checks.ex04_wrapping.models import (
-    _ClipNet, _GateCell, _Nested, _NormTower, _seed, _SeqModel, _SnakeNames, _SubBlockTower, _Tower, _TwoGates,
-    _TwoInputFlags, _TwoInputs, Block, REF, RowNorm,
+    _ClipNet, _GateCell, _InPlaceFlag, _ModeGated, _NameClash, _Nested, _NormTower, _ParamFree, _seed, _SeqModel,
+    _SnakeNames, _SubBlockTower, _Tower, _TwoGates, _TwoInputFlags, _TwoInputs, Block, REF, RowNorm,
 )
 
 
@@ -76,6 +76,8 @@ GATED_KINDS = {
     "_TwoGates": (2, 1),
     "_Nested": (2, 1),
     "_TwoInputs": (1, 2),
+    "_ModeGated in training mode": (1, 1),
+    "_ModeGated in eval mode": (1, 1),
 }
 
 
@@ -87,6 +89,8 @@ def build_gated(kind: str, seed: int, g: dict) -> nn.Module:
         return cls() if kind == "GatedNet" else cls(4, 10, 2)
     if kind == "_Nested":
         return _Nested(seed, _bind(_GateCell, g))
+    if kind.startswith("_ModeGated"):
+        return _bind(_ModeGated, g)(seed).train(kind.endswith("training mode"))
     return _bind({"_TwoGates": _TwoGates, "_TwoInputs": _TwoInputs}[kind], g)(seed)
 
 
@@ -121,7 +125,8 @@ def gated_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]], l
 
 def _search_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]], list[float]]:
     n_in = GATED_KINDS[kind][1]
-    d = {"GatedNet": 6, "GatedNet(4, 10, 2)": 4, "_TwoGates": 5, "_Nested": 6, "_TwoInputs": 4}[kind]
+    d = {"GatedNet": 6, "GatedNet(4, 10, 2)": 4, "_TwoGates": 5, "_Nested": 6, "_TwoInputs": 4,
+         "_ModeGated in training mode": 5, "_ModeGated in eval mode": 5}[kind]
     for trial in range(50):
         base = [seeded_randn(3, d, seed=1000 * seed + 10 * trial + i) for i in range(n_in)]
         if n_in == 1:
@@ -159,11 +164,14 @@ def _leaf_models() -> dict:
         "_NormTower": _NormTower,
         "_SeqModel": _SeqModel,
         "_SubBlockTower": _SubBlockTower,
+        "_ParamFree": _ParamFree,
+        "_NameClash": _NameClash,
         "random_mlp": random_mlp,
     }
 
 
-_IN_FEATURES = {"MixerNet": 6, "_Tower": 5, "_NormTower": 4, "_SeqModel": 6, "_SubBlockTower": 6}
+_IN_FEATURES = {"MixerNet": 6, "_Tower": 5, "_NormTower": 4, "_SeqModel": 6, "_SubBlockTower": 6, "_ParamFree": 5,
+                "_NameClash": 6}
 
 
 def _leaf_case(label: str, kind: str, seed: int, leaf_types: Any) -> Case:
@@ -183,8 +191,8 @@ def _leaf_cases(hidden: bool) -> list[Case]:
 
 
 _SPEC_MODELS = {"FlagNet": lambda seed: FlagNet(), "_TwoInputFlags": _TwoInputFlags, "_ClipNet": _ClipNet,
-                "_SnakeNames": _SnakeNames}
-_SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,), "_SnakeNames": (4,)}
+                "_SnakeNames": _SnakeNames, "_InPlaceFlag": _InPlaceFlag}
+_SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,), "_SnakeNames": (4,), "_InPlaceFlag": (4,)}
 
 
 def _spec_case(label: str, kind: str, seed: int, flags: dict) -> Case:

@@ -136,6 +136,23 @@ class _Nested(nn.Module):
         return self.head(self.cells(x))
 
 
+class _ModeGated(nn.Module):
+    """gate, then a Python `if self.training`: decided while tracing, so the graph shows the mode the model is in
+    (and the case builds it in one mode: a trace must neither switch it nor trace a copy in another)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        _seed(seed)
+        self.fc1 = nn.Linear(5, 6)
+        self.fc2 = nn.Linear(6, 2)
+
+    def forward(self, x):
+        h = gate(self.fc1(x))  # noqa: F821
+        if self.training:
+            h = h * 0.5
+        return self.fc2(h)
+
+
 class _TwoInputs(nn.Module):
     """Two tensor inputs; gate sees their difference."""
 
@@ -225,6 +242,59 @@ class _SeqModel(nn.Module):
         return self.block(self.mlp(x)) - x
 
 
+class _HalfStep(nn.Module):
+    """A module of your own with no parameters and no children: traced through like any other of yours."""
+
+    def forward(self, x):
+        return x * 0.5
+
+
+class _ParamFree(nn.Module):
+    """A parameter-free module of the model's own between torch.nn layers and a Block; built in eval mode."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        _seed(seed)
+        self.stem = nn.Linear(5, 6)
+        self.halve = _HalfStep()
+        self.block = Block(6)
+        self.head = nn.Linear(6, 2)
+        self.eval()
+
+    def forward(self, x):
+        return self.head(self.block(self.halve(torch.relu(self.stem(x)))))
+
+
+class _LibraryBlock(nn.Module):
+    """Another library's `Block`: its class has the same name as the notebook's Block, but is neither that class
+    nor a subclass of it (so it is no instance of Block, and is traced through)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        return torch.tanh(self.proj(x)) + x
+
+
+_LibraryBlock.__name__ = "Block"
+
+
+class _NameClash(nn.Module):
+    """The notebook's Block next to another library's class also named Block."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        _seed(seed)
+        self.stem = nn.Linear(6, 6)
+        self.block = Block(6)
+        self.other = _LibraryBlock(6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.head(self.other(self.block(self.stem(x))))
+
+
 # =============================================================================== trace_specialized
 
 class _TwoInputFlags(nn.Module):
@@ -278,3 +348,21 @@ class _SnakeNames(nn.Module):
         if use_bias:
             h = h + 1.0
         return h
+
+
+class _InPlaceFlag(nn.Module):
+    """A flag that adds an in-place call whose result nobody reads (torch.relu_ changes h itself); built in eval
+    mode."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        _seed(seed)
+        self.fc = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 3)
+        self.eval()
+
+    def forward(self, x, rectify: bool = False):
+        h = self.fc(x)
+        if rectify:
+            torch.relu_(h)
+        return self.out(h)

@@ -78,4 +78,14 @@ HINTS: dict[str, str] = {
         'only instances of leaf_types, plus what torch.nn makes a leaf anyway, stay whole',
     'ex04.flags_by_name_not_position':
         'flags arrive as keyword arguments: pass them to concrete_args by name, not by position',
+    'ex04.trace_model_mode_it_is':
+        'trace the model in the mode it is in: an `if self.training` in forward is decided while tracing, so a '
+        'copy switched to eval() or train() gives another graph (and the model itself must keep its mode)',
+    'ex04.compare_classes_not_their_names':
+        'compare classes, not their names: isinstance(m, tuple(leaf_types)) tells a leaf type from another class '
+        'that only shares its name',
+    'ex04.keep_every_call_trace_recorded':
+        'keep every call the trace recorded, apart from the guards: an in-place call such as torch.relu_(h) has no '
+        'users but changes h, and erasing every node without users (or eliminate_dead_code) deletes it. Erase only '
+        'the guard nodes and their placeholders, or just give the guard placeholders the fixed values as defaults',
 }

@@ -15,6 +15,9 @@ def _gated_cases() -> list[Case]:
         _gated_case("a model calling gate twice (unseen)", "_TwoGates", 6),
         _gated_case("gate called inside two submodules (unseen)", "_Nested", 7),
         _gated_case("a model with two tensor inputs (unseen)", "_TwoInputs", 8),
+        _gated_case("a model in training mode whose forward reads self.training (unseen)",
+                    "_ModeGated in training mode", 9),
+        _gated_case("a model in eval mode (unseen)", "_ModeGated in eval mode", 10),
     ]
 
 
@@ -29,6 +32,10 @@ def _leaf_cases() -> list[Case]:
         _leaf_case("leaf_types=(nn.Sequential,) on a model with an nn.Sequential and a Block (unseen)",
                    "_SeqModel", 33, lambda: (nn.Sequential,)),
         _leaf_case("a random model, leaf_types=() (unseen)", "random_mlp", 34, lambda: ()),
+        _leaf_case("a module of the model's own with no parameters or children, leaf_types=(), the model in eval "
+                   "mode (unseen)", "_ParamFree", 36, lambda: ()),
+        _leaf_case("another class named Block (not the notebook's Block, nor a subclass), leaf_types=(Block,) "
+                   "(unseen)", "_NameClash", 37, lambda: (Block,)),
     ]
 
 
@@ -48,4 +55,6 @@ def _spec_cases() -> list[Case]:
         _spec_case("act='relu', depth=1, clip=2.0 (unseen)", "_ClipNet", 47, {"act": "relu", "depth": 1, "clip": 2.0}),
         _spec_case("a tensor input named x_in, gain_db=6.0, use_bias=False (unseen)", "_SnakeNames", 48,
                    {"gain_db": 6.0, "use_bias": False}),
+        _spec_case("rectify=True adds torch.relu_(h), an in-place call whose result nobody reads, the model in eval "
+                   "mode (unseen)", "_InPlaceFlag", 49, {"rectify": True}),
     ]

@@ -80,7 +80,9 @@ def _gated_judge(case, ev):
                           hint_of("ex04.trace_model_you_are_given", modules=modules) if other else None)
     _lint_ok(ev)
     got = _sequence(ev["graph"], "gate")
-    expect(got == expected, f"the graph differs from a trace with gate as a leaf: {_first_diff(got, expected)}")
+    if got != expected:
+        _other_mode_graph(reference, got)
+        raise CheckFailed(f"the graph differs from a trace with gate as a leaf: {_first_diff(got, expected)}")
     if ev["run_error"]:
         raise CheckFailed(f"the returned GraphModule raised {ev['run_error']} when run")
     inputs, sums = gated_probe(kind, seed)
@@ -92,6 +94,21 @@ def _gated_judge(case, ev):
                          f"output on an input where gate's input sums to {s:+.2f} (the {side} branch)",
                          hint=None if ev.get("shares_parameters", True) else
                          "ex04.trace_model_argument_itself_not")
+
+
+def _other_mode_graph(reference: nn.Module, got: list) -> None:
+    """Fail naming the mode when `got` is the trace of the reference in the other mode (its forward reads
+    self.training): a trace of a copy switched to eval() or train(), not of the model as it is."""
+    mode = "training" if reference.training else "eval"
+    reference.train(not reference.training)
+    try:
+        other = _graph_sequence(fx.Tracer(autowrap_functions=(REF["gate"],)).trace(reference), "gate")
+    finally:
+        reference.train(mode == "training")
+    if got == other:
+        other_mode = "eval" if mode == "training" else "training"
+        raise CheckFailed(f"the graph is the trace of the model in {other_mode} mode, but the model passed in is in "
+                          f"{mode} mode and its forward reads self.training", "ex04.trace_model_mode_it_is")
 
 
 def _type_name(model: nn.Module, qualname: str) -> str:
@@ -113,6 +130,8 @@ def _leaf_judge(case, ev):
                 kind = _type_name(model, target)
             except AttributeError:
                 kind = "not a submodule of the model"
+            else:
+                _namesake(model.get_submodule(target), target, leaf_types)
             raise CheckFailed(f"module {target!r} ({kind}) is one call_module node, but it is not an instance of "
                               "leaf_types (nor a torch.nn layer): it should be traced through",
                               "ex04.only_instances_leaf_types_plus")
@@ -141,6 +160,21 @@ def _leaf_judge(case, ev):
     with torch.no_grad():
         for inp, out in zip(model.probe_inputs, ev["outputs"]):
             expect_close(out, model(*inp), "output of the returned GraphModule")
+
+
+def _namesake(module: nn.Module, target: str, leaf_types: tuple) -> None:
+    """Fail when a module kept whole is no instance of leaf_types but its class (or a base) shares a leaf type's
+    name: the answer compared names, not classes."""
+    names = {t.__name__: t for t in leaf_types}
+    base = next((c for c in type(module).__mro__ if c.__name__ in names), None)
+    if base is None:
+        return
+    name = base.__name__
+    whose = (f"its class is named {name!r} like the leaf type" if base is type(module) else
+             f"its class {type(module).__name__!r} derives from a class named {name!r} like the leaf type")
+    raise CheckFailed(f"module {target!r} is one call_module node, but {whose}, and is another class, neither "
+                      f"{names[name].__qualname__} nor a subclass of it: it should be traced through",
+                      "ex04.compare_classes_not_their_names")
 
 
 def _leaf_hint(model: nn.Module, target: str, leaf_types: tuple, ref_modules: list, got_modules: list) -> str | None:
@@ -191,6 +225,12 @@ def _spec_variant_counts(model: nn.Module, flags: dict) -> dict:
 GUARD_HINT = "ex04.concrete_args_leaves_guard_each"
 
 
+def _in_place_calls(graph: list[dict]) -> collections.Counter:
+    """call_function and call_method nodes of in-place ops (a name ending in one underscore), by target."""
+    return collections.Counter(n["target"] for n in graph if n["op"] in ("call_function", "call_method")
+                               and _short(n["target"]).endswith("_") and not _short(n["target"]).endswith("__"))
+
+
 def _spec_judge(case, ev):
     (model,) = case.make()
     flags = case.kwargs()
@@ -221,6 +261,13 @@ def _spec_judge(case, ev):
         target = next(t for t in sorted(set(expected) | set(got)) if got[t] != expected[t])
         raise CheckFailed(f"submodule {target!r} is called {got[target]} time(s) in the graph, expected "
                           f"{expected[target]} with {', '.join(f'{k}={v!r}' for k, v in flags.items())}", hint)
+    missing = _in_place_calls(ref) - _in_place_calls(ev["graph"])
+    if missing:
+        target = sorted(missing)[0]
+        raise CheckFailed(f"the graph has {_in_place_calls(ev['graph'])[target]} call(s) of {target}, expected "
+                          f"{_in_place_calls(ref)[target]}: an in-place call changes its input even though nothing "
+                          f"reads its result, and the model runs it with "
+                          f"{', '.join(f'{k}={v!r}' for k, v in flags.items())}", "ex04.keep_every_call_trace_recorded")
     if ev["run_error"]:
         err = ev["run_error"]
         hint = None

@@ -307,11 +307,11 @@ def trace_specialized(model, **flags):
     gm = fx.symbolic_trace(model, concrete_args=flags)
     graph = gm.graph
     for node in list(graph.nodes):
-        if node.op == "call_function" and getattr(node.target, "__name__", "") in ("_assert", "_assert_is_none"):
-            graph.erase_node(node)
-    graph.eliminate_dead_code()
-    for node in list(graph.nodes):
-        if node.op == "placeholder" and not node.users and node.target.rsplit("_", 1)[0] in flags:
+        if node.op == "placeholder" and node.target.rsplit("_", 1)[0] in flags:
+            for check in list(node.users):        # the guard: (flag_1 == value) -> torch._assert, or _assert_is_none
+                for assertion in list(check.users):
+                    graph.erase_node(assertion)
+                graph.erase_node(check)
             graph.erase_node(node)
     graph.lint()
     gm.recompile()
@@ -361,6 +361,74 @@ def trace_specialized(model, **flags):
     fixed = copy.copy(model)                    # the same submodules, under the same names
     fixed.__class__ = type("Fixed" + type(model).__name__, (type(model),), {"forward": scope["forward"]})
     return fx.symbolic_trace(fixed)
+'''),
+]
+
+# ------------------------------ wrong answers that only models with a mode, a namesake class or an in-place call show
+
+MUTANTS += [
+    Mutant("trace_gated", "traces a copy switched to eval mode: the caller's model is untouched, but its forward "
+           "reads self.training", hint="mode it is in", edits=(
+        (_GATED_TRACE,
+         "    import copy\n"
+         "    m = copy.deepcopy(model).eval()\n"
+         "    tracer = fx.Tracer(autowrap_functions=(gate,))\n"
+         "    graph = tracer.trace(m)\n"
+         "    return fx.GraphModule(m, graph)"),)),
+    Mutant("trace_gated", "returns the GraphModule switched to training mode: it shares the model's submodules, so "
+           "their mode changes too", hint="leave its mode as it was", edits=(
+        ("    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
+         "    gm = fx.GraphModule(tracer.root, graph, type(model).__name__)\n"
+         "    gm.train(True)\n"
+         "    return gm"),)),
+    Mutant("trace_with_leaves", "compares class names along the MRO, so another class named Block is kept whole",
+           hint="compare classes, not their names", edits=(
+        ("            return isinstance(m, leaves) or super().is_leaf_module(m, module_qualified_name)",
+         "            names = {t.__name__ for t in leaves}\n"
+         "            return any(c.__name__ in names for c in type(m).__mro__) or super().is_leaf_module(\n"
+         "                m, module_qualified_name)"),)),
+    Mutant("trace_with_leaves", "also keeps whole every module without children or parameters",
+           hint="not an instance of leaf_types", edits=(
+        ("            return isinstance(m, leaves) or super().is_leaf_module(m, module_qualified_name)",
+         "            bare = not list(m.children()) and not list(m.parameters(recurse=False))\n"
+         "            return isinstance(m, leaves) or bare or super().is_leaf_module(m, module_qualified_name)"),)),
+    Mutant("trace_with_leaves", "returns the GraphModule switched to training mode: it shares the model's "
+           "submodules, so their mode changes too", hint="leave its mode as it was", edits=(
+        ("    return fx.GraphModule(tracer.root, graph, type(model).__name__)",
+         "    return fx.GraphModule(tracer.root, graph, type(model).__name__).train()"),)),
+    Mutant("trace_specialized", "returns the GraphModule switched to training mode: it shares the model's "
+           "submodules, so their mode changes too", hint="leave its mode as it was", edits=(
+        ("    gm.recompile()\n"
+         "    return gm",
+         "    gm.recompile()\n"
+         "    return gm.train()"),)),
+    Mutant("trace_specialized", "erases the guards, then every call_function node without users: an in-place "
+           "torch.relu_ goes too", hint="keep every call the trace recorded", edits=(
+        ("    for node in gm.graph.nodes:\n"
+         '        if node.op == "placeholder":',
+         "    for node in reversed(list(gm.graph.nodes)):\n"
+         '        if node.op == "call_function" and node.target is torch._assert:\n'
+         "            gm.graph.erase_node(node)\n"
+         "    for node in reversed(list(gm.graph.nodes)):\n"
+         '        if node.op == "call_function" and not node.users:\n'
+         "            gm.graph.erase_node(node)\n"
+         "    for node in gm.graph.nodes:\n"
+         '        if node.op == "placeholder":'),)),
+    Mutant("trace_specialized", "erases the guards, then eliminate_dead_code, which also deletes an in-place call "
+           "nobody reads", hint="eliminate_dead_code", source='''
+def trace_specialized(model, **flags):
+    gm = fx.symbolic_trace(model, concrete_args=flags)
+    graph = gm.graph
+    for node in list(graph.nodes):
+        if node.op == "call_function" and getattr(node.target, "__name__", "") in ("_assert", "_assert_is_none"):
+            graph.erase_node(node)
+    graph.eliminate_dead_code()
+    for node in list(graph.nodes):
+        if node.op == "placeholder" and not node.users and node.target.rsplit("_", 1)[0] in flags:
+            graph.erase_node(node)
+    graph.lint()
+    gm.recompile()
+    return gm
 '''),
 ]
 
