@@ -196,6 +196,18 @@ HINTS: dict[str, str] = {
         'expected: fused weight W = second.weight @ first.weight, of shape (second.out_features, '
         'first.in_features), and fused bias b = second.weight @ first.bias + second.bias (W2 @ b1 + b2, a missing '
         'bias counting as zero)',
+    'ex06.fused_layer_shares_memory_input':
+        'build the fused layer from tensors of its own: a new nn.Linear filled with copy_ under torch.no_grad() (or '
+        '.clone() what you take from first or second); nn.Parameter(second.bias) shares the memory of second.bias',
+    'ex06.graph_still_reads_deleted_module':
+        "node '{node}' still reads '{target}' (a get_attr node): delete only the submodules nothing in the graph uses "
+        'any more, e.g. with gm.delete_all_unused_submodules(), not the fused Linears by name',
+    'ex06.only_batchnorm2d_modes_decide':
+        "'{name}' is a {what}, not a BatchNorm2d: only gm.training and the BatchNorm2d modules the graph calls decide "
+        'whether fuse_conv_bn raises; a {what} stays as it is, in whatever mode',
+    'ex06.batchnorm2d_called_by_keyword':
+        "BatchNorm2d '{target}' is called with its input by keyword ({target}(input=...)), so its node.args is "
+        "empty: take its input from node.kwargs['input'], or leave a call without one positional argument alone",
     'ex06.bn_formula':
         "expected, with the BatchNorm's running_mean and running_var: scale = weight / sqrt(running_var + eps), W' "
         "= W * scale.reshape(-1, 1, 1, 1), b' = (b - running_mean) * scale + bias",
