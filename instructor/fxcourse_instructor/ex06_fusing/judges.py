@@ -312,7 +312,7 @@ def _fuse_judge(case: Case, ev: dict) -> None:
             return
         raise CheckFailed(f"returned a {type(ev).__name__ if not isinstance(ev, dict) else 'GraphModule'} "
                           f"instead of raising {case.data['raises']}, but {case.data['where']}: folding uses the "
-                          "running statistics, which a BatchNorm in training mode does not use",
+                          "running statistics, which a model in training mode does not use",
                           "ex06.raise_valueerror_when_gm_training")
     _common_graph_checks(ev, gm, (nn.Conv2d, nn.BatchNorm2d), "fuse_conv_bn")
     n_conv = sum(1 for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Conv2d))
