@@ -37,11 +37,12 @@ PROGRESSIVE: dict[str, list[str]] = {
         'it always gets a bias.',
     ],
     'fuse_conv_bn': [
-        'Check the mode before anything else. Then find the `BatchNorm2d` call_module nodes whose `args[0]` is a '
-        '`Conv2d` call_module node, and fold each valid pair with `fold_bn_into_conv`.',
+        'Check the mode before anything else. Then find the `BatchNorm2d` call_module nodes whose input (`args[0]`, '
+        "or `kwargs['input']` for a call by keyword) is a `Conv2d` call_module node, and fold each valid pair with "
+        '`fold_bn_into_conv`.',
         'Raise `ValueError` that names the culprit when `gm` or any BatchNorm2d the graph calls is in training mode '
-        '(hidden: only bn2). Skip a pair when the conv output has another user, the conv is called from two or more '
-        'sites, or `bn.running_mean is None`.',
+        '(hidden: only bn2, only gm itself, a BatchNorm2d after a relu). Skip a pair when the conv output has another '
+        'user, the conv is called from two or more sites, or `bn.running_mean is None`.',
         'Count call sites with a `Counter` of call_module targets. For a valid pair, '
         '`gm.add_submodule(conv_node.target, folded)`; this is safe because the conv has one site. Then make the '
         "BN's users read the conv node, erase the BN node, and clean up, lint and recompile.",
