@@ -61,13 +61,16 @@ def _pair_cases(hidden: bool) -> list[Case]:
 
 
 def _model_case(label: str, build, seed: int, shape: tuple[int, ...], dtype=torch.float32,
-                data: dict | None = None, bn: bool = False, var=(0.5, 1.5)) -> Case:
+                data: dict | None = None, bn: bool = False, var=(0.5, 1.5), train: tuple[str, ...] = ()) -> Case:
+    """A traced model in eval mode, but for the submodules named in `train`, left in training mode."""
     def make():
         manual_seed(seed)
         model = build()
         if bn:
             randomize_batchnorm(model, seed, *var)
         model = model.to(dtype).eval()
+        for name in train:
+            model.get_submodule(name).train()
         x = torch.randn(*shape, generator=_gen(seed + 1), dtype=dtype)
         return (_traced(model, x),)
     return Case(label, make, data=data or {})
@@ -116,14 +119,18 @@ def _fold_cases(hidden: bool) -> list[Case]:
             Case("ConvBNNet: conv1 + bn1, small running_var", convbnnet(1, 1, (1e-3, 1e-2)))]
 
 
-def _train_case(label: str, build, seed: int, shape, where: str, partial: bool = False) -> Case:
+def _train_case(label: str, build, seed: int, shape, where: str, only: str | None = None) -> Case:
+    """A model that must make fuse_conv_bn raise: all of it in training mode, or (`only`) the model in eval mode
+    but for one submodule, or (only="") but for the model's own flag (what gm.training reads)."""
     def make():
         manual_seed(seed)
         model = randomize_batchnorm(build(), seed, 0.5, 1.5).eval()
-        if partial:
-            model.bn2.train()
-        else:
+        if only is None:
             model.train()
+        elif only:
+            model.get_submodule(only).train()
+        else:
+            model.training = True
         return (_traced(model, torch.randn(*shape, generator=_gen(seed))),)
     return Case(label, make, data={"raises": "ValueError", "where": where})
 

@@ -107,6 +107,26 @@ def _pass_evidence(result, args, function: str, kinds: tuple[type, ...]) -> dict
     return ev
 
 
+def _tensors(module: nn.Module):
+    return [*module.named_parameters(), *module.named_buffers()]
+
+
+def _memory(t: torch.Tensor) -> tuple | None:
+    storage = t.untyped_storage()
+    return (storage.device.type, storage.data_ptr()) if storage.nbytes() else None
+
+
+def _shared_memory(result: nn.Module, inputs: dict[str, nn.Module]) -> list[str]:
+    """Each tensor of `result` that shares its memory with a tensor of an input module, in words."""
+    theirs: dict = {}
+    for who, module in inputs.items():
+        for name, t in _tensors(module):
+            if _memory(t) is not None:
+                theirs.setdefault(_memory(t), f"{who}.{name}")
+    return [f"its {name} shares its memory with {theirs[_memory(t)]}" for name, t in _tensors(result)
+            if _memory(t) is not None and _memory(t) in theirs]
+
+
 def _pair_evidence(result, args) -> dict:
     first, second = args
     if not isinstance(result, nn.Linear):
@@ -121,6 +141,7 @@ def _pair_evidence(result, args) -> dict:
         "bias_dtype": None if result.bias is None else str(result.bias.dtype),
         "output": _run(result, _probe(first)),
         "first": _state(first), "second": _state(second),
+        "shared": _shared_memory(result, {"first": first, "second": second}),
     }
 
 

@@ -210,3 +210,49 @@ class ModuleFedBN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.bn(self.act(self.conv(x)))
+
+
+# ============================================== hidden cases added for wrong answers that once got full marks
+
+class TakenNames(nn.Module):
+    """A chain a -> b, and submodules already called fused, fused_0 and fused_1 (used on other paths): a fused
+    layer registered under a numbered name without looking replaces one of them."""
+
+    def __init__(self, w: int = 5) -> None:
+        super().__init__()
+        self.a = nn.Linear(w, w)
+        self.b = nn.Linear(w, 3)
+        self.fused = nn.Linear(w, 3, bias=False)
+        self.fused_0 = nn.Linear(w, 3)
+        self.fused_1 = nn.Linear(w, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (self.b(self.a(x)) + self.fused(torch.tanh(x)) - self.fused_0(torch.sigmoid(x))
+                + self.fused_1(torch.relu(x)))
+
+
+class BiasRead(nn.Module):
+    """A chain a -> b whose second Linear's bias the graph also reads (a get_attr node of b.bias): b is called
+    from one site, so the chain is fused, but the module b must stay while the graph reads its bias."""
+
+    def __init__(self, w: int = 5) -> None:
+        super().__init__()
+        self.a = nn.Linear(w, 2 * w)
+        self.b = nn.Linear(2 * w, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x)) + self.b.bias
+
+
+class KeywordBN(nn.Module):
+    """conv1 -> bn1 called with its input by keyword (bn1(input=h)), then conv2 -> bn2 called positionally."""
+
+    def __init__(self, c: int = 4) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, c, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 1)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn2(self.conv2(torch.relu(self.bn1(input=self.conv1(x)))))

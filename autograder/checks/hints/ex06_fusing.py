@@ -37,11 +37,12 @@ PROGRESSIVE: dict[str, list[str]] = {
         'it always gets a bias.',
     ],
     'fuse_conv_bn': [
-        'Check the mode before anything else. Then find the `BatchNorm2d` call_module nodes whose `args[0]` is a '
-        '`Conv2d` call_module node, and fold each valid pair with `fold_bn_into_conv`.',
+        'Check the mode before anything else. Then find the `BatchNorm2d` call_module nodes whose input (`args[0]`, '
+        "or `kwargs['input']` for a call by keyword) is a `Conv2d` call_module node, and fold each valid pair with "
+        '`fold_bn_into_conv`.',
         'Raise `ValueError` that names the culprit when `gm` or any BatchNorm2d the graph calls is in training mode '
-        '(hidden: only bn2). Skip a pair when the conv output has another user, the conv is called from two or more '
-        'sites, or `bn.running_mean is None`.',
+        '(hidden: only bn2, only gm itself, a BatchNorm2d after a relu). Skip a pair when the conv output has another '
+        'user, the conv is called from two or more sites, or `bn.running_mean is None`.',
         'Count call sites with a `Counter` of call_module targets. For a valid pair, '
         '`gm.add_submodule(conv_node.target, folded)`; this is safe because the conv has one site. Then make the '
         "BN's users read the conv node, erase the BN node, and clean up, lint and recompile.",
@@ -196,6 +197,18 @@ HINTS: dict[str, str] = {
         'expected: fused weight W = second.weight @ first.weight, of shape (second.out_features, '
         'first.in_features), and fused bias b = second.weight @ first.bias + second.bias (W2 @ b1 + b2, a missing '
         'bias counting as zero)',
+    'ex06.fused_layer_shares_memory_input':
+        'build the fused layer from tensors of its own: a new nn.Linear filled with copy_ under torch.no_grad() (or '
+        '.clone() what you take from first or second); nn.Parameter(second.bias) shares the memory of second.bias',
+    'ex06.graph_still_reads_deleted_module':
+        "node '{node}' still reads '{target}' (a get_attr node): delete only the submodules nothing in the graph uses "
+        'any more, e.g. with gm.delete_all_unused_submodules(), not the fused Linears by name',
+    'ex06.only_batchnorm2d_modes_decide':
+        "'{name}' is a {what}, not a BatchNorm2d: only gm.training and the BatchNorm2d modules the graph calls decide "
+        'whether fuse_conv_bn raises; a {what} stays as it is, in whatever mode',
+    'ex06.batchnorm2d_called_by_keyword':
+        "BatchNorm2d '{target}' is called with its input by keyword ({target}(input=...)), so its node.args is "
+        "empty: take its input from node.kwargs['input'], or leave a call without one positional argument alone",
     'ex06.bn_formula':
         "expected, with the BatchNorm's running_mean and running_var: scale = weight / sqrt(running_var + eps), W' "
         "= W * scale.reshape(-1, 1, 1, 1), b' = (b - running_mean) * scale + bias",

@@ -219,8 +219,12 @@ def _fused_through_fork(gm: fx.GraphModule, calls: list[dict], original_targets:
 
 
 def _chains_raise(case: Case, raised: dict) -> str | None:
-    """An IndexError reading node.args[0] of a Linear called with its input by keyword."""
+    """An IndexError reading node.args[0] of a Linear called with its input by keyword; a lint error for a get_attr
+    node whose module the pass deleted."""
     gm, = case.make()
+    gone = re.search(r"Node (\w+) target ([\w.]+) references nonexistent attribute", raised["message"])
+    if gone:
+        return hint_of("ex06.graph_still_reads_deleted_module", node=gone.group(1), target=gone.group(2))
     erased = re.match(r"Tried to erase Node (\w+) but it still had \d+ users", raised["message"])
     forks = [n for n in gm.graph.nodes if erased and n.name == erased.group(1) and len(n.users) > 1]
     if forks and isinstance(_module_of(gm, forks[0]), nn.Linear):

@@ -10,8 +10,8 @@ from fxplayground import ConvBNNet, LinearChain
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp
 from autograder.checks.ex06_fusing.models import (
-    BigEps, Conv1dBN, ForkedChain, FunctionalBreak, KeywordChain, MixedChain, ModuleFedBN, NameClash, NoStatsBN,
-    SelfChain, SharedFirst, SharedSecond, TwoBlocks, TwoUserConv
+    BiasRead, BigEps, Conv1dBN, ForkedChain, FunctionalBreak, KeywordBN, KeywordChain, MixedChain, ModuleFedBN,
+    NameClash, NoStatsBN, SelfChain, SharedFirst, SharedSecond, TakenNames, TwoBlocks, TwoUserConv
 )
 from autograder.checks.ex06_fusing.cases import _conv_bn, _linear, _model_case, _pair, _random_case, _train_case
 
@@ -58,6 +58,10 @@ def _chains_cases() -> list[Case]:
                     KeywordChain, 14, (3, 5)),
         _model_case("LinearChain 4->32->8->4 in float64 (unseen)", lambda: LinearChain((4, 32, 8, 4)), 9, (3, 4),
                     dtype=torch.float64),
+        _model_case("TakenNames: submodules are already called fused, fused_0 and fused_1 (unseen)", TakenNames, 15,
+                    (4, 5)),
+        _model_case("BiasRead: b(a(x)) + b.bias, the graph still reads b's bias after fusing a -> b (unseen)",
+                    BiasRead, 16, (4, 5)),
     ] + [_random_case(f"random model seed {s} (unseen)", random_mlp, s) for s in (39, 10, 16, 0)]
 
 
@@ -92,6 +96,7 @@ def _fold_cases() -> list[Case]:
              pair(3, 4, 3, 8, padding=1, padding_mode="reflect")),
         Case("Conv2d(2->4, 3, padding=1, padding_mode='circular', bias=False) + BatchNorm2d(4, affine=False)",
              pair(2, 4, 3, 9, bias=False, affine=False, padding=1, padding_mode="circular")),
+        Case("Conv2d(3->4, 3, bias=False) + BatchNorm2d(4, eps=0.1)", pair(3, 4, 3, 11, bias=False, eps=0.1)),
         Case("Conv2d(3->4, 3) + BatchNorm2d(4, track_running_stats=False): nothing to fold",
              pair(3, 4, 3, 10, stats=False), data={"raises": "ValueError"}),
     ]
@@ -112,5 +117,15 @@ def _fuse_cases() -> list[Case]:
         _model_case("TwoBlocks: conv1 -> bn1 beside features.0 -> features.1, alike but for the names (unseen)",
                     TwoBlocks, 10, (2, 3, 6, 6), bn=True),
         _train_case("ConvBNNet in eval mode except bn2, left in training mode (unseen)", ConvBNNet, 7,
-                    (2, 3, 8, 8), "gm.bn2 is in training mode (gm itself is in eval mode)", partial=True),
+                    (2, 3, 8, 8), "gm.bn2 is in training mode (gm itself is in eval mode)", only="bn2"),
+        _train_case("ConvBNNet in eval mode but for gm itself, left in training mode (unseen)", ConvBNNet, 12,
+                    (2, 3, 8, 8), "gm itself is in training mode (gm.training is True), though every BatchNorm2d "
+                    "it calls is in eval mode", only=""),
+        _train_case("BigEps in eval mode except pool_bn, a BatchNorm2d after a relu (unseen)", BigEps, 13,
+                    (2, 3, 6, 6), "gm.pool_bn, a BatchNorm2d the graph calls, is in training mode (that it follows "
+                    "a relu, not a conv, does not matter)", only="pool_bn"),
+        _model_case("Conv1dBN in eval mode except bn1d, a BatchNorm1d left in training mode (unseen)", Conv1dBN, 14,
+                    (2, 3, 7), bn=True, train=("bn1d",)),
+        _model_case("KeywordBN: conv1 -> bn1(input=...) called by keyword, then conv2 -> bn2 (unseen)", KeywordBN, 15,
+                    (2, 3, 6, 6), bn=True),
     ] + [_random_case(f"random convnet seed {s} (unseen)", random_convnet, s) for s in (5, 11, 0, 9)]

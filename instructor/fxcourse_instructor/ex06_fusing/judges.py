@@ -188,6 +188,9 @@ def _pair_judge(case: Case, ev: dict) -> None:
                 hint = "ex06.fused_bias_right_weight_not"
         _expect_output(got, expected, "fused(x) compared with second(first(x))", hint,
                        diagnosed=hint is not LINEAR_FORMULA, float32=lambda: _float32_of(nn.Sequential(first, second), x))
+    shared = ev.get("shared") or []
+    expect(not shared, f"the fused layer is not new: {shared[0] if shared else ''}, so changing the fused layer "
+                       "would change the input layer too", "ex06.fused_layer_shares_memory_input")
 
 
 def _few(t: torch.Tensor | None) -> str:
@@ -262,15 +265,20 @@ def _fold_diagnosis(conv: nn.Conv2d, bn: nn.BatchNorm2d, x: torch.Tensor, ev: di
     return None
 
 
+# The task text does not say what becomes of a foldable pair whose BatchNorm2d is called with its input by keyword
+# (bn(input=h)): folding it and leaving it are both right, raising is not.
+EITHER = "either"
+
+
 def _foldable(gm: fx.GraphModule) -> dict[str, str | None]:
-    """For every BatchNorm2d call: None if it must be folded, else why it must stay."""
+    """For every BatchNorm2d call: None if it must be folded, EITHER if it may be, else why it must stay."""
     sites = _sites(gm)
     out = {}
     for n in gm.graph.nodes:
         bn = _module_of(gm, n)
         if not isinstance(bn, nn.BatchNorm2d):
             continue
-        src = n.args[0] if n.args else None
+        src = n.args[0] if n.args else n.kwargs.get("input")
         conv = _module_of(gm, src) if isinstance(src, fx.Node) else None
         if not isinstance(conv, nn.Conv2d):
             out[n.name] = f"its input '{getattr(src, 'name', src)}' is not a Conv2d call"
@@ -281,7 +289,7 @@ def _foldable(gm: fx.GraphModule) -> dict[str, str | None]:
         elif bn.running_mean is None or not bn.track_running_stats:
             out[n.name] = "it has no running statistics (track_running_stats=False): it uses batch statistics"
         else:
-            out[n.name] = None
+            out[n.name] = EITHER if n.kwargs or len(n.args) != 1 else None
     return out
 
 
@@ -304,7 +312,7 @@ def _fuse_judge(case: Case, ev: dict) -> None:
             return
         raise CheckFailed(f"returned a {type(ev).__name__ if not isinstance(ev, dict) else 'GraphModule'} "
                           f"instead of raising {case.data['raises']}, but {case.data['where']}: folding uses the "
-                          "running statistics, which a BatchNorm in training mode does not use",
+                          "running statistics, which a model in training mode does not use",
                           "ex06.raise_valueerror_when_gm_training")
     _common_graph_checks(ev, gm, (nn.Conv2d, nn.BatchNorm2d), "fuse_conv_bn")
     n_conv = sum(1 for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.Conv2d))
@@ -316,8 +324,10 @@ def _fuse_judge(case: Case, ev: dict) -> None:
            "ex06.each_folded_pair_keeps_one")
     rules = _foldable(gm)
     bn_nodes = {n.name: n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.BatchNorm2d)}
-    remaining = Counter(c["target"] for c in ev["calls"] if c["type"] != "Conv2d" and "BatchNorm" in c["type"])
-    expected = Counter(bn_nodes[name].target for name, why in rules.items() if why is not None)
+    either = {bn_nodes[name].target for name, why in rules.items() if why == EITHER}
+    remaining = Counter(c["target"] for c in ev["calls"] if c["type"] != "Conv2d" and "BatchNorm" in c["type"]
+                        and c["target"] not in either)
+    expected = Counter(bn_nodes[name].target for name, why in rules.items() if why not in (None, EITHER))
     if remaining != expected:
         for name, why in rules.items():
             target = bn_nodes[name].target
@@ -331,7 +341,7 @@ def _fuse_judge(case: Case, ev: dict) -> None:
                                       f"'{bn_nodes[twin].args[0].target}', a pair alike but for the names, was folded",
                                       "ex06.match_nodes_module_type_isinstance")
                 raise CheckFailed(where, "ex06.expected_batchnorm2d_whose_input_conv2d")
-            if why is not None and remaining[target] < expected[target]:
+            if why not in (None, EITHER) and remaining[target] < expected[target]:
                 key = next((k for k in _STAY_HINTS if k in why), "Conv2d")
                 raise CheckFailed(f"BatchNorm2d '{target}' was folded, but {why}: it must stay", _STAY_HINTS[key])
         raise CheckFailed(f"BatchNorm2d calls after fusion: {_counter_text(remaining)}; expected "
@@ -371,10 +381,14 @@ def _fold_raise(case: Case, raised: dict) -> str | None:
 
 
 def _fuse_raise(case: Case, raised: dict) -> str | None:
-    """A ValueError about a submodule that is not a BatchNorm2d the graph calls (a traced container, say)."""
+    """A ValueError about a submodule that is not a BatchNorm2d the graph calls (a traced container, say, or a
+    BatchNorm1d); an IndexError reading node.args[0] of a BatchNorm2d called with its input by keyword."""
+    gm, = case.make()
+    if raised["__raised__"] == "IndexError":
+        keyword = [n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.BatchNorm2d) and not n.args]
+        return hint_of("ex06.batchnorm2d_called_by_keyword", target=keyword[0].target) if keyword else None
     if raised["__raised__"] != "ValueError":
         return None
-    gm, = case.make()
     called_bn = {n.target for n in gm.graph.nodes if n.op == "call_module"
                  and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)}
     for name in re.findall(r"'([\w.]+)'", raised["message"]):
@@ -382,6 +396,8 @@ def _fuse_raise(case: Case, raised: dict) -> str | None:
             module = gm.get_submodule(name)
         except AttributeError:
             continue
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and not isinstance(module, nn.BatchNorm2d):
+            return hint_of("ex06.only_batchnorm2d_modes_decide", name=name, what=type(module).__name__)
         if name not in called_bn and module is not gm:
             return hint_of("ex06.not_batchnorm2d_graph_calls_only", name=name, what=type(module).__name__)
     return None

@@ -282,7 +282,56 @@ _NEAR_MISSES = [
          "        node.replace_all_uses_with(new)"),)),
 ]
 
-MUTANTS = _PAIR_MUTANTS + _CHAIN_MUTANTS + _FOLD_MUTANTS + _FUSE_MUTANTS + _NEAR_MISSES
+# ------------------ wrong answers written from the task text alone that only the later hidden cases catch (each
+# the one mistake of such an answer, as an edit of the solution)
+
+_BLIND_SPOTS = [
+    Mutant("fuse_linear_pair", "makes the fused bias a Parameter of second.bias itself when first has no bias, so the "
+           "two layers share that memory", hint="shares its memory with second.bias", edits=(
+        ("        bias = second.bias.detach().clone() if bias is None else bias + second.bias.detach()",
+         "        bias = second.bias.detach() if bias is None else bias + second.bias.detach()"),
+        ("            fused.bias.copy_(bias)",
+         "            fused.bias = nn.Parameter(bias)"),)),
+    Mutant("fuse_consecutive_linears", "names the fused layers fused_0, fused_1, ... without checking the name is free",
+           hint="under a fresh name", edits=(
+        ('        name = "fused_" + chain[0].target.replace(".", "_")\n'
+         "        while hasattr(gm, name):\n"
+         '            name += "_"\n',
+         '        name = f"fused_{chains.index(chain)}"\n'),)),
+    Mutant("fuse_consecutive_linears", "deletes each fused Linear by name, though the graph may still read its bias",
+           hint="still reads 'b.bias'", edits=(
+        ("        for node in reversed(chain):\n"
+         "            gm.graph.erase_node(node)\n",
+         "        for node in reversed(chain):\n"
+         "            gm.graph.erase_node(node)\n"
+         "            gm.delete_submodule(node.target)\n"),)),
+    Mutant("fold_bn_into_conv", "for a conv without bias, computes the folded bias with eps=1e-5 instead of bn.eps",
+           hint="the folded weight is right; the bias is not", edits=(
+        ("        shift = (bias - bn.running_mean) * scale",
+         "        shift = ((bias - bn.running_mean) * scale if conv.bias is not None else -bn.running_mean\n"
+         "                 * torch.rsqrt(bn.running_var + 1e-5) * (bn.weight if bn.weight is not None else 1.0))"),)),
+    Mutant("fuse_conv_bn", "checks only the BatchNorm2d modules, not gm.training", hint="gm itself is in training mode",
+           edits=(
+        ('    training = (["gm"] if gm.training else []) + [t for t in bns if gm.get_submodule(t).training]',
+         "    training = [t for t in bns if gm.get_submodule(t).training]"),)),
+    Mutant("fuse_conv_bn", "checks the mode of only those BatchNorm2d modules whose input is a conv",
+           hint="follows a relu, not a conv", edits=(
+        ('           if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]',
+         '           if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)\n'
+         '           and isinstance(n.args[0], fx.Node) and n.args[0].op == "call_module"\n'
+         "           and isinstance(gm.get_submodule(n.args[0].target), nn.Conv2d)]"),)),
+    Mutant("fuse_conv_bn", "raises for any BatchNorm in training mode, a BatchNorm1d too", hint="is a BatchNorm1d, not a "
+           "BatchNorm2d", edits=(
+        ('           if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.BatchNorm2d)]',
+         '           if n.op == "call_module"\n'
+         "           and isinstance(gm.get_submodule(n.target), nn.modules.batchnorm._BatchNorm)]"),)),
+    Mutant("fuse_conv_bn", "reads node.args[0] of a BatchNorm2d called with its input by keyword",
+           hint="called with its input by keyword", edits=(
+        ('        conv_node = node.args[0] if node.args else node.kwargs.get("input")   # bn(input=h) too',
+         "        conv_node = node.args[0]"),)),
+]
+
+MUTANTS = _PAIR_MUTANTS + _CHAIN_MUTANTS + _FOLD_MUTANTS + _FUSE_MUTANTS + _NEAR_MISSES + _BLIND_SPOTS
 
 ALTERNATIVES = [
     Alternative("fuse_linear_pair", "reads W and b off the composed function, probing it with the identity", '''
