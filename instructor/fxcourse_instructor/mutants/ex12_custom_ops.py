@@ -125,7 +125,7 @@ def register_scaled_gelu(namespace):
     lib.define("scaled_gelu(Tensor x, float scale) -> Tensor")
     lib.impl("scaled_gelu", lambda x, scale: scale * F.gelu(x), "CompositeExplicitAutograd")
     name = f"{namespace}::scaled_gelu"
-    torch.library.register_fake(name, lambda x, scale: x.new_empty(x.shape), lib=lib)
+    torch.library.register_fake(name, lambda x, scale: torch.empty_like(x), lib=lib)   # x's layout too
 
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
