@@ -49,6 +49,11 @@ def test_the_models_have_what_the_cases_claim():
     cond = checks._histogram(checks._program("CondRouter(4)")[0].graph)
     assert "cond" in cond and "<built-in function getitem>" in cond
     assert checks.RandomStack(5).plan != checks.RandomStack(12).plan
+    namesakes = checks._program("Namesakes(4)")[0]
+    params = namesakes.graph_signature.inputs_to_parameters
+    assert params["p_a_b_weight"] == "a.b.weight" and params["p_a_b_weight_1"] == "a_b.weight"
+    hist = checks._histogram(namesakes.graph)
+    assert hist["aten.relu.default"] == 1 and hist["fxc10.relu.default"] == 1
 
 
 def test_a_program_that_cannot_take_other_batches_is_caught():

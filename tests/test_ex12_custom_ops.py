@@ -117,6 +117,12 @@ def test_the_models_have_what_the_cases_claim():
            and getattr(n.target, "__name__", "") == "scaled_gelu"]
     assert models.scaled_gelu in fns and models.other_scaled_gelu in fns
     assert models.RandomOps(3).plan != models.RandomOps(8).plan
+    model, x = models.exported_model("CondOps(4)")
+    ep = export(model, (x,))
+    top = [n for n in ep.graph.nodes if n.op == "call_function" and n.target == ops["scaled_gelu"].default]
+    inner = [n for m in ep.graph_module.children() if isinstance(m, fx.GraphModule) for n in m.graph.nodes
+             if n.op == "call_function" and n.target == ops["scaled_gelu"].default]
+    assert len(top) == 1 and len(inner) == 1   # one call in ep.graph, one in a branch of torch.cond
 
 
 @pytest.mark.parametrize("make, said", [

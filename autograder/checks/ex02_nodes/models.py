@@ -165,3 +165,29 @@ class ShallowFirst(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(x) + self.fc2(F.relu(self.fc1(x)))
+
+
+class ReadsBias(nn.Module):
+    """A Linear called, and its bias read as a tensor: a get_attr node 'fc.bias' whose target starts at a
+    submodule (still a get_attr, not a module call)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) * self.fc.bias
+
+
+class UnusedCall(nn.Module):
+    """'probe' is called but its result is never used (a call kept for its side effects): symbolic_trace keeps
+    the call_module node, which has no users. Registered fc, probe; called probe, fc."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.probe = nn.Linear(3, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.probe(x)
+        return self.fc(x)

@@ -123,6 +123,39 @@ class Sums(nn.Module):
         return h.sum(dim=1, keepdim=True) * 0.5 + h.sum() + h
 
 
+_LIBS: list = []   # the torch.library.Library objects: an operator lives as long as its library
+
+
+def namesake_relu():
+    """fxc10::relu(Tensor x) -> Tensor, an operator of the check library's own that shares aten.relu's name (it
+    computes relu(x) + 0.5), registered in this process on first use; its overload fxc10.relu.default."""
+    try:
+        return torch.ops.fxc10.relu.default
+    except (AttributeError, RuntimeError):   # not defined in this process yet
+        pass
+    lib = torch.library.Library("fxc10", "FRAGMENT")
+    lib.define("relu(Tensor x) -> Tensor")
+    lib.impl("relu", lambda x: torch.relu(x) + 0.5, "CompositeExplicitAutograd")
+    _LIBS.append(lib)
+    return torch.ops.fxc10.relu.default
+
+
+class Namesakes(nn.Module):
+    """Names that meet once dots become underscores: the Linear a.b and the Linear a_b (placeholders
+    p_a_b_weight and p_a_b_weight_1); aten.relu beside fxc10.relu, an operator of the same name in another
+    namespace."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.a = nn.Module()
+        self.a.b = nn.Linear(width, width)
+        self.a_b = nn.Linear(width, width, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.a.b(x))
+        return self.a_b(namesake_relu()(h)) + h
+
+
 def _stats(model: nn.Module, seed: int) -> nn.Module:
     """Non-trivial running statistics, eval mode."""
     g = _gen(seed)
@@ -144,6 +177,7 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], tuple]] = {
     "RandomStack seed 12": (lambda: RandomStack(12), (4, RandomStack(12).width)),
     "CondRouter(4)": (lambda: CondRouter(4), (3, 4)),
     "Sums(5)": (lambda: Sums(5), (3, 5)),
+    "Namesakes(4)": (lambda: Namesakes(4), (3, 4)),
 }
 
 

@@ -70,6 +70,7 @@ def _register_evidence(result: Any, args: tuple) -> dict:
         ev["kept"].append(torch.equal(before, x))
     ev["grad"] = _grad(result)
     ev["fake"], ev["fake_alias"] = _fake(result)
+    ev["strides"] = _strides(result)
     ev["opcheck"] = _opcheck(overload)
     ev["export"] = _export_count(result, overload)
     ev["compile"] = compile_evidence(result, overload)
@@ -99,6 +100,29 @@ def _fake(op) -> tuple[Any, bool]:
     except Exception as exc:
         return _error(exc), False
     return out, alias
+
+
+def transposed() -> torch.Tensor:
+    """A (3, 5) input that is not contiguous: strides (1, 3)."""
+    return torch.randn(5, 3, generator=_gen(7)).t()
+
+
+def _strides(op) -> dict:
+    """The strides of the op's result on the transposed input, from the real kernel and from the fake one (or the
+    error either raised): opcheck's fake-tensor test compares them."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    out: dict = {}
+    try:
+        with torch.no_grad():
+            out["real"] = list(op(transposed(), 1.5).stride())
+    except Exception as exc:
+        out["real"] = _error(exc)
+    try:
+        with FakeTensorMode() as mode:
+            out["fake"] = list(op(mode.from_tensor(transposed()), 1.5).stride())
+    except Exception as exc:
+        out["fake"] = _error(exc)
+    return out
 
 
 def _opcheck(overload) -> Any:

@@ -171,6 +171,20 @@ class RandomOps(nn.Module):
         return x
 
 
+class CondOps(nn.Module):
+    """The op once in the program's own graph, and once more inside the true branch of torch.cond: that call is a
+    node of the branch's subgraph, not of ep.graph."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: Tensor) -> Tensor:
+        op = operators()["scaled_gelu"]
+        h = op(self.fc(x), 1.5)
+        return torch.cond(h.sum() > 0, lambda t: op(t, 2.0), lambda t: t.relu(), (h,))
+
+
 EXPORTED = {
     "TwoGelus(6)": (lambda: TwoGelus(6), (3, 6)),
     "TwoGelus(4)": (lambda: TwoGelus(4), (2, 4)),
@@ -178,6 +192,7 @@ EXPORTED = {
     "Shifts(4)": (lambda: Shifts(4), (2, 4)),
     "RandomOps seed 3": (lambda: RandomOps(3), (3, RandomOps(3).width)),
     "RandomOps seed 8": (lambda: RandomOps(8), (2, RandomOps(8).width)),
+    "CondOps(4)": (lambda: CondOps(4), (3, 4)),
 }
 
 

@@ -138,6 +138,12 @@ HINTS: dict[str, str] = {
         'every node counts, {op} nodes too: key each node by its own node.op',
     'ex02.name_node_message_example_raise':
         'name the node in the message, for example raise KeyError(f"no node named {node_name!r}")',
+    'ex02.get_attr_through_submodule_stays':
+        "a get_attr node stays a get_attr when its target runs through a submodule: {name} reads the tensor "
+        "{target!r}, it calls no module; key each node by its own node.op",
+    'ex02.unused_call_still_calls':
+        'a call_module node whose result nobody uses still calls its module ({names}): list every call_module '
+        'node, with users or without',
     'ex02.count_call_module_nodes_gm':
         'count call_module nodes in gm.graph.nodes: a module called twice is two nodes, and containers such as '
         'nn.Sequential are never called',

@@ -77,6 +77,12 @@ HINTS: dict[str, str] = {
         'every call_function node counts, operator.getitem and torch.cond included, not only aten ones',
     'ex10.count_graph_run_decompositions_makes':
         'count the graph as it is: run_decompositions() makes another program with other operators',
+    'ex10.key_names_operator_s_own':
+        "key by str(node.target) itself: {k!r} is an operator of its own namespace, not {aten!r}; the string "
+        'names the namespace, whatever it is',
+    'ex10.same_name_another_namespace_stays':
+        '{k!r} has the name of {old!r} but is another operator, in another namespace, and stays: compare '
+        'node.target == old, the operator itself, not its name',
     'ex10.key_str_node_target_example':
         "key by str(node.target), for example 'aten.linear.default'",
     'ex10.value_map_each_placeholder_qualified':

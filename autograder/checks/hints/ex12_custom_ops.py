@@ -35,6 +35,13 @@ PROGRESSIVE: dict[str, list[str]] = {
 }
 
 HINTS: dict[str, str] = {
+    'ex12.fake_kernel_keeps_x_s_layout':
+        "the fake kernel describes the real kernel's result, its strides too: torch.empty_like(x) keeps x's layout "
+        '(a transposed x gives a transposed result, as scale * F.gelu(x) does), torch.empty(x.shape) is always '
+        'contiguous',
+    'ex12.count_nodes_ep_graph_only':
+        'count the nodes of ep.graph only: the branches of torch.cond are subgraphs of their own (get_attr '
+        'true_graph_0, ...), and their nodes are not nodes of ep.graph',
     'ex12.return_what_torch_library_custom':
         'return what torch.library.custom_op returns (or torch.ops.<namespace>.scaled_gelu)',
     'ex12.return_number_matching_nodes_int':

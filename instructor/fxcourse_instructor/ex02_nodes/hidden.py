@@ -7,8 +7,8 @@ from fxplayground import SmallResNet, ThreeReluNet
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp
 from autograder.checks.ex02_nodes.models import (
-    CallOrder, DeadBranch, NestedUses, NoModules, Outer, ParamChain, SecondInputDeeper, ShallowFirst, SixOps,
-    Square, Stacked, TwoOutputs
+    CallOrder, DeadBranch, NestedUses, NoModules, Outer, ParamChain, ReadsBias, SecondInputDeeper, ShallowFirst,
+    SixOps, Square, Stacked, TwoOutputs, UnusedCall
 )
 from autograder.checks.ex02_nodes.cases import (
     _args0_neither, _cons_case, _constant_source, _graph_only, _interleaved, _long_keyword_branch, _renamed_modules,
@@ -24,6 +24,7 @@ def _hist_cases() -> list[Case]:
         Case("a model with two inputs (unseen)", _traced(SecondInputDeeper)),
         Case("a model without submodules (unseen)", _traced(NoModules)),
         Case("an unused chain: dead nodes count too (unseen)", _traced(DeadBranch)),
+        Case("a Linear's bias read as a tensor: get_attr 'fc.bias' (unseen)", _traced(ReadsBias)),
     ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (21, 22)]
 
 
@@ -37,6 +38,7 @@ def _called_cases() -> list[Case]:
         Case("call_module nodes named unlike their targets (unseen)", _graph_only(_renamed_modules)),
         Case("SmallResNet (unseen)", _traced(lambda: SmallResNet(channels=4, blocks=2))),
         Case("a model without submodules (unseen)", _traced(NoModules)),
+        Case("a module called for nothing: its result is never used (unseen)", _traced(UnusedCall)),
         Case("random model with a shared layer, seed 23",
              _traced(lambda: random_mlp(23, steps=("shared", "relu_mod", "chain", "residual")))),
     ]

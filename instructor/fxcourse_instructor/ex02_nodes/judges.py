@@ -36,9 +36,13 @@ def _hist_judge(case, ev):
                           "ex02.list_only_opcodes_occur_graph")
     for op in OPS:
         if op in expected and op not in got:
+            nodes = [n for n in gm.graph.nodes if n.op == op]
             hint = ("ex02.placeholder_output_nodes_count_too" if op in ("placeholder", "output") else
+                    hint_of("ex02.get_attr_through_submodule_stays", name=nodes[0].name, target=nodes[0].target)
+                    if op == "get_attr" and got.get("call_module", 0) > expected.get("call_module", 0) else
                     hint_of("ex02.every_node_counts_nodes_too", op=op))
-            raise CheckFailed(f"opcode {op!r} is missing; the graph has {expected[op]} {op} node(s)", hint)
+            raise CheckFailed(f"opcode {op!r} is missing; the graph has {expected[op]} {op} node(s): "
+                              + ", ".join(f"{n.name} (target {n.target!r})" for n in nodes), hint)
     for op in OPS:
         if got.get(op) != expected.get(op):
             hint = None
@@ -76,6 +80,9 @@ def _called_judge(case, got):
         hint = "ex02.return_full_qualified_name_blocks"
     elif any(g in other_calls and g not in expected for g in got):
         hint = "ex02.only_call_module_nodes_functions"
+    elif got == [n.target for n in nodes if n.users]:
+        unused = [n.name for n in nodes if not n.users]
+        hint = hint_of("ex02.unused_call_still_calls", names=", ".join(map(repr, unused)))
     missing = [t for t in dict.fromkeys(expected) if got.count(t) < expected.count(t)]
     extra = [t for t in dict.fromkeys(got) if t not in expected]
     what = "; ".join(part for part in (f"missing {missing}" if missing else "",

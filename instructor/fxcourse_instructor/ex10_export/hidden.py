@@ -16,6 +16,8 @@ def _ep_cases() -> list[Case]:
         _ep_case("CondRouter(4): torch.cond with two subgraphs", "CondRouter(4)"),
         _ep_case("Sequence(5, 4), exported with a dynamic batch", "Sequence(5, 4)", dynamic=True),
         _ep_case("Tagger(6), exported: a non-persistent buffer, a lifted constant, a chunk (unseen)", "Tagger(6)"),
+        _ep_case("Namesakes(4): the Linears a.b and a_b (p_a_b_weight, p_a_b_weight_1), aten.relu and fxc10.relu "
+                 "(unseen)", "Namesakes(4)"),
     ]
 
 
@@ -56,4 +58,6 @@ def _swap_cases() -> list[Case]:
         case("Tagger(6): relu -> sigmoid, two relus beside a leaky_relu (unseen)", "Tagger(6)", "relu -> sigmoid"),
         case("CondRouter(4): relu -> sigmoid (the relu in a torch.cond branch is another graph's)", "CondRouter(4)",
              "relu -> sigmoid"),
+        case("Namesakes(4): relu -> sigmoid; fxc10.relu, another operator of the same name, stays (unseen)",
+             "Namesakes(4)", "relu -> sigmoid"),
     ]

@@ -29,6 +29,8 @@ def _count_cases() -> list[Case]:
         case("RandomOps seed 3 (unseen), the packet", "RandomOps seed 3", "fxc12.scaled_gelu"),
         case("RandomOps seed 8 (unseen), the overload", "RandomOps seed 8", "fxc12.scaled_gelu.default", seed=2),
         case("RandomOps seed 8 (unseen), fxc12.shift: not called", "RandomOps seed 8", "fxc12.shift"),
+        case("CondOps(4): one more call inside a branch of torch.cond, a node of its subgraph (unseen)", "CondOps(4)",
+             "fxc12.scaled_gelu"),
     ]
 
 

@@ -72,6 +72,7 @@ def _register_judge(case: Case, ev: dict) -> None:
         expect(got_shape == shape and got_dtype == dtype,
                f"on a fake {tuple(shape)} {dtype} tensor the fake kernel returned {tuple(got_shape)} {got_dtype}",
                "ex12.fake_kernel_s_result_has")
+    _judge_strides(ev.get("strides", {}))
     _judge_grad(ev["grad"])
     found = ev["opcheck"]
     if found:
@@ -89,6 +90,20 @@ def _register_judge(case: Case, ev: dict) -> None:
     expect(comp["graphs"] == 1 and comp["calls"] == 1,
            f"torch.compile of t -> op(t, 0.75).sin() + 1 handed its backend {comp['graphs']} graph(s) with "
            f"{comp['calls']} call(s) of the op, expected 1 graph with 1 call", NO_FAKE)
+
+
+def _judge_strides(strides: dict) -> None:
+    """On a transposed input the fake kernel must promise the strides the real kernel gives (opcheck checks it)."""
+    what = "op(x, 1.5) on a transposed (3, 5) tensor with strides (1, 3)"
+    real, fake = strides.get("real"), strides.get("fake")
+    if isinstance(real, str):
+        raise CheckFailed(f"{what} raised {real}", "ex12.real_kernel_computes_scale_torch")
+    if isinstance(fake, str):
+        raise CheckFailed(f"{what}, on fake tensors, raised {fake}", "ex12.fake_kernel_makes_empty_tensor")
+    if real != fake:
+        raise CheckFailed(f"{what}: the real kernel returns strides {tuple(real)}, the fake kernel promises "
+                          f"{tuple(fake)}; torch.library.opcheck fails test_faketensor on such an input",
+                          "ex12.fake_kernel_keeps_x_s_layout")
 
 
 def _judge_grad(grad) -> None:
@@ -146,7 +161,10 @@ def _count_judge(case: Case, ev: dict) -> None:
                sum(1 for n in calls if _same_name(n.target, op))}    # the same name, whatever the namespace
     names = sum(1 for n in ep.graph.nodes if n.name.startswith(short))
     default = getattr(packet, "default", None) if is_packet else None
+    nested = sum(1 for m in ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)
+                 for n in m.graph.nodes if n.op == "call_function" and _matches(n.target, op))
     readings = [  # what the answer's count would be under each misreading, and what to tell it
+        (nested if nested != expected else None, "ex12.count_nodes_ep_graph_only"),
         (exact if is_packet else None, "ex12.op_overload_packet_here_nodes"),
         (whole if not is_packet else None, "ex12.op_one_overload_here_count"),
         (0 if not is_packet else None, "ex12.op_one_overload_here_not"),

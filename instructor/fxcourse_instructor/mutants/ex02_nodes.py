@@ -262,6 +262,22 @@ MUTANTS += [
          "        reached = [depth[a] + 1 for a in node.args if isinstance(a, fx.Node) and a in depth]"),)),
 ]
 
+# ------------------------------------------ wrong answers that once had full marks: a case the checks lacked
+
+MUTANTS += [
+    Mutant("op_histogram", "a get_attr whose target starts at a submodule ('fc.bias') counted as call_module",
+           hint="stays a get_attr when its target runs through a submodule", edits=(
+        ("        counts[node.op] = counts.get(node.op, 0) + 1",
+         "        op = node.op\n"
+         '        if op == "get_attr" and isinstance(getattr(gm, str(node.target).split(".")[0], None), nn.Module):\n'
+         '            op = "call_module"\n'
+         "        counts[op] = counts.get(op, 0) + 1"),)),
+    Mutant("called_modules", "leaves out the module calls whose result nobody uses",
+           hint="whose result nobody uses still calls its module", edits=(
+        ('    return [node.target for node in gm.graph.nodes if node.op == "call_module"]',
+         '    return [n.target for n in gm.graph.nodes if n.op == "call_module" and n.users]'),)),
+]
+
 ALTERNATIVES = [
     Alternative("op_histogram", "collections.Counter", '''
 def op_histogram(gm):

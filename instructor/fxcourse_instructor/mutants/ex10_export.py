@@ -56,6 +56,13 @@ _HIST_MUTANTS = [
     Mutant("aten_histogram", "leaves operator.getitem out", hint="operator.getitem",
            edits=(('        if node.op == "call_function":',
                    '        if node.op == "call_function" and "getitem" not in str(node.target):'),)),
+    # a wrong answer that once had full marks: no case called an operator outside aten
+    Mutant("aten_histogram", "writes 'aten.' before every operator overload's name, whatever its namespace",
+           hint="is an operator of its own namespace",
+           edits=(("            key = str(node.target)",
+                   "            t = node.target\n"
+                   "            key = f\"aten.{t._opname}.{t._overloadname}\" if isinstance(t, torch._ops.OpOverload) "
+                   "else str(t)"),)),
 ]
 
 _PARAMS_MUTANTS = [
@@ -90,6 +97,17 @@ _PARAMS_MUTANTS = [
            not_hints=("read the names from ep.graph_signature",),
            edits=(("    return mapping",
                    "    return {k: ep.state_dict.get(v, ep.constants.get(v)) for k, v in mapping.items()}"),)),
+    # a wrong answer that once had full marks: no case had two qualified names that read alike with underscores
+    Mutant("parameter_placeholders", "finds the qualified name whose dots made underscores give the placeholder's",
+           hint="does not say where its dots were",
+           edits=(("    mapping = dict(signature.inputs_to_parameters)\n    mapping.update(signature.inputs_to_buffers)",
+                   "    names = list(ep.state_dict) + list(ep.constants)\n"
+                   "    mapping = {}\n"
+                   "    for n in ep.graph.nodes:\n"
+                   "        if n.op == 'placeholder' and n.name[:2] in ('p_', 'b_'):\n"
+                   "            for fq in names:\n"
+                   "                if fq.replace('.', '_') == n.name[2:]:\n"
+                   "                    mapping[n.name] = fq"),)),
 ]
 
 _SHAPES_MUTANTS = [
@@ -154,6 +172,10 @@ _SWAP_MUTANTS = [
                    "    ep = ep.run_decompositions()\n    for node in ep.graph.nodes:"),)),
     Mutant("swap_aten_op", "recompiles ep.module(), a new module, instead of ep.graph_module", hint="recompile()",
            edits=(("    ep.graph_module.recompile()", "    ep.module().recompile()"),)),
+    # a wrong answer that once had full marks: no case had an operator of old's name in another namespace
+    Mutant("swap_aten_op", "matches old's name and overload, whatever the namespace",
+           hint="another operator, in another namespace",
+           edits=(("node.target == old", "str(node.target).split('.')[-2:] == str(old).split('.')[-2:]"),)),
 ]
 
 

@@ -37,6 +37,11 @@ _REGISTER_MUTANTS = [
     Mutant("register_scaled_gelu", "the backward returns a gradient for scale too: grad * gelu(x)",
            hint="None for the float", not_hints=("register_autograd(backward",),
            edits=((_GRAD, "        return grad * ctx.scale * (cdf + x * pdf), (grad * F.gelu(x)).sum()"),)),
+    # a wrong answer that once had full marks: no case gave the fake kernel an input that is not contiguous
+    Mutant("register_scaled_gelu", "a contiguous fake result whatever x's layout: torch.empty(x.shape, dtype=x.dtype)",
+           hint="its strides too", not_hints=("x's shape and dtype",),
+           edits=(("        return torch.empty_like(x)",
+                   "        return torch.empty(x.shape, dtype=x.dtype, device=x.device)"),)),
 ]
 
 _COUNT_MUTANTS = [
@@ -67,6 +72,12 @@ _COUNT_MUTANTS = [
            edits=(("    count = 0\n", "    count = 0\n    seen = set()\n"),
                   ("            count += 1", "            count += node.target not in seen\n"
                                            "            seen.add(node.target)"))),
+    # a wrong answer that once had full marks: no case called the op inside a branch of torch.cond
+    Mutant("count_op_nodes", "counts the nodes of every subgraph too (the branches of torch.cond)",
+           hint="ep.graph only",
+           edits=(("    for node in ep.graph.nodes:",
+                   "    for node in [n for m in ep.graph_module.modules() if isinstance(m, fx.GraphModule)\n"
+                   "                 for n in m.graph.nodes]:"),)),
 ]
 
 _REPLACE_MUTANTS = [
@@ -114,7 +125,7 @@ def register_scaled_gelu(namespace):
     lib.define("scaled_gelu(Tensor x, float scale) -> Tensor")
     lib.impl("scaled_gelu", lambda x, scale: scale * F.gelu(x), "CompositeExplicitAutograd")
     name = f"{namespace}::scaled_gelu"
-    torch.library.register_fake(name, lambda x, scale: x.new_empty(x.shape), lib=lib)
+    torch.library.register_fake(name, lambda x, scale: torch.empty_like(x), lib=lib)   # x's layout too
 
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
