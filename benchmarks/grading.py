@@ -148,7 +148,8 @@ class _Course:
         (`jobs` graders, shared across the assignments)."""
         forkserver.stop_kept_server()
         return Job(_py("-m", "autograder.cli", "grade", "--student", student, "--jobs", str(jobs), "--regrade",
-                       "--course", str(self.hard)), cwd=self.hard, env={**self.hard_env, "FXCOURSE_FORKSERVER_KEEP": "0"})
+                       "--course", str(self.hard)), cwd=self.hard,
+                   env={**self.hard_env, "FXCOURSE_FORKSERVER_KEEP": "0"})
 
     def plain_grade_course(self, student: str) -> Job:
         """Plain nbgrader over every assignment in one process (its assignment id is a glob)."""
@@ -163,7 +164,8 @@ class _Course:
             forkserver.stop_kept_server()
         argv = [x for s in students for x in ("--student", s)]
         return Job(_py("-m", "autograder.cli", "grade", a, *argv, "--jobs", str(jobs), "--regrade", "--course",
-                   str(self.hard)), cwd=self.hard, env={**self.hard_env, **(env or {}), "FXCOURSE_FORKSERVER_KEEP": keep})
+                   str(self.hard)), cwd=self.hard,
+                   env={**self.hard_env, **(env or {}), "FXCOURSE_FORKSERVER_KEEP": keep})
 
     def watch_cmd(self, notebook: Path) -> list[str]:
         return _py("-m", "autograder.cli", "watch", str(notebook), "--interval", "0.2", "--course", str(self.hard))

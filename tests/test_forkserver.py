@@ -241,7 +241,8 @@ from autograder.grader.jail import forkserver
 from autograder.grader.jail.sandbox import Limits, run_worker
 if len(sys.argv) > 1:
     forkserver._CODE = sys.argv[1]  # another checkout or Python
-outcome = run_worker([{"id": "x", "source": "x = 1", "answer": True, "defines": ["x"]}], [], limits=Limits(timeout=30.0))
+cell = {"id": "x", "source": "x = 1", "answer": True, "defines": ["x"]}
+outcome = run_worker([cell], [], limits=Limits(timeout=30.0))
 print(outcome.status, forkserver.server_pid(), forkserver._SERVER.proc is None)
 """
 

@@ -1,7 +1,7 @@
 """`fxcourse grade`: the command's checks, then the class through the one pipeline (autograder.grader.classroom.runner).
 
-The arguments and the course are checked before anything runs; the run's fork server starts first (its imports
-overlap with the jail's one trial, which refuses the run where the jail is missing); the gradebook learns any
+The arguments and the course are checked before anything runs; the run joins or starts the user's fork server first (its
+imports overlap with the jail's one trial, which refuses the run where the jail is missing); the gradebook learns any
 assignment it does not know yet (`ensure_assignment`); then every submission is one task of the engine, on `--jobs`
 grading threads here (`runner.LocalRunner`) or on Dask (`--cluster`: `cluster.DaskRunner`). Either way a
 submission already graded from the same files is skipped unless `--regrade`.
@@ -70,8 +70,8 @@ def grade(assignment: str | None = None, student: list[str] | None = None, jobs:
     if not cluster:  # hardened grading here: refuse, naming what is missing, unless opted out
         from autograder.grader.jail import forkserver
 
-        # One fork server for the whole run, started first: its imports overlap with the jail's trial. Refused,
-        # the run stops it before it has forked anything.
+        # The user's fork server, joined or started first: its imports overlap with the jail's trial. Refused,
+        # the run leaves it before it has forked anything.
         forkserver.prestart()
         try:
             require_isolation()

@@ -226,7 +226,7 @@ def _save_autograded(course: Course, assignment: str, sub: Submission, notebooks
 # ------------------------------------------------------------------------------------------ the runners
 
 class LocalRunner:
-    """`--jobs N`: N grading threads in this process, sharing the run's fork server (autograder.grader.jail.sandbox
+    """`--jobs N`: N grading threads in this process, sharing the user's fork server (autograder.grader.jail.sandbox
     forks each submission's jailed worker from it); each thread judges in a judge process of its own."""
 
     where = ""  # the lines say "N at a time" instead

@@ -232,12 +232,12 @@ def _remove_home(home: str) -> None:
 
 
 def serve(fd: int, address: str, keep: float) -> int:
-    """The server's loop: import once, then one fork per request, for as long as it has a client.
-    Its first client is the command that started it (on `fd`); the same user's other commands connect at `address`
-    (each is told {"ready": ...} once the imports are done). It ends once it has had no client for `keep` seconds
-    (at once with 0; what its clients left running dies with it), and then removes its home, a folder made for it alone. One whose home was
-    removed (`_unfit`) stops listening at once, tells a command that connected meanwhile {"retired": why} (the
-    command then starts a new server), and ends as soon as it is idle. Where another server already listens at
+    """The server's loop: import once, then one fork per request, for as long as it has a client. Its first client
+    is the command that started it (on `fd`); the same user's other commands connect at `address` (each is told
+    {"ready": ...} once the imports are done). It ends once it has had no client for `keep` seconds (at once with 0;
+    what its clients left running dies with it), and then removes its home, a folder made for it alone. One whose
+    home was removed (`_unfit`) stops listening at once, tells a command that connected meanwhile {"retired": why}
+    (the command then starts a new server), and ends as soon as it is idle. Where another server already listens at
     `address`, it serves its starter alone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the commands' to handle; their sockets' end stops us
     clients = [socket.socket(fileno=fd)]
@@ -271,7 +271,8 @@ def serve(fd: int, address: str, keep: float) -> int:
                 idle_since = time.monotonic()
             elif lsock is None or time.monotonic() - idle_since >= keep:
                 return 0
-            ready = select.select([*clients, *([lsock] if lsock else [])], [], [], 0.5 if clients else min(0.5, keep))[0]
+            wait = 0.5 if clients else min(0.5, keep)
+            ready = select.select([*clients, *([lsock] if lsock else [])], [], [], wait)[0]
             unfit = _unfit(home, home_id)
             for src in ready:
                 if src is lsock:
