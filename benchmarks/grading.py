@@ -315,6 +315,7 @@ def _kept_cpu() -> float:
 def _warm(start: Callable[[], Job]) -> tuple[float, float, subprocess.CompletedProcess]:
     """Run a command that joins the kept fork server: (wall, its CPU plus what the server spent meanwhile, the
     process), so that the workers and judges forked for it count as a cold command's children do."""
+    time.sleep(0.7)  # what the command before left for the server to reap is counted as that command's
     before = _kept_cpu()
     wall, cpu, r = start().result(timeout=7200)
     time.sleep(0.7)  # the server reaps its ended managers at least twice a second
