@@ -85,8 +85,10 @@ def run_sections(keys: list[str], cfg: Config, plots: Path | None) -> list[dict]
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # Every grading measured here starts (or keeps) its own fork server, never one of the process that ran us.
-    os.environ.pop("FXCOURSE_FORKSERVER_ADDRESS", None)
+    # Every grading measured here starts, keeps and stops fork servers of its own, never the user's (or a test run's)
+    # that other commands share: the server's address names PYTHONPATH, so ours names a folder of this run.
+    own = tempfile.mkdtemp(prefix="fxcourse-bench-server-")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), own, os.environ.get("PYTHONPATH")]))
     cfg = Config.smoke_config() if args.smoke else Config()
     overrides = {k: v for k, v in (("repeats", args.repeats), ("min_run_time", args.min_run_time),
                                    ("class_size", args.class_size), ("class_assignment", args.class_assignment),
@@ -121,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         sections = run_sections(keys, cfg, plots)
     finally:
         shutil.rmtree(_INDUCTOR, ignore_errors=True)
+        shutil.rmtree(own, ignore_errors=True)
     result = {"env": env, "config": cfg.__dict__, "sections": sections, "seconds": time.perf_counter() - start,
               "load_end": load_average()}
     if out is not None:
