@@ -9,6 +9,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -190,6 +192,54 @@ def test_a_server_that_dies_mid_run_is_replaced_and_else_falls_back_saying_so_on
     err = _fresh_fallback_ok(capfd)
     lines = [line for line in err.splitlines() if "fork server" in line]
     assert len(lines) == 1 and "exited with code 3" in lines[0], err
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def test_a_worker_whose_server_is_killed_while_it_runs_runs_once_more_and_is_graded(own_server, monkeypatch):
+    """The server killed (by the machine's OOM killer, say) takes the manager and the worker with it: the worker
+    runs once more, from a new server, and its answers are judged as if nothing happened."""
+    from autograder.grader.jail import sandbox
+
+    runs = []
+    once = sandbox._run_once
+    monkeypatch.setattr(sandbox, "_run_once", lambda *a: runs.append(1) or once(*a))
+    assert _cell_errors(run_worker([_cell("x = 1\n", "x")], [], limits=LIMITS)) == []  # the server, ready
+    server, result = forkserver.server_pid(), []
+    thread = threading.Thread(target=lambda: result.append(
+        run_worker([_cell("import time\ntime.sleep(3)\ny = 2\n", "y")], [], limits=LIMITS)))
+    thread.start()
+    while thread.is_alive() and not any(_children(m) for m in _children(server)):  # a manager and its worker
+        time.sleep(0.02)
+    os.kill(server, signal.SIGKILL)
+    thread.join(120)
+    assert _cell_errors(result[0]) == [] and len(runs) == 3  # the first worker, the one cut short, its re-run
+    assert forkserver.server_pid() not in (None, server)
+
+
+def test_a_judge_whose_server_went_away_is_replaced_and_judges_the_evidence_it_held(own_server):
+    from autograder.grader.engine.grading import _Judge
+    from test_jail_judge import QUIZ, outcome, worker_file
+
+    judge, honest = _Judge(), outcome(worker_file([{"evidence": ["D"]}]))
+    try:
+        assert judge.load(honest, 1, LIMITS)["ok"]
+        first, server = judge.proc, forkserver.server_pid()
+        assert isinstance(first, forkserver.Forked) and server is not None
+        os.kill(server, signal.SIGKILL)
+        assert forkserver.ended(server, 30)
+        verdict = judge.judge("test_quiz_q1", QUIZ, 0, honest, 1, LIMITS)
+        assert verdict.passed, verdict.message
+        assert judge.proc is not first and isinstance(judge.proc, forkserver.Forked)
+        assert first.lost and forkserver.server_pid() not in (None, server)
+    finally:
+        judge.stop()
 
 
 def test_a_refused_request_runs_fresh_and_the_server_serves_the_next(own_server, monkeypatch, capfd):

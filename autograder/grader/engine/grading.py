@@ -216,17 +216,21 @@ class _Judge:
             if self.proc is not None and self.proc.poll() is None:
                 return
             path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]), os.getenv("PYTHONPATH")]))
-            # forked from the fork server (its imports are done), else a fresh process; in "/" either way, a folder
-            # that cannot be removed under it (dynamo and export ask for the working directory)
+            # forked (its imports done), else fresh; in "/", which no one removes (dynamo and export ask for the cwd)
             self.proc = forkserver.spawn_judge(limits.memory) or subprocess.Popen(
                 [sys.executable, "-s", "-m", "autograder.grader.engine.grading", "--judge", str(limits.memory)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/",
                 env={**os.environ, "PYTHONPATH": path})
             self.loaded = None
 
-    def _ask(self, header: dict, payload: bytes, limits: Limits) -> tuple[dict | None, str]:
-        """Send one request; (answer, "") or (None, why the judge gave none)."""
+    def _ask(self, header: dict, payload: bytes, limits: Limits, again: bool = True) -> tuple[dict | None, str]:
+        """Send one request; (answer, "") or (None, why the judge gave none). A judge cut short because its fork
+        server went away (killed, or out of memory) is replaced, given the evidence it held, and asked once more."""
+        held = self.loaded
         self.start(limits)
+        if held is not None and self.loaded is None and header["op"] != "load":  # replaced since: it went away
+            answer, _ = self._ask({"op": "load", "expected": held[1]}, held[0].evidence_bytes, limits, again=False)
+            self.loaded = held if (answer or {}).get("ok") else None
         proc = self.proc
         header = {**header, "cpu": max(JUDGE_CPU_FLOOR, int(limits.timeout)), "size": len(payload)}
         deadline = time.monotonic() + limits.wall + 60  # the first request also waits for the imports
@@ -252,6 +256,12 @@ class _Judge:
             why = f"the judge went over its limit of {max(JUDGE_CPU_FLOOR, int(limits.timeout))} s of CPU time" \
                 if code in (-signal.SIGXCPU, -signal.SIGKILL) else \
                 f"the judge went over its memory limit of {limits.memory / 2**30:g} GiB or stopped (exit code {code})"
+            if getattr(proc, "lost", False):
+                why = "the fork server the judge was forked from went away, twice (not the answers' doing)"
+                if again:
+                    self.stop()
+                    self.loaded = held  # for the next process to load first
+                    return self._ask(header, payload, limits, again=False)
         self.stop()
         return None, why
 

@@ -323,13 +323,14 @@ def _recv_json(sock: socket.socket, timeout: float | None) -> dict | None:
 class Forked:
     """A forked worker or judge, with the part of subprocess.Popen's interface the grader uses (`pid`: as this
     process sees it); `cpu`: the CPU seconds it used, once it has ended. Its manager kills it when told to, or when
-    the connection closes."""
+    the connection closes. `lost`: it ended without a word from its manager, which went away with the server
+    (killed, say, or out of memory): what it was doing was cut short by the machine, not by what it ran."""
 
     def __init__(self, conn: socket.socket, pid: int, stdin: IO[bytes] | None = None,
                  stdout: IO[bytes] | None = None) -> None:
         self.conn, self.pid, self.stdin, self.stdout = conn, pid, stdin, stdout
         self.returncode: int | None = None
-        self.cpu = 0.0
+        self.cpu, self.lost = 0.0, False
 
     def poll(self) -> int | None:
         if self.returncode is None and select.select([self.conn], [], [], 0)[0]:
@@ -342,6 +343,7 @@ class Forked:
                 raise subprocess.TimeoutExpired("a forked process", timeout)
             answer = _recv_json(self.conn, 120.0) or {}  # the manager's last word: -SIGKILL without one
             self.conn.close()
+            self.lost = "code" not in answer
             self.returncode, self.cpu = int(answer.get("code", -signal.SIGKILL)), float(answer.get("cpu", 0.0))
         return self.returncode
 

@@ -295,9 +295,10 @@ def _running(kill):
 
 
 def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float, *,
-                    jail: bool, checks: list[str]) -> tuple[int | None, float]:
+                    jail: bool, checks: list[str]) -> tuple[int | None, float, bool]:
     """Run the worker of `scratch / "job.json"` to its end: forked by the fork server (autograder.grader.jail.forkserver),
-    or, where that cannot be used, as a fresh process. (exit code or None on timeout, CPU seconds it used)"""
+    or, where that cannot be used, as a fresh process. (exit code or None on timeout, CPU seconds it used, whether
+    the fork server went away while it ran)"""
     env = worker_env(scratch)
     job = str(scratch / "job.json")
     forked = forkserver.spawn(job=job, cwd=str(scratch), env=env, out_fd=out_fd, jail=jail,
@@ -306,11 +307,11 @@ def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float,
         try:
             with _running(forked.kill):
                 try:
-                    return forked.wait(wall), forked.cpu
+                    return forked.wait(wall), forked.cpu, forked.lost and not STOPPING.is_set()
                 except subprocess.TimeoutExpired:
                     forked.kill()
                     forked.wait()
-                    return None, forked.cpu
+                    return None, forked.cpu, False
         except BaseException:  # Ctrl-C in `fxcourse watch`, or the grader stopping: take the worker along
             forked.close()
             raise
@@ -323,7 +324,7 @@ def _start_and_wait(scratch: Path, group: Path | None, out_fd: int, wall: float,
                             cwd=scratch, env=env, start_new_session=True)
     try:
         with _running(lambda: _killpg(proc.pid)):
-            return _wait(proc, wall)
+            return (*_wait(proc, wall), False)
     except BaseException:
         _killpg(proc.pid)
         proc.wait()
@@ -336,12 +337,24 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
     what it left (the judge loads its evidence).
 
     The worker is jailed when the machine allows it; with `require` (hardened grading) a missing piece of the
-    jail raises IsolationError instead, unless FXCOURSE_ISOLATION=limits."""
+    jail raises IsolationError instead, unless FXCOURSE_ISOLATION=limits. A worker cut short because its fork
+    server went away (killed, or out of memory) runs once more: the machine's fault costs no answer a test."""
     if require:
         require_isolation()
     level = isolation_level()
     notes = [] if level == "jail" or _opted_out() else [
         "graded with resource limits only, without the jail; missing: " + ", ".join(jail_support())]
+    outcome, lost = _run_once(cells, calls, limits, hide, level, notes)
+    if lost:
+        outcome, lost = _run_once(cells, calls, limits, hide, level, notes)
+    if lost:
+        outcome.detail = "the fork server it was forked from went away while it ran, twice (not the answers' doing)"
+    return outcome
+
+
+def _run_once(cells: list[dict], calls: list[dict], limits: Limits, hide: list[str] | None, level: str,
+              notes: list[str]) -> tuple[WorkerOutcome, bool]:
+    """One worker of run_worker: (what it left, whether its fork server went away while it ran)."""
     jail = level == "jail"
     slot = _Slot() if jail and os.geteuid() == 0 else None  # without root: a user namespace (userjail)
     group = None
@@ -360,7 +373,7 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
         out_fd = os.open(scratch / "stdout.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             checks = sorted({c["assignment"] for c in calls if c.get("kind") == "check"})
-            code, cpu = _start_and_wait(scratch, group, out_fd, limits.wall, jail=jail, checks=checks)
+            code, cpu, lost = _start_and_wait(scratch, group, out_fd, limits.wall, jail=jail, checks=checks)
             tail = _tail(out_fd)
         finally:
             os.close(out_fd)
@@ -401,8 +414,8 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
                 detail += " (out of memory?)" if "MemoryError" not in tail else " (MemoryError: over the memory limit)"
         elif status == "timeout":
             detail = f"timed out after {limits.wall:g} s of wall-clock time"
-        return WorkerOutcome(None, status, detail, last, seconds, tail, notes, evidence_bytes, evidence_error,
-                             level)
+        return WorkerOutcome(None, status, detail, last, seconds, tail, list(notes), evidence_bytes, evidence_error,
+                             level), lost
     finally:
         if group is not None:
             _remove_cgroup(group)
