@@ -26,7 +26,7 @@ from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 # before any section imports nbformat: it spares this process jsonschema's optional grammar (autograder/__init__.py)
-import autograder  # noqa: E402,F401
+from autograder.course.root import package_first  # noqa: E402
 
 from . import SECTIONS  # noqa: E402
 from .common import ROOT, Config, Section, Skip, load_average, machine  # noqa: E402
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     # Every grading measured here starts, keeps and stops fork servers of its own, never the user's (or a test run's)
     # that other commands share: the server's address names PYTHONPATH, so ours names a folder of this run.
     own = tempfile.mkdtemp(prefix="fxcourse-bench-server-")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), own, os.environ.get("PYTHONPATH")]))
+    os.environ["PYTHONPATH"] = package_first(os.pathsep.join(filter(None, [own, os.environ.get("PYTHONPATH")])))
     cfg = Config.smoke_config() if args.smoke else Config()
     overrides = {k: v for k, v in (("repeats", args.repeats), ("min_run_time", args.min_run_time),
                                    ("class_size", args.class_size), ("class_assignment", args.class_assignment),

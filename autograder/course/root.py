@@ -8,9 +8,14 @@ from pathlib import Path
 
 from autograder.checks import keyring
 
-__all__ = ["Course", "find_course", "PACKAGE_ROOT"]
+__all__ = ["Course", "find_course", "PACKAGE_ROOT", "package_first"]
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def package_first(pythonpath: str | None) -> str:
+    """`pythonpath` with this checkout first: what a process started from here needs to import this package."""
+    return os.pathsep.join(filter(None, [str(PACKAGE_ROOT), pythonpath]))
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from nbformat.notebooknode import NotebookNode
 from autograder.checks import keyring
 from autograder.checks.hints import hint_of
 from autograder.checks.verdict import Verdict
-from autograder.course.root import Course
+from autograder.course.root import Course, package_first
 from autograder.course.notebook import (NotebookError, defined_names, grade_id, is_answer, is_test, nbgrader_meta,
                                         read_notebook, restore)
 from autograder.grader.jail import forkserver
@@ -215,12 +215,11 @@ class _Judge:
         with self.lock:
             if self.proc is not None and self.proc.poll() is None:
                 return
-            path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[3]), os.getenv("PYTHONPATH")]))
             # forked (its imports done), else fresh; in "/", which no one removes (dynamo and export ask for the cwd)
             self.proc = forkserver.spawn_judge(limits.memory) or subprocess.Popen(
                 [sys.executable, "-s", "-m", "autograder.grader.engine.grading", "--judge", str(limits.memory)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/",
-                env={**os.environ, "PYTHONPATH": path})
+                env={**os.environ, "PYTHONPATH": package_first(os.getenv("PYTHONPATH"))})
             self.loaded = None
 
     def _ask(self, header: dict, payload: bytes, limits: Limits, again: bool = True) -> tuple[dict | None, str]:

@@ -19,8 +19,8 @@ import time
 from typing import NoReturn
 
 from autograder.grader.jail.forkserver import HOME_PREFIX, MSG, peer
-from autograder.grader.jail import userjail
-from autograder.grader.jail.userjail import CLONE_NEWUSER, NAMESPACES, die_with_parent, exit_after, unshare
+from autograder.grader.jail.userjail import (CLONE_NEWUSER, NAMESPACES, copy_out, die_with_parent, enter_namespaces,
+                                             exit_after, unshare)
 
 
 
@@ -144,7 +144,7 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
                 f.write(str(os.getpid()))
         into = None  # without root: the grader's scratch folder, where the worker's files are copied at its end
         if req.get("jail") and os.geteuid() != 0:
-            userjail.enter_namespaces()
+            enter_namespaces()
             into = os.open(req["cwd"], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         elif req.get("jail"):
             unshare(NAMESPACES & ~CLONE_NEWUSER)  # as root, namespaces of the machine's own user namespace
@@ -175,7 +175,7 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             if done:
                 break
         if into is not None:
-            userjail.copy_out(req["cwd"], into)
+            copy_out(req["cwd"], into)
         _send(conn, {"code": os.waitstatus_to_exitcode(status), "cpu": usage.ru_utime + usage.ru_stime})
     except BaseException as exc:
         _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})

@@ -28,6 +28,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+from autograder.course.root import PACKAGE_ROOT, package_first
 from typing import IO
 
 __all__ = ["Forked", "spawn", "spawn_judge", "prestart", "stop", "server_pid", "enabled", "kept_address",
@@ -66,7 +68,7 @@ def _fingerprint(pythonpath: str) -> str:
     import importlib.util
 
     h = hashlib.sha256(f"{_CODE}\n{pythonpath}\n".encode())
-    root = Path(__file__).resolve().parents[3]
+    root = PACKAGE_ROOT
     files = sorted([*(root / "autograder").rglob("*.py"), *(root / "fxplayground").rglob("*.py")])
     spec = importlib.util.find_spec("torch")
     if spec is not None and spec.origin:
@@ -148,8 +150,7 @@ def worker_env(scratch: Path) -> dict[str, str]:
     """The whole environment of a worker (fresh or forked): paths, its scratch as home, one thread, no cache writes."""
     passed = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV", "FXCOURSE_INSTRUCTOR_SIDE")  # the last:
     keep = {k: os.environ[k] for k in passed if k in os.environ}  # the course's instructor's side (keyring.use)
-    pkg_parent = str(Path(__file__).resolve().parents[3])
-    keep["PYTHONPATH"] = pkg_parent + (os.pathsep + keep["PYTHONPATH"] if "PYTHONPATH" in keep else "")
+    keep["PYTHONPATH"] = package_first(keep.get("PYTHONPATH"))
     keep.update({
         "HOME": str(scratch), "TMPDIR": str(scratch), "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(scratch / ".mpl"),
         "IPYTHONDIR": str(scratch / ".ipython"), "JUPYTER_CONFIG_DIR": str(scratch / ".jupyter"),

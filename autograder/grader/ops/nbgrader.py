@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.course.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err
-from autograder.course.root import PACKAGE_ROOT, Course, find_course
+from autograder.course.root import Course, find_course, package_first
 
 __all__ = ["NBGRADER_CONFIG", "course_config", "NBGRADER_LAUNCH", "NBGRADER_EACH", "command", "run_each", "run_all",
            "time_limit", "run", "failed", "why", "known_assignments",
@@ -58,7 +58,7 @@ def command(course: Course, *argv: str, db: str | None = None) -> tuple[list[str
     # nbgrader reads nbgrader_config.py from the Jupyter config path: this puts the course's first.
     env["JUPYTER_CONFIG_PATH"] = str(NBGRADER_CONFIG.parent) + (
         os.pathsep + env["JUPYTER_CONFIG_PATH"] if env.get("JUPYTER_CONFIG_PATH") else "")
-    env["PYTHONPATH"] = str(PACKAGE_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = package_first(env.get("PYTHONPATH"))
     # nbgrader's gradebook runs `alembic` from PATH: this interpreter's, also where its bin/ is not on PATH
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", os.defpath)
     return cmd, env
