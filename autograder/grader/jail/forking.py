@@ -8,6 +8,7 @@ place where the server's process-wide settings are made.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -68,10 +69,8 @@ def _threads() -> int:
 
 
 def _send(fd: int, answer: dict) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.write(fd, json.dumps(answer).encode())
-    except OSError:
-        pass
 
 
 def _worker(req: dict, out_fd: int, manager: int) -> NoReturn:
@@ -197,24 +196,26 @@ def _listen(address: str) -> socket.socket | None:
 
 def _accept(lsock: socket.socket) -> socket.socket | None:
     """A connection from a process of our own uid, else none."""
-    try:
+    with contextlib.suppress(OSError):
         conn, _ = lsock.accept()
-    except OSError:
-        return None
-    if peer(conn)[1] != os.getuid():
+        if peer(conn)[1] == os.getuid():
+            return conn
         conn.close()
-        return None
-    return conn
+    return None
 
 
-def _unfit(home: str, home_id: tuple[int, int]) -> str:
+def _identity(path: str) -> tuple[int, int] | None:
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        return st.st_dev, st.st_ino
+    return None
+
+
+def _unfit(home: str, home_id: tuple[int, int] | None) -> str:
     """Why the server must take no new command ("" while it may): its home folder (where its imports and the judges
     it forks write) was removed or replaced since it started."""
-    try:
-        st = os.lstat(home)
-    except OSError:
-        return "its home folder was removed"
-    return "" if (st.st_dev, st.st_ino) == home_id else "its home folder was replaced"
+    now = _identity(home)
+    return "its home folder was removed" if now is None else "" if now == home_id else "its home folder was replaced"
 
 
 def _remove_home(home: str) -> None:
@@ -222,13 +223,10 @@ def _remove_home(home: str) -> None:
     import shutil
     import stat
 
-    try:
+    with contextlib.suppress(OSError):
         st = os.lstat(home)
-    except OSError:
-        return
-    if os.path.basename(home).startswith(HOME_PREFIX) and stat.S_ISDIR(st.st_mode) \
-            and st.st_uid == os.getuid():
-        shutil.rmtree(home, ignore_errors=True)
+        if os.path.basename(home).startswith(HOME_PREFIX) and stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def serve(fd: int, address: str, keep: float) -> int:
@@ -243,11 +241,7 @@ def serve(fd: int, address: str, keep: float) -> int:
     clients = [socket.socket(fileno=fd)]
     lsock = _listen(address)  # before the imports: who connects meanwhile waits in the backlog
     home = os.environ.get("HOME", "")
-    try:
-        st = os.stat(home)
-        home_id = (st.st_dev, st.st_ino)
-    except OSError:
-        home_id = (-1, -1)
+    home_id = _identity(home)
     try:
         try:
             _prepare()
@@ -302,12 +296,9 @@ def serve(fd: int, address: str, keep: float) -> int:
 
 def _reap() -> None:
     """Wait for the managers that ended."""
-    while True:
-        try:
-            if not os.waitpid(-1, os.WNOHANG)[0]:
-                return
-        except ChildProcessError:
-            return
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
 
 
 def _fork(msg: bytes, fds: list[int], threads: tuple[int, int], me: int, ours: list[socket.socket]) -> None:

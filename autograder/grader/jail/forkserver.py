@@ -28,9 +28,9 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from autograder.course.root import PACKAGE_ROOT, package_first
-from typing import IO
 
 __all__ = ["Forked", "spawn", "spawn_judge", "prestart", "stop", "server_pid", "enabled", "kept_address",
            "kept_server_pid", "stop_kept_server", "ended", "worker_env"]
@@ -38,7 +38,7 @@ __all__ = ["Forked", "spawn", "spawn_judge", "prestart", "stop", "server_pid", "
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 KEEP_ENV = "FXCOURSE_FORKSERVER_KEEP"
 _KEEP_DEFAULT = 300.0
-_CODE = f"{sys.executable}:{Path(__file__).resolve().parents[3]}"  # which Python and which checkout
+_CODE = f"{sys.executable}:{PACKAGE_ROOT}"  # which Python and which checkout
 MSG = 1 << 16  # the longest message on the server's sockets
 HOME_PREFIX = "fxcourse-forkserver-"  # the server's home folder, made for it alone
 
@@ -68,8 +68,7 @@ def _fingerprint(pythonpath: str) -> str:
     import importlib.util
 
     h = hashlib.sha256(f"{_CODE}\n{pythonpath}\n".encode())
-    root = PACKAGE_ROOT
-    files = sorted([*(root / "autograder").rglob("*.py"), *(root / "fxplayground").rglob("*.py")])
+    files = sorted([*(PACKAGE_ROOT / "autograder").rglob("*.py"), *(PACKAGE_ROOT / "fxplayground").rglob("*.py")])
     spec = importlib.util.find_spec("torch")
     if spec is not None and spec.origin:
         files.append(Path(spec.origin))
@@ -102,10 +101,8 @@ def kept_server_pid(address: str | None = None) -> int | None:
     sock = _connect_to(address or kept_address())
     if sock is None:
         return None
-    try:
+    with sock:
         return peer(sock)[0]
-    finally:
-        sock.close()
 
 
 def ended(pid: int, timeout: float) -> bool:
