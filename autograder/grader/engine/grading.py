@@ -256,7 +256,7 @@ class _Judge:
                 if code in (-signal.SIGXCPU, -signal.SIGKILL) else \
                 f"the judge went over its memory limit of {limits.memory / 2**30:g} GiB or stopped (exit code {code})"
             if getattr(proc, "lost", False):
-                why = "the fork server the judge was forked from went away, twice (not the answers' doing)"
+                why = "the fork server the judge was forked from went away, twice"
                 if again:
                     self.stop()
                     self.loaded = held  # for the next process to load first

@@ -348,7 +348,7 @@ def run_worker(cells: list[dict], calls: list[dict], *, limits: Limits = Limits(
     if lost:
         outcome, lost = _run_once(cells, calls, limits, hide, level, notes)
     if lost:
-        outcome.detail = "the fork server it was forked from went away while it ran, twice (not the answers' doing)"
+        outcome.detail = "the fork server it was forked from went away while it ran, twice"
     return outcome
 
 
