@@ -58,3 +58,26 @@ class TwiceAndSpare(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(torch.relu(self.fc(x)))
+
+
+class Namesakes(nn.Module):
+    """Its inputs are named input and output: FX names the first placeholder input_1 (its target stays 'input')
+    and, the name output being taken, the output node output_1."""
+
+    def forward(self, input: torch.Tensor, output: torch.Tensor) -> torch.Tensor:  # noqa: A002 (the point)
+        return torch.relu(input) + output
+
+
+class LogNet(nn.Module):
+    """A log: an input of 0 gives -inf, the same -inf in the model and in its trace (and -inf - -inf is nan)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.log(x)
+
+
+class Spectrum(nn.Module):
+    """A real FFT: complex outputs."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.fft.rfft(x)
+

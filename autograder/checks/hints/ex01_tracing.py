@@ -80,4 +80,30 @@ HINTS: dict[str, str] = {
         'only op=None means every node: test `op is None`, not `not op` (an empty string is an op no node has)',
     'ex01.when_op_given_count_only':
         'when op is given, count only nodes whose node.op equals it',
+    'ex01.name_is_not_target':
+        "the second item is node.name: the {op} node here is named {node!r}, and {target!r} is its target",
+    'ex01.names_are_the_graphs_own':
+        "list the names gm.graph has: its node {node!r} is named by the pass that made it, and {got!r} is the name "
+        'a new trace gives it; read gm.graph.nodes as they are, without tracing gm again',
+    'ex01.op_equals_not_contains':
+        'count the nodes whose node.op equals op: no opcode is {op!r}, so it counts 0 (an opcode that contains it '
+        'is another op)',
+    'ex01.op_compared_as_it_is':
+        'compare op with node.op as it is: no opcode is {op!r} (opcodes are lower case, without spaces), so it '
+        'counts 0',
+    'ex01.within_atol_includes_atol':
+        'a difference of exactly atol={atol!r} is within atol: test |a - b| <= atol (what torch.allclose(a, b, '
+        'rtol=0, atol=atol) does), not <',
+    'ex01.every_element_within_atol':
+        'every element must be within atol={atol!r}: a mean (or a sum) of the differences hides one far off; '
+        'compare with torch.allclose(a, b, rtol=0, atol=atol)',
+    'ex01.atol_0_no_tolerance_at_all':
+        'atol == 0 means no tolerance at all, and your answer compared with atol={atol!r}: with atol == 0 use '
+        'torch.equal',
+    'ex01.inf_minus_inf_is_nan':
+        'these outputs are exactly equal, -inf included, but -inf - (-inf) is nan, so their difference is never '
+        '<= atol: with atol == 0 compare with torch.equal(a, b)',
+    'ex01.compare_outputs_as_they_are':
+        'compare the outputs as they are: these are complex, and a cast to a real dtype (.double(), .float()) '
+        'drops their imaginary parts, which differ',
 }

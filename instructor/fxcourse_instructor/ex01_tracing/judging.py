@@ -39,9 +39,25 @@ def _summary_judge(case, ev):
                     hint_of("ex01.every_node_counts_nodes_too", ops=' and '.join(ops)))
     elif got == targets:
         hint = "ex01.second_item_node_name_not"
+    elif len(got) == len(expected):
+        hint = _renamed_hint(list(gm.graph.nodes), got)
     where = f" (missing {', '.join(name for _, name in missing[:4])})" if missing and len(got) < len(expected) else ""
     expect_equal(got, expected, "(op, name) pairs" + where, hint)
     expect(ev["tuples"], "items must be tuples, not lists", "ex01.return_node_op_node_name")
+
+
+def _renamed_hint(nodes, got):
+    """The hint for an answer whose rows differ from the nodes' only in names: each given name is the node's
+    target (a placeholder's argument name, 'output'), or the name a new trace would give (its function's name)."""
+    wrong = [(n, name) for n, (op, name) in zip(nodes, got) if op == n.op and name != n.name]
+    if not wrong or len(wrong) != sum(1 for n, row in zip(nodes, got) if row != (n.op, n.name)):
+        return None
+    node, name = wrong[0]
+    if all(name == str(n.target) for n, name in wrong):
+        return hint_of("ex01.name_is_not_target", node=node.name, op=node.op, target=str(node.target))
+    if all(name == getattr(n.target, "__name__", None) for n, name in wrong):
+        return hint_of("ex01.names_are_the_graphs_own", node=node.name, got=name)
+    return None
 
 
 def _count_judge(case, ev):
@@ -63,6 +79,10 @@ def _count_judge(case, ev):
     if op and any(n.name == op and n.op != op for n in nodes):
         mistakes += [(sum(1 for n in nodes if n.op == op or n.name == op),
                       hint_of("ex01.node_s_name_not_opcode", op=op, next=next(n.op for n in nodes if n.name == op)))]
+    if op and not any(n.op == op for n in nodes):   # an op no node has, which some node's op contains or folds to
+        mistakes += [(sum(1 for n in nodes if op in n.op), hint_of("ex01.op_equals_not_contains", op=op)),
+                     (sum(1 for n in nodes if n.op.lower() == op.strip().lower()),
+                      hint_of("ex01.op_compared_as_it_is", op=op))]
     left = ev.get("left") or []
     removed = removed_nodes_hint(gm, left)
     if removed is not None:
@@ -98,8 +118,20 @@ def _match_judge(case, ev):
                 "ex01.atol_0_outputs_must_exactly")
     elif why == "rtol" and loose:
         hint = "ex01.tolerance_atol_alone_torch_allclose"
-    elif why == "tolerance" and "equal" in used and not used & {"allclose", "isclose"}:
+    elif why in ("tolerance", "edge") and "equal" in used and not used & {"allclose", "isclose"}:
         hint = hint_of("ex01.atol_tolerance_compare_torch_allclose", atol=atol)
+    elif why == "edge" and not used & {"allclose", "isclose"}:
+        hint = hint_of("ex01.within_atol_includes_atol", atol=atol)
+    elif why == "one_far" and not used & {"allclose", "isclose", "equal"}:
+        hint = hint_of("ex01.every_element_within_atol", atol=atol)
+    elif why == "tiny" and used & {"allclose", "isclose"}:
+        tolerances = [c.get("atol") for c in compared if c["fn"] != "equal" and c.get("atol")]
+        hint = (hint_of("ex01.atol_0_no_tolerance_at_all", atol=tolerances[0]) if tolerances else
+                "ex01.atol_0_outputs_must_exactly")
+    elif why == "inf" and "equal" not in used:
+        hint = "ex01.inf_minus_inf_is_nan"
+    elif why == "complex":
+        hint = "ex01.compare_outputs_as_they_are"
     expect(False, f"returned {got}, expected {expected}" + (f": {_WHY[why]}" if why in _WHY else ""), hint)
 
 
@@ -112,6 +144,11 @@ _WHY = {
     "grad": "the model's output depends on whether autograd is on, and under torch.no_grad() the two differ",
     "changed": "gm's fc2 bias was changed, so the outputs differ",
     "same": "gm is a trace of the model, so their outputs are equal",
+    "one_far": "one output column differs by 0.5, more than atol=0.3 (the mean difference, 0.25, is not what counts)",
+    "edge": "every output differs by exactly atol=0.25, which is within atol (|a - b| <= atol)",
+    "tiny": "with atol == 0 the outputs must be exactly equal, and these, near 1e-3, differ by about 1e-9",
+    "inf": "the outputs are exactly equal, -inf in the same places included (torch.equal(a, b) is True)",
+    "complex": "the outputs are complex and their imaginary parts differ (gm's are negated)",
 }
 
 
@@ -128,6 +165,12 @@ _MATCH = {
     "a model whose output shows whether no_grad was on": (False, "grad"),
     "outputs of shapes (1, 2) and (2,) that broadcast, atol=1e-3": (False, "shape"),
     "TinyNet off by 0.5, atol=1.0": (True, "tolerance"),
+    "TinyNet with one output column off by 0.5 (the mean difference 0.25), atol=0.3": (False, "one_far"),
+    "outputs off by exactly atol=0.25": (True, "edge"),
+    "TinyNet with outputs near 1e-3, off by about 1e-9, atol=0 (exact)": (False, "tiny"),
+    "outputs of shapes (1, 4) and (4, 1) holding one value, atol=0.1": (False, "shape"),
+    "outputs holding -inf at the same places (log of 0)": (True, "inf"),
+    "complex outputs whose imaginary parts differ (rfft, and its conjugate)": (False, "complex"),
 }
 
 

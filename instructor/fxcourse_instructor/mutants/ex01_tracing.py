@@ -94,6 +94,63 @@ MUTANTS += [
         ("*inputs: torch.Tensor, atol: float = 0.0)", "*inputs: torch.Tensor, atol: float = 1e-6)"),)),
 ]
 
+# ------------------------------------------ wrong answers that once had full marks: a case the checks lacked
+
+MUTANTS += [
+    Mutant("node_summary", "a placeholder's target for its name (input, where FX named the node input_1)",
+           hint="is its target", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         '    return [(n.op, n.target if n.op == "placeholder" else n.name) for n in gm.graph.nodes]'),)),
+    Mutant("node_summary", "writes ('output', 'output') for the output node, whatever its name",
+           hint="named 'output_1'", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         '    return [(n.op, n.name) for n in gm.graph.nodes if n.op != "output"] + [("output", "output")]'),)),
+    Mutant("node_summary", "lists the nodes of a new trace of gm, which names them afresh",
+           hint="without tracing gm again", edits=(
+        ("    return [(node.op, node.name) for node in gm.graph.nodes]",
+         "    return [(n.op, n.name) for n in fx.symbolic_trace(gm).graph.nodes]"),)),
+    Mutant("count_nodes", "op matched as a part of node.op, so op='call' counts every call node",
+           hint="no opcode is 'call'", not_hints=("not `not op`",), edits=(
+        ("node.op == op)", "(op and op in node.op))"),)),
+    Mutant("count_nodes", "op compared without case, so 'Placeholder' counts the placeholders",
+           hint="compare op with node.op as it is", edits=(
+        ("node.op == op)", "node.op.lower() == op.lower())"),)),
+    Mutant("count_nodes", "op stripped of spaces, so ' placeholder' counts the placeholders",
+           hint="compare op with node.op as it is", edits=(
+        ("node.op == op)", "node.op == op.strip())"),)),
+    Mutant("outputs_match", "the mean absolute difference within atol, so one far-off column passes",
+           hint="a mean (or a sum) of the differences hides one far off", edits=(
+        (_COMPARE,
+         "        a, b = model(*inputs), gm(*inputs)\n"
+         "    return a.shape == b.shape and bool((a - b).abs().mean() <= atol)"),)),
+    Mutant("outputs_match", "|a - b| < atol, so a difference of exactly atol fails",
+           hint="not <", edits=(
+        ("    return torch.allclose(expected, got, rtol=0.0, atol=atol)",
+         "    return bool(((expected - got).abs() < atol).all())"),)),
+    Mutant("outputs_match", "atol floored at 1e-7, so atol=0 is not exact",
+           hint="atol == 0 means no tolerance at all", edits=(
+        ("    if atol == 0:\n"
+         "        return torch.equal(expected, got)\n"
+         "    return torch.allclose(expected, got, rtol=0.0, atol=atol)",
+         "    return torch.allclose(expected, got, rtol=0.0, atol=max(atol, 1e-7))"),)),
+    Mutant("outputs_match", "the max absolute difference, also when atol == 0: -inf - -inf is nan",
+           hint="-inf - (-inf) is nan", edits=(
+        ("    if atol == 0:\n"
+         "        return torch.equal(expected, got)\n"
+         "    return torch.allclose(expected, got, rtol=0.0, atol=atol)",
+         "    return bool((expected - got).abs().max().item() <= atol)"),)),
+    Mutant("outputs_match", "compares numel and dim instead of shapes: (1, 4) and (4, 1) broadcast",
+           hint="compare shapes first", edits=(
+        ("    if expected.shape != got.shape:",
+         "    if expected.numel() != got.numel() or expected.dim() != got.dim():"),)),
+    Mutant("outputs_match", "compares float64 copies, which drop a complex output's imaginary part",
+           hint="drops their imaginary parts", edits=(
+        ("        expected = model(*inputs)\n"
+         "        got = gm(*inputs)",
+         "        expected = model(*inputs).double()\n"
+         "        got = gm(*inputs).double()"),)),
+]
+
 ALTERNATIVES = [
     Alternative("node_summary", "a loop with append", '''
 def node_summary(gm):
@@ -107,14 +164,16 @@ def count_nodes(gm, op=None):
     nodes = list(gm.graph.nodes)
     return len(nodes) if op is None else len([n for n in nodes if n.op == op])
 '''),
-    Alternative("outputs_match", "max absolute difference", '''
+    Alternative("outputs_match", "every absolute difference within atol, torch.equal when atol == 0", '''
 def outputs_match(model, gm, *inputs, atol=0.0):
     with torch.no_grad():
         a = model(*inputs)
         b = gm(*inputs)
     if a.shape != b.shape:
         return False
-    return bool((a - b).abs().max().item() <= atol)
+    if atol == 0:
+        return torch.equal(a, b)
+    return bool(((a - b).abs() <= atol).all())
 '''),
 ]
 
