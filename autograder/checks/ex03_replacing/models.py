@@ -213,7 +213,7 @@ class SubclassLinearNet(nn.Module):
 
 
 class InplaceAfterLinearNet(nn.Module):
-    """h.relu_() on a Linear's output, its result unused: the in-place call still changes h."""
+    """An in-place relu_ call on what a Linear returned, whose own result no one reads: it still changes h."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -218,8 +218,8 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     if got != want:
         lookalikes = [n for n in graph if _short(n["target"]) in ("clip", "hardtanh", "clamp", "relu6")
                       and not n["clamp"]]
-        namesakes = [] if got < want else _fewer(before, graph, lambda n: n["op"] == "call_function" and not n[
-            "relu"] and not n["clamp"])
+        others = lambda n: n["op"] == "call_function" and not n["relu"] and not n["clamp"]  # noqa: E731
+        namesakes = _fewer(before, graph, others) if got > want else []   # a function only named relu, clamped
         raise CheckFailed(f"expected {want} call_function node(s) calling torch.clamp (one per torch.relu), "
                           f"found {got}" + (f"; node '{lookalikes[0]['name']}' calls {lookalikes[0]['target']}"
                                             if lookalikes else
