@@ -19,8 +19,8 @@ from autograder.checks.ex03_replacing.cases import STASH
 RELU_FUNCTIONS = (torch.relu, torch.relu_, F.relu, torch.Tensor.relu, torch.Tensor.relu_)  # F.relu_ is torch.relu_
 RELU_METHODS = ("relu", "relu_")
 GELU_FUNCTIONS = (F.gelu,)  # F.gelu is torch._C._nn.gelu; tensors have no .gelu() method
-MATMUL_FUNCTIONS = (torch.matmul, operator.matmul, torch.mm, torch.bmm, torch.einsum, torch.Tensor.matmul,
-                    torch.Tensor.mm)
+MATMUL_FUNCTIONS = (torch.matmul, operator.matmul, torch.mm, torch.bmm, torch.Tensor.matmul, torch.Tensor.mm)
+# torch.einsum is no matmul here: the task asks for torch.matmul or @ with W transposed
 MATMUL_METHODS = ("matmul", "mm", "bmm", "__matmul__")
 LINEAR_FUNCTIONS = (F.linear, torch.addmm, torch.Tensor.addmm)
 STR_TARGET_HINT = "ex03.call_module_node_s_target"
@@ -146,6 +146,15 @@ def _run_hint(message: str, graph: list[dict] | None = None) -> str | None:
     return None
 
 
+def _stale(gm: fx.GraphModule) -> dict | None:
+    """gm's code and the code its graph gives now, when they differ (a graph changed without gm.recompile())."""
+    try:
+        src = gm.graph.python_code(root_module="self").src
+    except Exception:
+        return None
+    return None if src == gm.code else {"code": gm.code, "graph_code": src}
+
+
 def _run(fn, inputs: list, graph: list[dict] | None = None) -> tuple[list, dict | None]:
     outs = []
     with torch.no_grad():
@@ -173,6 +182,7 @@ def _evidence(function: str, result, args: tuple, *, step: bool = False) -> dict
     except Exception as exc:
         ev["codegen"] = f"{type(exc).__name__}: {exc}"[:500]
     ev["lint"] = lint_error(result)
+    ev["given"] = None if result is gm_in else _stale(gm_in)
     # result.forward, not result(...): when a GraphModule raises, its __call__ builds a pretty error message and
     # that imports torch._dynamo (seconds, once per process); the error itself is the same
     ev["outputs"], ev["run_error"] = _run(result.forward, inputs, ev["graph"])

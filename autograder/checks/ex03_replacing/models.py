@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import torch
+import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
 from torch.overrides import TorchFunctionMode
 
 
@@ -94,6 +96,57 @@ class ReluLikeNet(nn.Module):
         return h + F.relu6(x * 4.0) + F.leaky_relu(x, 0.2) + self.six(x * 4.0) + self.leaky(x)
 
 
+class PlainAndInplaceReluNet(nn.Module):
+    """torch.relu next to torch.relu_: the in-place function is another op, so relu_to_clamp leaves it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return self.head(torch.relu(h) + torch.relu_(h * 0.5))
+
+
+def relu(t: torch.Tensor) -> torch.Tensor:
+    """The model's own helper that is only named relu: a leaky ReLU, kept whole by fx.wrap (lesson 04)."""
+    return torch.where(t > 0, t, 0.1 * t)
+
+
+fx.wrap("relu")
+
+
+class NamesakeReluNet(nn.Module):
+    """A wrapped helper of the model's own named `relu` (a call_function node, not torch.relu) next to torch.relu."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return self.head(relu(h) + torch.relu(h - 0.5))
+
+
+class ReluCousinsNet(nn.Module):
+    """nn.ReLU next to modules whose class names contain ReLU but that compute no ReLU: nn.RReLU (eval mode:
+    a fixed negative slope) and nn.PReLU (a learned one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.act = nn.ReLU()
+        self.rrelu = nn.RReLU()
+        self.prelu = nn.PReLU()
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        return self.head(self.act(h) + self.rrelu(h) + self.prelu(h))
+
+
 class SwapNet(nn.Module):
     """torch.relu and F.relu (both named 'relu'), a .sigmoid() method and torch.sigmoid, an add."""
 
@@ -144,6 +197,33 @@ class NestedAndTopLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.block(torch.relu(self.fc(x)))
+
+
+class SubclassLinearNet(nn.Module):
+    """An nn.Linear subclass of torch.nn's own (NonDynamicallyQuantizableLinear, nn.MultiheadAttention's out_proj),
+    which tracing keeps whole as a call_module node, after a plain Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(5, 6)
+        self.out_proj = NonDynamicallyQuantizableLinear(6, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out_proj(torch.tanh(self.fc(x)))
+
+
+class InplaceAfterLinearNet(nn.Module):
+    """An in-place relu_ call on what a Linear returned, whose own result no one reads: it still changes h."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        h.relu_()
+        return self.head(h)
 
 
 class _EagerSwap(TorchFunctionMode):

@@ -142,8 +142,8 @@ HINTS: dict[str, str] = {
     'ex03.retarget_nodes_place_node_target_2':
         'retarget nodes in place (node.target = new): no node is removed',
     'ex03.only_torch_relu_changes_test':
-        'only torch.relu changes: test node.target is torch.relu (F.relu, nn.ReLU and .relu() are other functions '
-        'and stay as they are)',
+        'only torch.relu changes: test node.target is torch.relu (F.relu, torch.relu_, nn.ReLU, .relu() and '
+        "functions that are only named relu are other ops and stay as they are)",
     'ex03.use_torch_clamp_itself_not':
         'use torch.clamp itself, not {target}, as the target of a call_function node',
     'ex03.exact_gelu_means_approximate_none':
@@ -172,6 +172,19 @@ HINTS: dict[str, str] = {
     'ex03.nn_linear_computes_x_w_3':
         'nn.Linear computes x @ W.T + b: read its {pname} with a get_attr node '
         "(graph.get_attr(f'{{node.target}}.{pname}'))",
+    'ex03.change_gm_itself_recompile_it':
+        'change gm itself and end with gm.graph.lint(), gm.recompile() and return gm: fx.GraphModule(gm, gm.graph) '
+        "builds a second module on gm's graph and leaves gm with code its graph no longer matches",
+    'ex03.subclass_nn_linear_is_nn':
+        "'{target}' is a {cls}, a subclass of nn.Linear, so it is an nn.Linear too: find the layers with "
+        'isinstance(module, nn.Linear), not type(module) is nn.Linear',
+    'ex03.einsum_is_no_matmul_here':
+        'build x @ W.T + b from torch.matmul (or @), a transpose of the weight (w.t() or w.T) and an add; '
+        'torch.einsum is not the matmul this exercise asks for',
+    'ex03.node_whose_result_nobody_reads':
+        "node '{name}' ({target}) is gone: nobody reads its result, but it works in place, so it changed its input; "
+        'eliminate_dead_code() deletes such calls: erase only the nodes you replaced (replace_all_uses_with, then '
+        'erase_node)',
     'ex03.relu_three_forms_match_every':
         'ReLU comes in three forms; match every function, method and module that computes a ReLU',
 }

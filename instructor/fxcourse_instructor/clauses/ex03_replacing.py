@@ -78,8 +78,39 @@ CLAUSES += [
                   "        raise ValueError(f\"no node targets {old}\")\n    gm.graph.lint()")),
 ]
 
+# Inputs the task text allows that the cases lacked until wrong answers written from the text alone passed them.
+CLAUSES += [
+    Clause("swap_function", "the GraphModule given is recompiled, not left stale behind a new one it returns",
+           ("TinyNet, torch.relu -> torch.sigmoid", "SwapNet, torch.relu -> torch.tanh"),
+           mutant="retargets gm's graph, then returns fx.GraphModule(gm, gm.graph) and never recompiles gm",
+           hint="change gm itself"),
+    Clause("relu_to_clamp", "torch.relu_ stays", ("torch.relu next to torch.relu_",), mutant="clamps torch.relu_ too",
+           hint="torch.relu_"),
+    Clause("relu_to_clamp", "a function that is only named relu stays", ("a function of the model's own named relu",),
+           mutant="matches by __name__ (F.relu left out), so a function of the model's own named relu becomes a "
+                  "clamp", hint="which is not torch.relu"),
+    Clause("relu_to_clamp", "max_value=0 is a bound like any other", ("TinyNet, max_value=0",),
+           mutant="leaves out the upper bound when max_value is 0", hint="max=max_value"),
+    Clause("relu_to_gelu", "modules named like ReLU that compute none (nn.RReLU, nn.PReLU) stay", ("ReluCousinsNet",),
+           mutant="takes every module whose class name contains 'relu' (ReLU6 and LeakyReLU left out), nn.RReLU and "
+                  "nn.PReLU too", hint="computes no ReLU"),
+    Clause("relu_to_gelu", "a function that is only named relu stays", ("a function of the model's own named relu",),
+           mutant="matches functions by __name__, so a function of the model's own named relu becomes GELU",
+           hint="computes no ReLU"),
+    Clause("linear_to_matmul", "a subclass of nn.Linear is an nn.Linear too", ("an nn.Linear subclass",),
+           mutant="type(module) is nn.Linear, so a subclass of nn.Linear keeps its call",
+           hint="isinstance(module, nn.Linear)"),
+    Clause("linear_to_matmul", "a matmul (torch.matmul or @) and a transpose, not torch.einsum", ("TinyNet", "Net"),
+           mutant="torch.einsum with the weight as it is: no matmul, no transpose", hint="torch.einsum"),
+    Clause("linear_to_matmul", "the rest computes what it did: an in-place call whose result is unused stays",
+           ("h.relu_() on a Linear's output",),
+           mutant="leaves the Linear nodes to eliminate_dead_code(), which deletes an in-place call whose result "
+                  "nobody reads", hint="eliminate_dead_code()"),
+]
+
 _PASSES = (("swap_function", "gm.code is regenerated"), ("swap_function", "returns the GraphModule"),
-           ("relu_to_clamp", "clamp visible in gm.code, not a lambda"))
+           ("relu_to_clamp", "clamp visible in gm.code, not a lambda"),
+           ("swap_function", "the GraphModule given is recompiled, not left stale behind a new one it returns"))
 
 # The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
 TASK_TEXT = {
@@ -98,7 +129,8 @@ TASK_TEXT = {
             "a summary of linear_to_matmul, whose rules its section states",
         "Every pass is checked on its **structure** (which nodes remain, what they call, what `gm.code` says: "
         "forgetting `recompile()` fails) and on its **numbers** (outputs against the eager model on seeded inputs).":
-            _PASSES,
+            _PASSES + (("linear_to_matmul", "the rest computes what it did: an in-place call whose result is unused "
+                                            "stays"),),
         "A pass may change the `GraphModule` it is given, but never the model that was traced: the two share their "
         "submodules and parameters.": (("relu_to_gelu", "the original model is not changed"),),
     },
@@ -123,11 +155,12 @@ TASK_TEXT = {
         "`gm.code`.": ("min=0 as well as max", "clamp visible in gm.code, not a lambda"),
         "Only `torch.relu` counts: `F.relu`, `torch.relu_`, `nn.ReLU` modules and `.relu()` calls are other ops and "
         "stay exactly as they are, and so do ReLU-like ops (`F.relu6`, `F.leaky_relu`, `nn.ReLU6`, `nn.LeakyReLU`).":
-            ("only torch.relu: F.relu stays", "ReLU-like ops (relu6, leaky_relu) stay"),
+            ("only torch.relu: F.relu stays", "ReLU-like ops (relu6, leaky_relu) stay", "torch.relu_ stays",
+             "a function that is only named relu stays"),
         "A model may pass the input by keyword, `torch.relu(input=h)`: then `node.args` is empty and the input is "
         "`node.kwargs[\"input\"]`.": ("torch.relu(input=x) by keyword is converted too",),
         "`max_value` is a number (int or float), passed by position or by keyword.":
-            ("max_value may be passed by keyword",),
+            ("max_value may be passed by keyword", "max_value=0 is a bound like any other"),
         "The lesson showed why `node.target = lambda z: ...` is not an answer.":
             ("clamp visible in gm.code, not a lambda",),
         "Replace every torch.relu(x) by torch.clamp(x, min=0, max=max_value); return gm.": ("min=0 as well as max",),
@@ -146,7 +179,9 @@ TASK_TEXT = {
             ("all three forms: call_function, call_module, call_method", "in-place spellings too"),
         "Afterwards no node may compute a ReLU, every other node computes what it did, and the output equals the "
         "model with each ReLU replaced by `F.gelu`.":
-            ("all three forms: call_function, call_module, call_method", "exact GELU"),
+            ("all three forms: call_function, call_module, call_method", "exact GELU",
+             "modules named like ReLU that compute none (nn.RReLU, nn.PReLU) stay",
+             "a function that is only named relu stays"),
         "Mind the kwargs: `F.gelu` has no `inplace` argument, and a ReLU may get its input by keyword "
         "(`torch.relu(input=h)`: `node.kwargs[\"input\"]`).":
             ("in-place spellings too", "torch.relu(input=x) by keyword"),
@@ -157,17 +192,20 @@ TASK_TEXT = {
     },
     "linear_to_matmul": {
         "## 4. `linear_to_matmul(gm) -> GraphModule`": ("x @ W.T + b with W transposed",),
-        "Replace every `call_module` node whose module is an `nn.Linear` by": ("a Linear called twice: both calls",),
+        "Replace every `call_module` node whose module is an `nn.Linear` by":
+            ("a Linear called twice: both calls", "a subclass of nn.Linear is an nn.Linear too"),
         "`get_attr` nodes that read the layer's own weight and bias (for `fc1`: targets `\"fc1.weight\"` and "
         "`\"fc1.bias\"`; for a nested layer such as `layers.0`: `\"layers.0.weight\"`), and":
             ("nested targets such as 'layers.0'", "parameters stay shared"),
         "`call_function` / `call_method` nodes computing `x @ W.T + b` with a matmul (`torch.matmul` or `@`, so that "
         "inputs with extra leading dimensions work), a transpose and an add.":
             ("x @ W.T + b with W transposed", "leading dimensions (3-d inputs)",
-             "the bias is added (x @ W.T + b, not minus b)"),
+             "the bias is added (x @ W.T + b, not minus b)",
+             "a matmul (torch.matmul or @) and a transpose, not torch.einsum"),
         "A layer built with `bias=False` has no bias: no add for it.": ("no bias term where the layer has none",),
         "Afterwards no node calls an `nn.Linear` (and `F.linear` or `torch.addmm` do not count as taking it apart).":
-            ("no F.linear in disguise", "a Linear called twice: both calls"),
+            ("no F.linear in disguise", "a Linear called twice: both calls",
+             "a subclass of nn.Linear is an nn.Linear too"),
         "The parameters must stay **shared** with the original model: the get_attr nodes read the very same "
         "`nn.Parameter` objects, so that training the original model changes what `gm` computes.":
             ("parameters stay shared",),

@@ -12,8 +12,9 @@ from fxplayground import LinearChain, Net, ThreeReluNet, TinyNet
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp
 from autograder.checks.ex03_replacing.models import (
-    ClampFunctionNet, InplaceReluNet, KeywordReluNet, NestedAndTopLinear, ReluLikeNet, ReluOutputNet, KwargsNet,
-    SharedLinearNet, SharedReluNet, SwapNet
+    ClampFunctionNet, InplaceAfterLinearNet, InplaceReluNet, KeywordReluNet, NamesakeReluNet, NestedAndTopLinear,
+    PlainAndInplaceReluNet, ReluCousinsNet, ReluLikeNet, ReluOutputNet, KwargsNet, SharedLinearNet, SharedReluNet,
+    SubclassLinearNet, SwapNet
 )
 from autograder.checks.ex03_replacing.cases import _prepare
 
@@ -66,6 +67,11 @@ def _clamp_cases() -> list[Case]:
              lambda: _prepare(lambda: random_mlp(41, width=6, steps=("residual", "relu_fn", "relu_mod",
                                                                      "residual", "relu_method")), (5, 6),
                               seed=41), 2),
+        case("torch.relu next to torch.relu_ (the in-place function must stay), max_value=0.5",
+             lambda: _prepare(PlainAndInplaceReluNet, (4, 6), seed=44), 0.5),
+        case("a function of the model's own named relu (fx.wrap) next to torch.relu, max_value=1.0",
+             lambda: _prepare(NamesakeReluNet, (4, 6), seed=45), 1.0),
+        case("TinyNet, max_value=0 (every torch.relu becomes 0)", lambda: _prepare(TinyNet, (5, 4), seed=46), 0),
     ]
 
 
@@ -86,6 +92,10 @@ def _gelu_cases() -> list[Case]:
              lambda: (_prepare(ReluLikeNet, (4, 6), seed=52),)),
         Case("KeywordReluNet: torch.relu(input=h), its input by keyword",
              lambda: (_prepare(KeywordReluNet, (4, 6), seed=53),)),
+        Case("ReluCousinsNet: nn.RReLU and nn.PReLU compute no ReLU and must stay, next to an nn.ReLU",
+             lambda: (_prepare(ReluCousinsNet, (4, 6), seed=54),)),
+        Case("a function of the model's own named relu (fx.wrap) next to torch.relu",
+             lambda: (_prepare(NamesakeReluNet, (4, 6), seed=55),)),
     ]
 
 
@@ -102,4 +112,8 @@ def _matmul_cases() -> list[Case]:
              lambda: (_prepare(lambda: random_mlp(61, width=6, steps=("chain", "shared", "relu_fn", "linear")),
                                (4, 6), seed=61),)),
         Case("Net (with an nn.ReLU that must stay)", lambda: (_prepare(Net, (3, 8), seed=12),)),
+        Case("an nn.Linear subclass (NonDynamicallyQuantizableLinear 'out_proj') after a plain Linear",
+             lambda: (_prepare(SubclassLinearNet, (3, 5), seed=14),)),
+        Case("h.relu_() on a Linear's output, its result unused",
+             lambda: (_prepare(InplaceAfterLinearNet, (4, 6), seed=15),)),
     ]

@@ -24,6 +24,7 @@ LAMBDA_HINT = "ex03.give_node_target_real_function"
 RECOMPILE_HINT = "shared.call_gm_recompile_after_changing"
 SHARED_HINT = "ex03.parameters_must_stay_shared_original"
 ORIGINAL_HINT = "ex03.original_model_changed_gm_shares"
+GIVEN_HINT = "ex03.change_gm_itself_recompile_it"
 
 
 def _eager(model: nn.Module, inputs: list, mapping: list | None = None) -> list[torch.Tensor]:
@@ -81,6 +82,12 @@ def _judge_common(ev: dict) -> None:
         raise CheckFailed("the graph was changed but gm.code (and so forward) is out of date"
                           + (f": the graph now says `{line}`, which gm.code does not contain" if line else ""),
                           RECOMPILE_HINT)
+    if ev.get("given"):   # a new GraphModule returned, the one passed in left with a changed graph and old code
+        line = _first_changed_line(ev["given"]["code"], ev["given"]["graph_code"])
+        raise CheckFailed("your function returned a new GraphModule, but it changed the graph of the GraphModule "
+                          "it was given and never recompiled that one: the caller's gm.code (and so its forward) is "
+                          "out of date" + (f": its graph now says `{line}`, which its gm.code does not contain"
+                                           if line else ""), GIVEN_HINT)
 
 
 def _judge_ran(ev: dict) -> None:
@@ -119,6 +126,13 @@ def _fresh(case: Case):
 
 def _count(graph: list[dict], pred) -> int:
     return sum(1 for n in graph if pred(n))
+
+
+def _fewer(before: list[dict], graph: list[dict], pred) -> list[dict]:
+    """The nodes of `before` (those `pred` picks) whose op and target occur fewer times in `graph`."""
+    def times(g, n):
+        return _count(g, lambda m: (m["op"], m["target"]) == (n["op"], n["target"]))
+    return [n for n in before if pred(n) and times(graph, n) < times(before, n)]
 
 
 def _swap_judge(case: Case, ev: dict) -> None:
@@ -204,11 +218,16 @@ def _clamp_judge(case: Case, ev: dict) -> None:
     if got != want:
         lookalikes = [n for n in graph if _short(n["target"]) in ("clip", "hardtanh", "clamp", "relu6")
                       and not n["clamp"]]
+        others = lambda n: n["op"] == "call_function" and not n["relu"] and not n["clamp"]  # noqa: E731
+        namesakes = _fewer(before, graph, others) if got > want else []   # a function only named relu, clamped
         raise CheckFailed(f"expected {want} call_function node(s) calling torch.clamp (one per torch.relu), "
                           f"found {got}" + (f"; node '{lookalikes[0]['name']}' calls {lookalikes[0]['target']}"
-                                            if lookalikes else ""),
+                                            if lookalikes else
+                                            f"; node '{namesakes[0]['name']}' called {namesakes[0]['target']}, "
+                                            "which is not torch.relu, and now calls torch.clamp" if namesakes
+                                            else ""),
                           hint_of("ex03.use_torch_clamp_itself_not", target=lookalikes[0]['target'])
-                          if lookalikes else None)
+                          if lookalikes else "ex03.only_torch_relu_changes_test" if namesakes else None)
     _judge_ran(ev)
     if want and "clamp" not in ev["code"]:
         raise CheckFailed("gm.code does not mention clamp", RECOMPILE_HINT)
@@ -281,6 +300,9 @@ def _gelu_judge(case: Case, ev: dict) -> None:
     _judge_original(ev, model, inputs)
 
 
+LINEAR_TYPE = "torch.nn.modules.linear.Linear"
+
+
 def _matmul_judge(case: Case, ev: dict) -> None:
     gm0, model, inputs = _fresh(case)
     _judge_common(ev)
@@ -295,12 +317,21 @@ def _matmul_judge(case: Case, ev: dict) -> None:
                 hint = "ex03.getattr_gm_layers_0_does"
             elif sites > 1 and left < sites:
                 hint = "ex03.linear_can_called_from_more"
+            elif n.get("module_type") != LINEAR_TYPE:
+                hint = hint_of("ex03.subclass_nn_linear_is_nn", target=n["target"],
+                               cls=_short(n.get("module_type")))
             else:
                 hint = "ex03.replace_every_call_module_node"
-            raise CheckFailed(f"call_module node '{n['name']}' still calls nn.Linear '{n['target']}'", hint)
+            kind = "" if n.get("module_type") == LINEAR_TYPE else f" (a {_short(n.get('module_type'))})"
+            raise CheckFailed(f"call_module node '{n['name']}' still calls nn.Linear '{n['target']}'{kind}", hint)
         if n["linear"]:
             raise CheckFailed(f"node '{n['name']}' calls {n['target']}, which is nn.Linear in disguise",
                               "ex03.build_x_w_t_b")
+    einsum = [n for n in graph if n["op"] == "call_function" and _short(n["target"]) == "einsum"]
+    if einsum:
+        raise CheckFailed(f"call_function node '{einsum[0]['name']}' calls torch.einsum: take each nn.Linear apart "
+                          "into a matmul (torch.matmul or @) of its input with the transposed weight, and an add",
+                          "ex03.einsum_is_no_matmul_here")
     got = _count(graph, lambda n: n["matmul"])
     if got < len(calls):
         raise CheckFailed(f"found {got} matmul node(s) for {len(calls)} former nn.Linear call(s)",
@@ -333,8 +364,11 @@ def _matmul_judge(case: Case, ev: dict) -> None:
                                    hint_of("ex03.nn_linear_computes_x_w_3", pname=pname)))
     _judge_ran(ev)
     flat = untransposed_weights(graph)
+    dropped = _fewer(before, graph, lambda n: n["op"].startswith("call_") and not n["users"] and not n["linear"])
     _judge_outputs(ev["outputs"], _eager(model, inputs), "output (expected x @ W.T + b for each former Linear)",
-                   hint_of("ex03.matmul_node_multiplies_weight_nn", node=flat[0]) if flat else None)
+                   hint_of("ex03.matmul_node_multiplies_weight_nn", node=flat[0]) if flat else
+                   hint_of("ex03.node_whose_result_nobody_reads", name=dropped[0]["name"],
+                           target=dropped[0]["target"]) if dropped else None)
     _judge_original(ev, model, inputs)
     if ev["stepped_error"]:
         raise CheckFailed(f"after an SGD step on the original model the result raised {ev['stepped_error']['error']}",

@@ -301,6 +301,50 @@ MUTANTS += [
         ("                out = graph.call_function(torch.add,", "                out = graph.call_function(torch.sub,"),)),
 ]
 
+# ---------------- inputs the task text allows that earlier cases never had: a namesake, an in-place twin, a subclass
+
+MUTANTS += [
+    Mutant("swap_function", "retargets gm's graph, then returns fx.GraphModule(gm, gm.graph) and never recompiles gm",
+           hint="change gm itself", not_hints=("call gm.recompile() after changing the graph",), edits=(
+        ("    gm.recompile()\n"
+         "    return gm\n",
+         "    return fx.GraphModule(gm, gm.graph)\n"),)),
+    Mutant("relu_to_clamp", "clamps torch.relu_ too", hint="torch.relu_", edits=(
+        ('        if node.op == "call_function" and node.target is torch.relu:',
+         '        if node.op == "call_function" and node.target in (torch.relu, torch.relu_):'),)),
+    Mutant("relu_to_clamp", "matches by __name__ (F.relu left out), so a function of the model's own named relu "
+           "becomes a clamp", hint="which is not torch.relu", edits=(
+        ('        if node.op == "call_function" and node.target is torch.relu:',
+         '        if node.op == "call_function" and getattr(node.target, "__name__", "") == "relu" and (\n'
+         "                node.target is not F.relu):"),)),
+    Mutant("relu_to_clamp", "leaves out the upper bound when max_value is 0", hint="max=max_value", edits=(
+        ('            node.kwargs = {"min": 0, "max": max_value}',
+         '            node.kwargs = {"min": 0, "max": max_value or None}'),)),
+    Mutant("relu_to_gelu", "takes every module whose class name contains 'relu' (ReLU6 and LeakyReLU left out), "
+           "nn.RReLU and nn.PReLU too", hint="computes no ReLU", edits=(
+        ("            return isinstance(gm.get_submodule(node.target), nn.ReLU)",
+         "            name = type(gm.get_submodule(node.target)).__name__.lower()\n"
+         '            return "relu" in name and "6" not in name and "leaky" not in name'),)),
+    Mutant("relu_to_gelu", "matches functions by __name__, so a function of the model's own named relu becomes GELU",
+           hint="computes no ReLU", edits=(
+        ("            return any(node.target is f for f in relu_functions)",
+         '            return getattr(node.target, "__name__", None) in ("relu", "relu_")'),)),
+    Mutant("linear_to_matmul", "type(module) is nn.Linear, so a subclass of nn.Linear keeps its call",
+           hint="isinstance(module, nn.Linear)", not_hints=("one per module",), edits=(
+        ("        if not isinstance(linear, nn.Linear):",
+         "        if type(linear) is not nn.Linear:"),)),
+    Mutant("linear_to_matmul", "torch.einsum with the weight as it is: no matmul, no transpose", hint="torch.einsum",
+           not_hints=("with W of shape",), edits=(
+        ('            out = graph.call_function(torch.matmul, (x, graph.call_method("t", (weight,))))',
+         '            out = graph.call_function(torch.einsum, ("...i,oi->...o", x, weight))'),)),
+    Mutant("linear_to_matmul", "leaves the Linear nodes to eliminate_dead_code(), which deletes an in-place call "
+           "whose result nobody reads", hint="eliminate_dead_code()", edits=(
+        ("        node.replace_all_uses_with(out)\n"
+         "        graph.erase_node(node)\n",
+         "        node.replace_all_uses_with(out)\n"
+         "    graph.eliminate_dead_code()\n"),)),
+]
+
 ALTERNATIVES = [
     Alternative("swap_function", "insert a new node, rewire the users, erase the old node", '''
 def swap_function(gm, old, new):
