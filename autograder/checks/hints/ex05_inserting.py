@@ -100,7 +100,7 @@ HINTS: dict[str, str] = {
         '`with gm.graph.inserting_after(node):`',
     'ex05.unread_nodes_stay':
         'nodes that nothing reads stay when they are no dropout ({names}): erase each dropout node with '
-        'graph.erase_node(node); graph.eliminate_dead_code() removes every node nothing reads',
+        'graph.erase_node(node); graph.eliminate_dead_code() also removes the other nodes nothing reads',
     'ex05.submodules_of_called_module_stay':
         "a dropout inside '{owner}' belongs to '{owner}', which the graph still calls: delete only the dropout "
         'submodules whose nodes you erased, once no node calls them (gm.delete_all_unused_submodules() keeps the '
