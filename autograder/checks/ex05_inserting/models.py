@@ -4,6 +4,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
 
 
 class SharedUse(nn.Module):
@@ -17,6 +18,16 @@ class SharedUse(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.fc(x)
         return torch.cat([h, h * h, torch.add(h, other=h)], dim=-1)
+
+
+class SideBranch(nn.Module):
+    """'relu' is read by the last node only: the node right after it (sigmoid) is no user of it, so "right
+    after 'relu'" and "just before its first user" are two places."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.relu(x)
+        b = torch.sigmoid(x)
+        return a * b
 
 
 # =================================================================================== remove_dropout
@@ -92,6 +103,36 @@ class DropoutZooNet(nn.Module):
         return self.head(self.mine(self.plain(h)))
 
 
+class UnusedNodesDropNet(nn.Module):
+    """A dropout beside nodes whose values nothing reads (tracing keeps them): torch.sin(x) and a call of
+    'probe'. They are no dropouts, so they stay."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.5)
+        self.probe = nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        torch.sin(x)
+        h = self.drop(self.fc(x))
+        self.probe(h)
+        return h
+
+
+class EncoderDropNet(nn.Module):
+    """An nn.Dropout node before a leaf nn.TransformerEncoderLayer, which owns Dropout submodules of its own
+    (enc.dropout, enc.dropout1, enc.dropout2) that no node calls: the layer itself calls them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+        self.enc = nn.TransformerEncoderLayer(8, 2, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.enc(self.drop(x))
+
+
 # ==================================================================================== record_shapes
 
 class ShapeZoo(nn.Module):
@@ -119,6 +160,18 @@ class TwoInputs(nn.Module):
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return self.proj(x).transpose(1, 2) @ y
+
+
+class BufferNet(nn.Module):
+    """Reads a buffer: a get_attr node whose value is a tensor but no nn.Parameter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.register_buffer("offset", torch.ones(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x + self.offset)
 
 
 class SingleOut(nn.Module):
@@ -166,3 +219,29 @@ class FunctionalLinearNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = torch.relu(self.fc(F.linear(x, self.w)))
         return self.fc(torch.relu(self.fc(h)))
+
+
+class EncoderHeadNet(nn.Module):
+    """A leaf nn.TransformerEncoderLayer, whose Linears run inside its one call_module node (none of them is a
+    node of the graph), and an nn.Linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.enc(x))
+
+
+class SubclassLinearNet(nn.Module):
+    """NonDynamicallyQuantizableLinear, a subclass of nn.Linear that lives in torch.nn (so a leaf call_module
+    node), after an nn.Linear: both are nn.Linear modules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self.proj = NonDynamicallyQuantizableLinear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(torch.relu(self.fc(x)))

@@ -95,6 +95,25 @@ HINTS: dict[str, str] = {
     'ex05.new_nodes_go_where_insertion':
         'new nodes go where the insertion point is: a `graph.inserting_after(node)` block puts them right after '
         '`node`',
+    'ex05.insert_right_after_node':
+        "insert the new node right after '{name}', not just before its first user: create it inside "
+        '`with gm.graph.inserting_after(node):`',
+    'ex05.unread_nodes_stay':
+        'nodes that nothing reads stay when they are no dropout ({names}): erase each dropout node with '
+        'graph.erase_node(node); graph.eliminate_dead_code() also removes the other nodes nothing reads',
+    'ex05.submodules_of_called_module_stay':
+        "a dropout inside '{owner}' belongs to '{owner}', which the graph still calls: delete only the dropout "
+        'submodules whose nodes you erased, once no node calls them (gm.delete_all_unused_submodules() keeps the '
+        'children of called modules)',
+    'ex05.buffer_is_tensor_too':
+        'a get_attr node may read a buffer ({targets}): a tensor, but no nn.Parameter. Record the value each node '
+        'has when gm runs (an Interpreter, or ShapeProp), whatever holds it',
+    'ex05.linear_subclasses_count_too':
+        'a subclass of nn.Linear is an nn.Linear too ({which}): find the modules with isinstance(module, '
+        'nn.Linear), not type(module) is nn.Linear',
+    'ex05.linears_inside_called_module':
+        "only call_module nodes of gm count: the Linears inside '{owner}' run within its one call_module node and "
+        'are no nodes of the graph; walk gm.graph.nodes, not gm.modules()',
     'ex05.raise_node_name_when_no':
         'raise {expected}(node_name) when no node has that name',
     'ex05.dropout_module_instance_nn_dropout':

@@ -86,6 +86,31 @@ CLAUSES += [
            mutant="rows = the first dimension only"),
 ]
 
+# Rules that wrong answers written from the task text alone broke while keeping full marks.
+CLAUSES += [
+    Clause("insert_after", "right after the node, not just before its first user",
+           ("'relu' followed by a node that does not read it",),
+           mutant="inserts just before the node's first user, not right after the node", hint="not just before"),
+    Clause("remove_dropout", "every other node stays, those nothing reads too",
+           ("a dropout beside nodes whose values nothing reads",),
+           mutant="rewires the dropouts' users, then eliminate_dead_code instead of erase_node (it also removes the "
+                  "nodes nothing reads)", hint="nodes that nothing reads stay"),
+    Clause("remove_dropout", "only dropout submodules that nothing calls go: those a called module owns stay",
+           ("an nn.Dropout before a leaf nn.TransformerEncoderLayer",),
+           mutant="deletes every dropout submodule, those inside a module the graph still calls too",
+           hint="which the graph still calls"),
+    Clause("record_shapes", "a get_attr node that reads a buffer counts (a buffer is a tensor)",
+           ("a model that reads a buffer",),
+           mutant="placeholders from the inputs, get_attr values from gm.get_parameter (a buffer is no parameter)",
+           hint="may read a buffer"),
+    Clause("linear_flops", "only call_module nodes of gm count, not the Linears inside a module it calls",
+           ("a leaf nn.TransformerEncoderLayer",),
+           mutant="forward pre-hooks on every nn.Linear of gm.modules(), those inside a leaf module too",
+           hint="are no nodes of the graph"),
+    Clause("linear_flops", "a subclass of nn.Linear is an nn.Linear", ("NonDynamicallyQuantizableLinear",),
+           mutant="type(module) is nn.Linear: a subclass of nn.Linear is left out", hint="is an nn.Linear too"),
+]
+
 # The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
 TASK_TEXT = {
     "*": {
@@ -109,7 +134,8 @@ TASK_TEXT = {
         "Find the node whose `name` is `node_name`.": ("nodes are found by name, not target",),
         "Insert right after it **one** new `call_function` node whose target is `fn` and whose only argument is that "
         "node, so that the new node computes `fn(node)`.":
-            ("after the node, not before", "the new node does not read itself"),
+            ("after the node, not before", "the new node does not read itself",
+             "right after the node, not just before its first user"),
         "Then make every former user of the node (including the output node, a node that reads it twice, or reads it "
         "inside a list) read the new node instead.":
             ("every former user reads the new node", "uses inside lists and kwargs are rewired too",
@@ -122,7 +148,8 @@ TASK_TEXT = {
         "For the traced `TinyNet`, `insert_after(gm, \"relu\", torch.tanh)` gives a graph "
         "`x -> fc1 -> relu -> tanh -> fc2 -> output`.": "an example of the rules before it",
         "Insert a call_function node fn(node) right after the node named node_name; its users read it.":
-            ("after the node, not before", "every former user reads the new node"),
+            ("after the node, not before", "every former user reads the new node",
+             "right after the node, not just before its first user"),
     },
     "remove_dropout": {
         "## 2. `remove_dropout(gm) -> GraphModule`": ("functional dropout too",),
@@ -144,9 +171,11 @@ TASK_TEXT = {
         "sites), run `graph.lint()`, recompile and return `gm`.":
             ("unused dropout submodules are deleted",
              "a module called from several sites is deleted only once no site calls it",
-             "gm.code is regenerated (recompile)"),
+             "gm.code is regenerated (recompile)",
+             "only dropout submodules that nothing calls go: those a called module owns stay"),
         "Every other node stays as it was, and the result computes what the original model computes in eval mode.":
-            ("modules found by type, not name", "every dropout kind (Dropout2d, AlphaDropout, ...)"),
+            ("modules found by type, not name", "every dropout kind (Dropout2d, AlphaDropout, ...)",
+             "every other node stays, those nothing reads too"),
         "Erase every dropout node (module or function), delete the unused dropout submodules.":
             ("functional dropout too", "unused dropout submodules are deleted"),
     },
@@ -156,7 +185,8 @@ TASK_TEXT = {
         "Run `gm` on `inputs` and return, for every node whose value is a `torch.Tensor`, `node.name` mapped to "
         "`tuple(value.shape)`.": ("keys are node names", "shapes are tuples of ints", "tuple-valued nodes are not tensors"),
         "Placeholders and `get_attr` nodes count when their value is a tensor (a parameter is a tensor).":
-            ("placeholders are recorded", "get_attr nodes count (a parameter is a tensor)"),
+            ("placeholders are recorded", "get_attr nodes count (a parameter is a tensor)",
+             "a get_attr node that reads a buffer counts (a buffer is a tensor)"),
         "Left out: nodes whose value is not a tensor (the `int` of `x.size(0)`, the `torch.Size` of `x.shape`, the "
         "tuple returned by `chunk`), and the `output` node, always.":
             ("tuple-valued nodes are not tensors", "the output node is not"),
@@ -176,7 +206,9 @@ TASK_TEXT = {
             ("the factor 2", "rows = product of all leading dimensions"),
         "Return the sum of `2 * rows * in_features * out_features` over every `call_module` node whose module is an "
         "`nn.Linear`, where the shape is that of the tensor **that call receives** when `gm` runs on `inputs`.":
-            ("the factor 2", "calls, not modules", "the Linear's own input shape"),
+            ("the factor 2", "calls, not modules", "the Linear's own input shape",
+             "only call_module nodes of gm count, not the Linears inside a module it calls",
+             "a subclass of nn.Linear is an nn.Linear"),
         "A Linear called twice counts twice; a 1-D input has `rows = 1`; an `F.linear` call (a `call_function`) does "
         "not count.": ("calls, not modules", "a 1-D input has rows = 1", "only nn.Linear calls, not F.linear"),
         "Return a Python `int`.": ("returns an int",),

@@ -9,8 +9,9 @@ from fxplayground import ThreeReluNet, TinyNet
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_convnet, random_mlp, seeded_randn
 from autograder.checks.ex05_inserting.models import (
-    DropoutZooNet, FunctionalDropNet, FunctionalLinearNet, OutputDropNet, ReshapeNet, RowsNet, ShapeZoo,
-    SharedDropNet, SharedUse, SingleOut, TwoInputs
+    BufferNet, DropoutZooNet, EncoderDropNet, EncoderHeadNet, FunctionalDropNet, FunctionalLinearNet, OutputDropNet,
+    ReshapeNet, RowsNet, ShapeZoo, SharedDropNet, SharedUse, SideBranch, SingleOut, SubclassLinearNet, TwoInputs,
+    UnusedNodesDropNet
 )
 from autograder.checks.ex05_inserting.cases import (
     DropoutLeafTracer, _drop_case, _flops_case, _insert_case, _shape_case, _traced, _width, double
@@ -30,6 +31,8 @@ def _insert_cases() -> list[Case]:
                      lambda: random_mlp(21), _width(3), None, torch.neg, pick="first call_module"),
         _insert_case("random model seed 22, after the node that feeds the output",
                      lambda: random_mlp(22), _width(3), None, double, pick="last before output"),
+        _insert_case("'relu' followed by a node that does not read it (sigmoid): its only user comes later",
+                     SideBranch, ((3, 4),), "relu", torch.tanh, seed=9),
         Case("TinyNet, an unknown node name 'fc9'", lambda: (_traced(TinyNet(), seeded_randn(2, 4)), "fc9", torch.tanh),
              data={"raises": "KeyError", "name": "fc9"}),
     ]
@@ -51,6 +54,10 @@ def _drop_cases() -> list[Case]:
         _drop_case("random model seed 41 with dropout modules named 'layers.d*'",
                    lambda: random_mlp(41, steps=("dropout", "linear", "relu_fn", "dropout", "residual")),
                    _width(3), train=True, seed=6),
+        _drop_case("a dropout beside nodes whose values nothing reads (torch.sin(x), a call of 'probe')",
+                   UnusedNodesDropNet, ((3, 4),), train=True, seed=9),
+        _drop_case("an nn.Dropout before a leaf nn.TransformerEncoderLayer, which owns dropout submodules that no "
+                   "node calls (eval mode)", EncoderDropNet, ((3, 2, 8),), train=False, seed=10),
         _drop_case("a model with no dropout at all (random model seed 42)",
                    lambda: random_mlp(42, steps=("linear", "relu_mod", "branch")), _width(3), train=False, seed=7),
     ]
@@ -62,6 +69,8 @@ def _shape_cases() -> list[Case]:
                     "parameter and a tuple output", ShapeZoo, ((5, 4),), 2),
         _shape_case("two inputs and a 3-D batch", TwoInputs, ((2, 7, 3), (2, 7, 4)), 3),
         _shape_case("a single tensor output from a function call", SingleOut, ((2, 3, 4),), 4),
+        _shape_case("a model that reads a buffer (a get_attr node whose value is no nn.Parameter)", BufferNet,
+                    ((2, 4),), 7),
         _shape_case("random model seed 51", lambda: random_mlp(51), _width(3), 5),
         _shape_case("random conv model seed 52", lambda: random_convnet(52), ((2, 3, 6, 6),), 6),
     ]
@@ -74,6 +83,10 @@ def _flops_cases() -> list[Case]:
         _flops_case("one nn.Linear called three times, after an F.linear call", FunctionalLinearNet, ((3, 6),), 5),
         _flops_case("a reshape between the input and the Linear: (2, 12) -> (6, 4)", RowsNet, ((2, 12),), 8),
         _flops_case("a view between the input and the Linear: (2, 12) -> (2, 3, 4)", ReshapeNet, ((2, 12),), 4),
+        _flops_case("a leaf nn.TransformerEncoderLayer (its Linears run inside one call_module node) and an "
+                    "nn.Linear head", EncoderHeadNet, ((2, 3, 8),), 9),
+        _flops_case("NonDynamicallyQuantizableLinear, a subclass of nn.Linear, after an nn.Linear", SubclassLinearNet,
+                    ((5, 4),), 10),
         _flops_case("random model seed 61 (shared and chained linears) on a 3-D input",
                     lambda: random_mlp(61, width=6, steps=("shared", "chain", "branch", "linear")),
                     _width(5, 2), 6),

@@ -193,6 +193,9 @@ def _insert_judge(case: Case, ev) -> None:
                           f"{', '.join(repr(u) for u in early)} ({ev['lint']})",
                "ex05.create_node_inside_graph_inserting")
         expect_lint(ev)
+    between = order[order.index(name) + 1:order.index(new["name"])]
+    expect(not between, f"the new node '{new['name']}' comes after {', '.join(repr(b) for b in between)}, expected "
+                        f"right after '{name}'", hint_of("ex05.insert_right_after_node", name=name))
     expect_fresh(ev["stale"], RECOMPILE_HINT)
     expect(new["name"] in ev["code"], f"gm.code does not call the new node '{new['name']}'")
     reference = reference_insert_after(gm, name, fn)
@@ -312,22 +315,33 @@ def _drop_judge(case: Case, ev) -> None:
     if got_keys != ref_keys:
         extra = [f"{op} {t}" for op, t in got_keys if (op, t) not in ref_keys]
         missing = [f"{op} {t}" for op, t in ref_keys if (op, t) not in got_keys]
+        unread = [n.name for n in gm.graph.nodes if not n.users and n.op != "output" and not _is_dropout_node(n, gm)
+                  and f"{n.op} {qualified(n.target)}" in missing]
         raise CheckFailed("the graph has other nodes than the original minus its dropouts: "
                           + (f"unexpected {', '.join(extra)}" if extra else "")
                           + ("; " if extra and missing else "")
                           + (f"missing {', '.join(missing)}" if missing else ""),
+                          hint_of("ex05.unread_nodes_stay", names=", ".join(repr(u) for u in unread))
+                          if missing and not extra and len(unread) == len(missing) else
                           "ex05.expected_every_node_original_graph")
     expect_lint(ev)
     leftovers = [name for name in dropout_targets if name in ev["modules"]]
-    if not leftovers:
-        leftovers = [name for name, kind in ev["modules"].items()
-                     if any(kind == f"{c.__module__}.{c.__qualname__}" for c in DROPOUT_MODULES)]
+    inside = {name: t for name, _ in gm.named_modules() for t in sorted(called) if name.startswith(t + ".")}
+    if not leftovers:  # a dropout inside a module the graph calls belongs to that module: it stays
+        leftovers = [name for name, kind in ev["modules"].items() if name not in inside
+                     and any(kind == f"{c.__module__}.{c.__qualname__}" for c in DROPOUT_MODULES)]
     expect(not leftovers, f"the dropout submodule(s) {', '.join(repr(n) for n in leftovers)} are still registered "
                           "on the returned GraphModule",
            "ex05.after_erasing_nodes_call_gm")
     lost = [t for t in other_targets if t not in ev["modules"]]
     expect(not lost, f"submodule(s) {', '.join(repr(t) for t in lost)} were deleted but the graph still calls them",
            "ex05.delete_only_dropout_submodules_delete")
+    gutted = [name for name in inside if name not in ev["modules"]]
+    if gutted:
+        owner = inside[gutted[0]]
+        raise CheckFailed(f"submodule(s) {', '.join(repr(g) for g in gutted)} were deleted, but the graph still calls "
+                          f"'{owner}', whose forward uses them",
+                          hint_of("ex05.submodules_of_called_module_stay", owner=owner))
     expect_fresh(ev["stale"], RECOMPILE_HINT)
     manual_seed(case.data["seed"])
     eager = case.data["make"]().eval()
@@ -367,7 +381,10 @@ def _shape_judge(case: Case, ev) -> None:
                           "not a tensor", "ex05.record_only_nodes_whose_value")
     if missing:
         ops = {nodes[k].op for k in missing}
+        buffers = _buffer_reads(gm)
         hint = ("ex05.placeholders_are_tensor_valued_nodes" if ops == {"placeholder"} else
+                hint_of("ex05.buffer_is_tensor_too", targets=", ".join(map(repr, buffers.values())))
+                if all(k in buffers for k in missing) else
                 "ex05.record_every_tensor_valued_node")
         raise CheckFailed(f"missing node(s) {', '.join(repr(k) for k in missing)} "
                           f"({', '.join(sorted(ops))})", hint)
@@ -382,9 +399,16 @@ def _shape_judge(case: Case, ev) -> None:
                                           "shape of its value when gm runs on the inputs given")
 
 
+def _buffer_reads(gm: fx.GraphModule) -> dict[str, str]:
+    """The get_attr nodes that read a buffer (a tensor, but no nn.Parameter): node name -> target."""
+    buffers = {name for name, _ in gm.named_buffers()}
+    return {n.name: n.target for n in gm.graph.nodes if n.op == "get_attr" and n.target in buffers}
+
+
 def _flops_variants(gm: fx.GraphModule, *inputs: torch.Tensor) -> dict[str, int]:
     """What the usual wrong answers compute, to name the mistake in the message."""
-    out: dict[str, int | None] = {"no2": 0, "first_dim": 0, "graph_input": 0, "unique": 0, "functional": 0}
+    out: dict[str, int | None] = {"no2": 0, "first_dim": 0, "graph_input": 0, "unique": 0, "functional": 0,
+                                  "exact": 0, "inner": 0}
     lead = math.prod(inputs[0].shape[:-1])
     calls: list[tuple[nn.Linear, torch.Size]] = []
     fcalls: list[tuple[int, int, int]] = []
@@ -401,10 +425,21 @@ def _flops_variants(gm: fx.GraphModule, *inputs: torch.Tensor) -> dict[str, int]
                 fcalls.append((math.prod(args[0].shape[:-1]), args[1].shape[1], args[1].shape[0]))
             return super().call_function(target, args, kwargs)
 
+    def hook(module, args):
+        if args and isinstance(args[0], torch.Tensor):
+            out["inner"] += 2 * math.prod(args[0].shape[:-1]) * module.in_features * module.out_features
+
     with torch.no_grad():
         Spy(gm).run(*inputs)
+        handles = [m.register_forward_pre_hook(hook) for m in gm.modules() if isinstance(m, nn.Linear)]
+        try:
+            gm(*inputs)   # every Linear's forward, those inside a module the graph calls as one node too
+        finally:
+            for h in handles:
+                h.remove()
     for module, shape in calls:
         io = module.in_features * module.out_features
+        out["exact"] += 2 * math.prod(shape[:-1]) * io if type(module) is nn.Linear else 0
         out["no2"] += math.prod(shape[:-1]) * io
         out["first_dim"] += 2 * (shape[0] if len(shape) > 1 else 1) * io
         out["graph_input"] += 2 * lead * io
@@ -423,12 +458,19 @@ def _flops_judge(case: Case, got) -> None:
     if got == expected:
         return
     variants = _flops_variants(*case.make())
+    called = {n.target for n in gm.graph.nodes if n.op == "call_module"}
+    subclass = next((f"'{t}' is a {type(m).__name__}" for t in sorted(called) for m in [gm.get_submodule(t)]
+                     if isinstance(m, nn.Linear) and type(m) is not nn.Linear), "")
+    owner = next((t for t in sorted(called) for m in [gm.get_submodule(t)] if not isinstance(m, nn.Linear)
+                  and any(isinstance(c, nn.Linear) for c in m.modules())), "")
     hints = [
         ("no2", "ex05.each_multiply_add_counts_2"),
         ("graph_input", "ex05.use_shape_tensor_each_linear"),
         ("unique", "ex05.count_every_nn_linear_call"),
         ("functional", "ex05.only_call_module_nodes_whose"),
         ("first_dim", "ex05.rows_product_all_leading_dimensions"),
+        ("exact", hint_of("ex05.linear_subclasses_count_too", which=subclass)),
+        ("inner", hint_of("ex05.linears_inside_called_module", owner=owner)),
     ]
     # a mistake is named only when the count is what that mistake gives and what no other listed mistake gives
     matches = [h for key, h in hints if variants[key] == got and variants[key] != expected]
@@ -450,3 +492,12 @@ def _insert_raise(case: Case, raised: dict) -> str | None:
 
 def _drop_raise(case: Case, raised: dict) -> str | None:
     return deleted_while_called_hint(case.make()[0], raised["message"])
+
+
+def _shape_raise(case: Case, raised: dict) -> str | None:
+    """A raise while reading a buffer as a parameter (gm.get_parameter, or a dict of named_parameters)."""
+    buffers = _buffer_reads(case.make()[0])
+    if buffers and ("is not an nn.Parameter" in raised["message"]
+                    or any(repr(t) in raised["message"] for t in buffers.values())):
+        return hint_of("ex05.buffer_is_tensor_too", targets=", ".join(map(repr, buffers.values())))
+    return None

@@ -15,7 +15,7 @@ from autograder.checks.ex05_inserting.evidence import (
     _drop_evidence, _flops_evidence, _insert_evidence, _shape_evidence,
 )
 from fxcourse_instructor.ex05_inserting.judges import (
-    _drop_judge, _drop_raise, _flops_judge, _insert_judge, _insert_raise, _shape_judge, EXPECTED_ERRORS,
+    _drop_judge, _drop_raise, _flops_judge, _insert_judge, _insert_raise, _shape_judge, _shape_raise, EXPECTED_ERRORS,
     reference_remove_dropout,
 )
 
@@ -37,6 +37,7 @@ CHECKS = {
                           explain_raise=_insert_raise),
     "remove_dropout": Check("remove_dropout", _drop_cases, _drop_evidence, _drop_judge,
                             explain_raise=_drop_raise),
-    "record_shapes": Check("record_shapes", _shape_cases, _shape_evidence, _shape_judge, unchanged="always"),
+    "record_shapes": Check("record_shapes", _shape_cases, _shape_evidence, _shape_judge, unchanged="always",
+                           explain_raise=_shape_raise),
     "linear_flops": Check("linear_flops", _flops_cases, _flops_evidence, _flops_judge, unchanged="always"),
 }
