@@ -94,7 +94,8 @@ CLAUSES += [
 ]
 
 _ONLY_TRACES = (("trace_gated", "the model is left as it was (its training flag too)"),
-                ("trace_with_leaves", "the model is left as it was"), ("trace_specialized", "the model is left as it was"),
+                ("trace_with_leaves", "the model is left as it was"),
+                ("trace_specialized", "the model is left as it was"),
                 ("trace_gated", "the model's submodules keep their mode (the GraphModule shares them)"),
                 ("trace_with_leaves", "the model's submodules keep their mode (the GraphModule shares them)"),
                 ("trace_specialized", "the model's submodules keep their mode (the GraphModule shares them)"))
