@@ -75,6 +75,17 @@ CLAUSES += [
            hint="must leave its inputs"),
 ]
 
+# Rules that wrong answers once with full marks broke, each with the hidden case that now catches it.
+CLAUSES += [
+    Clause("op_histogram", "a node counts under its own opcode: a get_attr of a submodule's tensor stays a get_attr",
+           ("a Linear's bias read as a tensor",),
+           mutant="a get_attr whose target starts at a submodule ('fc.bias') counted as call_module",
+           hint="stays a get_attr"),
+    Clause("called_modules", "every call_module node, whether its result is used or not",
+           ("a module called for nothing",), mutant="leaves out the module calls whose result nobody uses",
+           hint="nobody uses still calls its module"),
+]
+
 _READ_ONLY = (("op_histogram", "gm is left as it was"),
               ("op_histogram", "only read the graph: dead nodes count, the graph is not cleaned"),
               ("called_modules", "gm is left as it was"), ("consumers", "gm is left as it was"),
@@ -104,7 +115,8 @@ TASK_TEXT = {
         "## 1. `op_histogram(gm) -> dict[str, int]`": ("returns a dict",),
         "Return a dict that maps each opcode to the number of nodes of `gm.graph` with that opcode.":
             ("returns a dict", "placeholder and output count", "get_attr counts",
-             "nodes, not submodules: a module called twice counts twice"),
+             "nodes, not submodules: a module called twice counts twice",
+             "a node counts under its own opcode: a get_attr of a submodule's tensor stays a get_attr"),
         "List **only the opcodes that occur**: no key with a count of 0.": ("only opcodes present are keys (no zeros)",),
         "Every node counts, `placeholder` and `output` included.":
             ("placeholder and output count", "only read the graph: dead nodes count, the graph is not cleaned"),
@@ -118,7 +130,8 @@ TASK_TEXT = {
     "called_modules": {
         "## 2. `called_modules(gm) -> list[str]`": ("qualified targets, not node names", "graph order"),
         "Return the qualified name of the submodule called by each `call_module` node, in graph order.":
-            ("qualified targets, not node names", "graph order", "only modules the graph calls"),
+            ("qualified targets, not node names", "graph order", "only modules the graph calls",
+             "every call_module node, whether its result is used or not"),
         "A module called twice appears twice.": ("repeats kept",),
         "The qualified name is the dotted path from `gm` to the submodule, such as `\"layers.0\"` or "
         "`\"blocks.1.conv2\"` — the name `gm.get_submodule` accepts.": ("qualified targets, not node names",),

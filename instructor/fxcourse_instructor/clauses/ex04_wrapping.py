@@ -63,8 +63,42 @@ CLAUSES += [
                   "    return fx.symbolic_trace(model)\n"),
 ]
 
+# Rules that wrong answers once with full marks broke, each with the hidden case that now catches it.
+CLAUSES += [
+    Clause("trace_gated", "the trace is of model in the mode it is in (its forward may read self.training)",
+           ("a model in training mode whose forward reads self.training",),
+           mutant="traces a copy switched to eval mode: the caller's model is untouched, but its forward reads "
+                  "self.training", hint="mode it is in"),
+    Clause("trace_gated", "the model's submodules keep their mode (the GraphModule shares them)",
+           ("a model in eval mode",), mutant="returns the GraphModule switched to training mode: it shares the "
+           "model's submodules, so their mode changes too", hint="leave its mode as it was"),
+    Clause("trace_with_leaves", "the model's submodules keep their mode (the GraphModule shares them)",
+           ("a module of the model's own with no parameters or children",),
+           mutant="returns the GraphModule switched to training mode: it shares the model's submodules, so their "
+                  "mode changes too", hint="leave its mode as it was"),
+    Clause("trace_specialized", "the model's submodules keep their mode (the GraphModule shares them)",
+           ("rectify=True adds torch.relu_(h)",),
+           mutant="returns the GraphModule switched to training mode: it shares the model's submodules, so their "
+                  "mode changes too", hint="leave its mode as it was"),
+    Clause("trace_with_leaves", "leaves are chosen by class, not class name: another class named like a leaf type "
+           "is traced through", ("another class named Block",),
+           mutant="compares class names along the MRO, so another class named Block is kept whole",
+           hint="compare classes, not their names"),
+    Clause("trace_with_leaves", "your own modules are traced through, even one without parameters or children",
+           ("a module of the model's own with no parameters or children",),
+           mutant="also keeps whole every module without children or parameters", hint="not an instance of leaf_types"),
+    Clause("trace_specialized", "every call the trace recorded stays, an in-place call whose result nobody reads too",
+           ("rectify=True adds torch.relu_(h)",),
+           mutant="erases the guards, then every call_function node without users: an in-place torch.relu_ goes too",
+           hint="keep every call the trace recorded"),
+]
+
 _ONLY_TRACES = (("trace_gated", "the model is left as it was (its training flag too)"),
-                ("trace_with_leaves", "the model is left as it was"), ("trace_specialized", "the model is left as it was"))
+                ("trace_with_leaves", "the model is left as it was"),
+                ("trace_specialized", "the model is left as it was"),
+                ("trace_gated", "the model's submodules keep their mode (the GraphModule shares them)"),
+                ("trace_with_leaves", "the model's submodules keep their mode (the GraphModule shares them)"),
+                ("trace_specialized", "the model's submodules keep their mode (the GraphModule shares them)"))
 
 # The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
 TASK_TEXT = {
@@ -90,7 +124,8 @@ TASK_TEXT = {
         "of `gate` is not traced) and everything else is traced as usual.":
             ("gate is one call_function node", "every call of gate, inside submodules too", "returns a GraphModule"),
         "The module must compute what `model` computes, for inputs on both sides of `gate`'s branch.":
-            ("outputs match on both sides of the branch",),
+            ("outputs match on both sides of the branch",
+             "the trace is of model in the mode it is in (its forward may read self.training)"),
         "The grader also calls `trace_gated` on models you have not seen whose `forward` calls this same "
         "notebook-level `gate`: twice, from inside submodules, with two tensor inputs.":
             ("every call of gate, inside submodules too", "traces the model it is given"),
@@ -108,10 +143,13 @@ TASK_TEXT = {
         "`leaf_types` is a tuple or a list of `nn.Module` subclasses.": ("leaf_types may be a list",),
         "Return a `GraphModule` of `model` in which every submodule that is an instance of one of these types "
         "(subclasses count, as with `isinstance`), however deeply nested, is **one `call_module` node**, and nothing "
-        "inside it is traced.": ("instances of subclasses are leaves too", "nested leaves, not only direct children"),
+        "inside it is traced.": ("instances of subclasses are leaves too", "nested leaves, not only direct children",
+                                   "leaves are chosen by class, not class name: another class named like a leaf type "
+                                   "is traced through"),
         "Every other module is handled as usual: `torch.nn` layers such as `nn.Linear` stay `call_module` nodes, your "
         "own modules and `nn.Sequential` containers are traced through.":
-            ("torch's own modules stay leaves", "nn.Sequential containers are traced through"),
+            ("torch's own modules stay leaves", "nn.Sequential containers are traced through",
+             "your own modules are traced through, even one without parameters or children"),
         "An empty `leaf_types` gives a plain trace.": ("an empty leaf_types gives a plain trace",),
         "`MixerNet`'s `RowNorm` loops over the rows of its input, which tracing cannot do: as a leaf it simply runs "
         "when the `GraphModule` runs.": "explains why a leaf module helps",
@@ -126,7 +164,9 @@ TASK_TEXT = {
         "loops on them are decided while tracing.": ("gm(x) runs with tensors only (guard defaults fixed)",
                                                       "gm.code is regenerated"),
         "The returned module is called with **the tensor inputs only**: `gm(x)` (or `gm(x, y)` for a model with two "
-        "tensor inputs) must equal `model(x, **flags)`.": ("gm(x) runs with tensors only (guard defaults fixed)",),
+        "tensor inputs) must equal `model(x, **flags)`.": ("gm(x) runs with tensors only (guard defaults fixed)",
+                                                           "every call the trace recorded stays, an in-place call "
+                                                           "whose result nobody reads too"),
         "Flags may come in any order.": ("flags by name, in any order",),
         "A flag may leave a tensor input unused: keep every tensor input anyway.":
             ("tensor inputs stay, even unused ones",),

@@ -125,6 +125,28 @@ CLAUSES += [
            patch=("    gm.recompile()\n", "")),
 ]
 
+# Rules that wrong answers once with full marks broke, each with the hidden case that now catches it.
+CLAUSES += [
+    Clause("fuse_linear_pair", "a new Linear: it shares no memory with first or second",
+           ("Linear(5->7, bias=False) then Linear",),
+           mutant="makes the fused bias a Parameter of second.bias itself when first has no bias, so the two layers "
+                  "share that memory", hint="shares its memory with second.bias"),
+    Clause("fuse_consecutive_linears", "a submodule the graph still reads (a fused Linear's bias) is not removed",
+           ("BiasRead",), mutant="deletes each fused Linear by name, though the graph may still read its bias",
+           hint="still reads 'b.bias'"),
+    Clause("fold_bn_into_conv", "a conv without bias folds with the same formula (b = 0), bn.eps included",
+           ("Conv2d(3->4, 3, bias=False) + BatchNorm2d(4, eps=0.1)",),
+           mutant="for a conv without bias, computes the folded bias with eps=1e-5 instead of bn.eps",
+           hint="the folded weight is right; the bias is not"),
+    Clause("fuse_conv_bn", "gm itself in training mode raises ValueError, even when every BatchNorm2d is in eval mode",
+           ("ConvBNNet in eval mode but for gm itself",), mutant="checks only the BatchNorm2d modules, not gm.training",
+           hint="gm itself is in training mode"),
+    Clause("fuse_conv_bn", "any BatchNorm2d the graph calls counts for the training-mode check, not only one after a "
+           "conv", ("BigEps in eval mode except pool_bn",),
+           mutant="checks the mode of only those BatchNorm2d modules whose input is a conv",
+           hint="follows a relu, not a conv"),
+]
+
 # The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
 TASK_TEXT = {
     "*": {
@@ -145,7 +167,8 @@ TASK_TEXT = {
     "fuse_linear_pair": {
         "## 1. `fuse_linear_pair(first, second) -> nn.Linear`": ("returns one new nn.Linear",),
         "Return a **new** `nn.Linear` that computes `second(first(x))` for every `x`:":
-            ("returns one new nn.Linear", "first and second are not changed", "W = W2 @ W1"),
+            ("returns one new nn.Linear", "first and second are not changed", "W = W2 @ W1",
+             "a new Linear: it shares no memory with first or second"),
         "its weight is `second.weight @ first.weight`, of shape `(second.out_features, first.in_features)`;":
             ("W = W2 @ W1",),
         "its bias is `second.weight @ first.bias + second.bias`, where a missing bias counts as zero (either layer "
@@ -166,7 +189,8 @@ TASK_TEXT = {
         "becomes **one** `call_module` node of a new `nn.Linear` (use `fuse_linear_pair`).":
             ("chains of any length become one layer", "an output with two users ends the chain"),
         "Chains can have any length: `a -> b -> c` becomes one layer.": ("chains of any length become one layer",),
-        "Leave everything else alone:": "introduces the list of what stays",
+        "Leave everything else alone:":
+            ("a submodule the graph still reads (a fused Linear's bias) is not removed",),
         "a Linear whose output has two or more users ends its chain (its output is needed elsewhere);":
             ("an output with two users ends the chain",),
         "anything between two Linears (a ReLU, a function call) ends the chain;":
@@ -200,7 +224,8 @@ TASK_TEXT = {
         "`b' = (b - running_mean) * scale + bn.bias`.":
             ("eps inside the square root", "one scale per output channel", "b' = (b - running_mean) * scale + bn.bias"),
         "`conv` may have no bias (take `b = 0`); the folded conv always has one;":
-            ("conv without bias", "the folded conv always has a bias"),
+            ("conv without bias", "the folded conv always has a bias",
+             "a conv without bias folds with the same formula (b = 0), bn.eps included"),
         "`bn` may have `affine=False` (no `weight`/`bias`: take 1 and 0);": ("BatchNorm2d(affine=False)",),
         "keep every setting of the conv (stride, padding, dilation, groups, `padding_mode` such as `'reflect'` or "
         "`'circular'`) and its dtype (the grader compares float64 results at float64's precision);":
@@ -218,7 +243,9 @@ TASK_TEXT = {
         "node computes the folded conv and the BatchNorm node is gone.": ("modules found by type, not name", "eps kept"),
         "It applies only where that is valid:": "introduces the list of conditions",
         "raise `ValueError` if `gm`, or any `BatchNorm2d` that the graph calls, is in training mode (say which one).":
-            ("ValueError in training mode", "a BatchNorm2d left in training mode counts"),
+            ("ValueError in training mode", "a BatchNorm2d left in training mode counts",
+             "gm itself in training mode raises ValueError, even when every BatchNorm2d is in eval mode",
+             "any BatchNorm2d the graph calls counts for the training-mode check, not only one after a conv"),
         "Do not test *every* submodule: tracing re-creates container modules such as `features` as plain "
         "`nn.Module`s, which start in training mode even when the model was in eval mode;":
             ("only gm and the BatchNorm2d modules the graph calls are tested for training mode",),

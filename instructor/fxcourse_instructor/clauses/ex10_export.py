@@ -91,6 +91,20 @@ CLAUSES = [
            hint="swap the nodes of ep.graph only"),
 ]
 
+# Rules that wrong answers once with full marks broke, each with the hidden case that now catches it.
+CLAUSES += [
+    Clause("aten_histogram", "the key is str(node.target) itself: an operator of another namespace keeps its own",
+           ("Namesakes(4)",), mutant="writes 'aten.' before every operator overload's name, whatever its namespace",
+           hint="is an operator of its own namespace"),
+    Clause("parameter_placeholders", "the qualified name of what the placeholder carries, not one rebuilt from the "
+           "placeholder's name", ("Namesakes(4)",),
+           mutant="finds the qualified name whose dots made underscores give the placeholder's",
+           hint="does not say where its dots were"),
+    Clause("swap_aten_op", "only the overload old itself: an operator of the same name in another namespace stays",
+           ("Namesakes(4): relu -> sigmoid",), mutant="matches old's name and overload, whatever the namespace",
+           hint="another operator, in another namespace"),
+]
+
 # The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
 TASK_TEXT = {
     '*': {
@@ -137,7 +151,8 @@ TASK_TEXT = {
         '2, "aten.linear.default": 1, ...}`: only targets present, every `call_function` node (`operator.getitem` '
         'and `torch.cond` included), the graph as it is (no decomposition).':
             ('call_function nodes only', 'keyed by str(node.target), the overload', 'getitem and cond count',
-             'the graph as it is', 'every node counts once'),
+             'the graph as it is', 'every node counts once',
+             "the key is str(node.target) itself: an operator of another namespace keeps its own"),
         "Only the nodes of `ep.graph` itself: the nodes inside `torch.cond`'s branches belong to its subgraphs and "
         'are not counted.':
             ("the nodes of ep.graph only, not those of torch.cond's subgraphs",),
@@ -150,7 +165,8 @@ TASK_TEXT = {
         'Map each placeholder that carries a **parameter or a buffer** to the fully qualified name (a `str`, with '
         'the submodules\' path) of what it carries: `{"p_conv_weight": "conv.weight", "b_bn_running_mean": '
         '"bn.running_mean", ...}`.':
-            ("buffers too", "the values are fully qualified names", "the values are names (str), not tensors"),
+            ("buffers too", "the values are fully qualified names", "the values are names (str), not tensors",
+             "the qualified name of what the placeholder carries, not one rebuilt from the placeholder's name"),
         'User inputs are not in the dict, and neither are lifted constants (a plain tensor attribute of a module '
         'becomes a placeholder `c_...`).':
             ("user inputs are not in the dict", "lifted constants are not in the dict"),
@@ -179,10 +195,12 @@ TASK_TEXT = {
             ("ep itself changes",),
         'Every `call_function` node of `ep.graph` whose target is the overload `old` (for example '
         '`aten.relu.default`) targets `new` afterwards.':
-            ("every matching node", "nodes of ep.graph only: the branches of torch.cond stay"),
+            ("every matching node", "nodes of ep.graph only: the branches of torch.cond stay",
+             "only the overload old itself: an operator of the same name in another namespace stays"),
         'Nothing else changes: other overloads of the same operator (`aten.sum.default` next to '
         '`aten.sum.dim_IntList`) and other operators stay, every node keeps its name and place.':
-            ("other overloads stay", "other operators stay: no decomposition", "every node keeps its name and place"),
+            ("other overloads stay", "other operators stay: no decomposition", "every node keeps its name and place",
+             "only the overload old itself: an operator of the same name in another namespace stays"),
         'The graph lints, the generated code matches the graph (`ep.graph_module.recompile()`), and the returned '
         'program runs (`ep.module()`).':
             ("the generated code matches the graph",),

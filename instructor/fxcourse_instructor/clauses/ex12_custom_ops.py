@@ -69,6 +69,16 @@ CLAUSES = [
            mutant="keeps meta['is_wrapped']: later traces in the process fail"),
 ]
 
+# Rules that wrong answers once with full marks broke, each with the hidden case that now catches it.
+CLAUSES += [
+    Clause("register_scaled_gelu", "the fake kernel keeps x's layout (strides), so opcheck passes on a transposed x",
+           ("another namespace",),
+           mutant="a contiguous fake result whatever x's layout: torch.empty(x.shape, dtype=x.dtype)",
+           hint="its strides too"),
+    Clause("count_op_nodes", "the nodes of ep.graph only, not those of torch.cond's branches", ("CondOps(4)",),
+           mutant="counts the nodes of every subgraph too (the branches of torch.cond)", hint="ep.graph only"),
+]
+
 # The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
 TASK_TEXT = {
     '*': {
@@ -101,7 +111,8 @@ TASK_TEXT = {
             ("returns the op object",),
         '`torch.library.opcheck` must pass on it.':
             ('the schema (Tensor x, float scale) -> Tensor', 'mutates no argument', 'with a fake kernel',
-             "the fake kernel keeps x's dtype", 'with a backward'),
+             "the fake kernel keeps x's dtype", 'with a backward',
+             "the fake kernel keeps x's layout (strides), so opcheck passes on a transposed x"),
         "An operator's name is global to the process, and defining it again replaces it: the grader calls your "
         'function with namespaces of its own, so define the operator in the one you are given.':
             ("defines {namespace}::scaled_gelu in the namespace it is given",),
@@ -113,7 +124,8 @@ TASK_TEXT = {
         '## 2. `count_op_nodes(ep, op) -> int`':
             ("an int",),
         'How many `call_function` nodes of `ep.graph` target `op`.':
-            ("an int", "a packet counts every overload's nodes", "an overload counts only its own nodes"),
+            ("an int", "a packet counts every overload's nodes", "an overload counts only its own nodes",
+             "the nodes of ep.graph only, not those of torch.cond's branches"),
         '`op` is either an **overload packet** (`torch.ops.mylib.scaled_gelu`, `torch.ops.aten.gelu`): then every '
         'node whose target is one of its overloads counts; or **one overload** '
         '(`torch.ops.mylib.scaled_gelu.default`): then only nodes with exactly that target count.':
