@@ -183,13 +183,16 @@ TASK_TEXT = {
         "do exactly `steps` optimizer steps; step `i` uses `batches[i % len(batches)]` (the list is cycled when "
         "`steps > len(batches)`, and only its first `steps` items are used when `steps < len(batches)`);":
             ("exactly `steps` steps", "batches are cycled", "only the first `steps` batches when steps < len(batches)"),
-        "optimizer: plain `torch.optim.SGD(prepared.parameters(), lr=lr)` (no momentum, no weight decay);":
+        "optimizer: plain `torch.optim.SGD(prepared.parameters(), lr=lr)` (no momentum, no weight decay, no "
+        "gradient clipping);":
             ("SGD", "the lr option is used", "no momentum, no weight decay", "gradients are zeroed every step",
-             "plain SGD: the gradients as they are, not clipped",
-             "each step's gradient is its own loss's (gradients held on arrival are not stepped on)"),
+             "plain SGD: the gradients as they are, not clipped"),
         "loss: `F.cross_entropy(prepared(x), y)` (mean over the batch); one forward pass per step;":
-            ("the loss is F.cross_entropy", "the loss is the mean over the batch", "one forward pass per step",
-             "each step's gradient is its own loss's (gradients held on arrival are not stepped on)"),
+            ("the loss is F.cross_entropy", "the loss is the mean over the batch", "one forward pass per step"),
+        "each step follows the gradient of its own loss alone: `prepared` may arrive holding gradients of an earlier "
+        "`backward()`;":
+            ("each step's gradient is its own loss's (gradients held on arrival are not stepped on)",
+             "gradients are zeroed every step"),
         "call `prepared.train()` first (it may arrive in eval mode) and **leave it in train mode**;":
             ("a model handed over in eval mode trains in train mode", "left in train mode",
              "train mode first, also when steps == 0"),
