@@ -16,7 +16,7 @@ from autograder.checks.evidence import quiet_one_thread
 from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import current_salt, generator, manual_seed, RandomMLP, seeded_randn
-from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade
+from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade, _Lookalikes
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -110,6 +110,21 @@ def _handmade() -> fx.GraphModule:
     return fx.GraphModule(root, g)
 
 
+def _lookalikes() -> fx.GraphModule:
+    """Counts 3: the fake-quants 'qin' once and 'sub.fq' (inside a submodule) twice. Besides them a call_function
+    torch.fake_quantize_per_tensor_affine, a Gate (a buffer named fake_quant_enabled, no FakeQuantizeBase) called
+    three times and a Linear: with the call_function 4, by the module of the target's first part 1, by the
+    attribute 6, every call_module 7."""
+    manual_seed(12)
+    root = _Lookalikes()
+    g = fx.Graph()
+    h = g.placeholder("x")
+    for target in ("qin", "sub.fq", "gate", torch.fake_quantize_per_tensor_affine, "lin", "sub.fq", "gate", "gate"):
+        h = g.call_module(target, (h,)) if isinstance(target, str) else g.call_function(target, (h, 0.1, 0, -128, 127))
+    g.output(h)
+    return fx.GraphModule(root, g)
+
+
 def _ptq_prepared() -> fx.GraphModule:
     manual_seed(6)
     with _silent():
@@ -140,7 +155,10 @@ def _blobs(n: int, features: int, classes: int, seed: int) -> tuple[torch.Tensor
 
 
 def _ft_case(label: str, build: Callable[[], nn.Module], in_shape: tuple, classes: int, n_batches: int,
-             steps: int, lr: float, *, eval_mode: bool = False, seed: int = 0) -> Case:
+             steps: int, lr: float, *, eval_mode: bool = False, seed: int = 0, scale: float = 1.0,
+             stale_grads: bool = False) -> Case:
+    """`scale` multiplies the inputs (large inputs, large gradients); `stale_grads`: the model arrives holding the
+    gradients of one loss.backward() on the last batch, as after a loss printed with backward() beforehand."""
     def make():
         batches = []
         for b in range(n_batches):
@@ -150,8 +168,11 @@ def _ft_case(label: str, build: Callable[[], nn.Module], in_shape: tuple, classe
                 g = generator(seed * 100 + b)
                 x = torch.randn(4, *in_shape, generator=g)
                 y = torch.randint(0, classes, (4,), generator=g)
-            batches.append((x, y))
+            batches.append((x * scale, y))
         prepared = _fresh(f"finetune {label}", lambda: _prepare_ref(build(), (batches[0][0],)))
+        if stale_grads:
+            with quiet_one_thread():
+                torch.nn.functional.cross_entropy(prepared(batches[-1][0]), batches[-1][1]).backward()
         if eval_mode:
             prepared.eval()
         return prepared, batches, steps, lr

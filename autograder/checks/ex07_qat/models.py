@@ -94,3 +94,31 @@ class _Diagnostic(nn.Module):
         self.fake_stats = MinMaxObserver()                     # an observer with 'fake' in its name
         self.activation_post_process_act = nn.ReLU()           # a ReLU named like prepare's observers
         self.lin = torch.ao.nn.qat.Linear(4, 4, qconfig=get_default_qat_qconfig("x86"))  # weight_fake_quant inside
+
+
+class Gate(nn.Module):
+    """A module of the learner's own with a buffer named like a fake-quant's switch: it is no fake-quantize module."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("fake_quant_enabled", torch.tensor([1], dtype=torch.uint8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.fake_quant_enabled
+
+
+class _Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fq = FakeQuantize()
+
+
+class _Lookalikes(nn.Module):
+    """A fake-quant at the top, one inside a submodule (target 'sub.fq'), a Gate and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qin = FusedMovingAvgObsFakeQuantize()
+        self.sub = _Block()
+        self.gate = Gate()
+        self.lin = nn.Linear(4, 4)

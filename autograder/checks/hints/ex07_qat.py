@@ -187,6 +187,26 @@ HINTS: dict[str, str] = {
     'ex07.class_name_says_nothing_fakequantizebase':
         'a class name says nothing: a FakeQuantizeBase subclass may be called anything, and a class called '
         '...FakeQuantize need not be one; test isinstance(module, FakeQuantizeBase)',
+    'ex07.count_only_call_module_nodes_2':
+        'count only call_module nodes: a call_function node that calls torch.fake_quantize_per_tensor_affine (or '
+        'another fake_quantize op) runs no fake-quantize module',
+    'ex07.look_each_module_up_whole':
+        "look each module up by the node's whole target, prepared.get_submodule(node.target): a target can be a "
+        "path such as 'sub.fq', a fake-quant inside a submodule",
+    'ex07.attribute_proves_nothing_module_fake':
+        'an attribute proves nothing: a module with a fake_quant_enabled buffer need not be a fake-quantize module; '
+        'test isinstance(module, FakeQuantizeBase)',
+    'ex07.zero_gradients_before_each_backward':
+        'zero the gradients before each backward, the first one too (optimizer.zero_grad() before the forward pass '
+        'of each step): prepared may arrive holding the gradients of an earlier loss.backward(), and zeroing only '
+        'after optimizer.step() adds them to the first step',
+    'ex07.use_gradients_they_are_no':
+        'use the gradients as they are, with no clipping: plain SGD steps by lr times the gradient, and '
+        'clip_grad_norm_ shrinks every step whose gradient norm is above its limit (large inputs give large '
+        'gradients)',
+    'ex07.call_prepared_train_also_when':
+        'call prepared.train() also when steps == 0: the model was handed over in eval mode, and qat_finetune '
+        'returns it in train mode whatever the number of steps',
     'ex07.modules_are_fusedmovingavgobsfakequantize_other':
         'the modules are FusedMovingAvgObsFakeQuantize and other subclasses: test isinstance(module, '
         'FakeQuantizeBase), not type(module) is ...',

@@ -103,6 +103,28 @@ CLAUSES += [
            hint="must leave its inputs"),
 ]
 
+# Rules of wrong answers written from the task text alone that the cases did not catch at first.
+CLAUSES += [
+    Clause("fake_quant_count", "only call_module nodes: a call_function fake_quantize op is no module",
+           ("a hand-built graph: a fake-quant at the nested target 'sub.fq'",),
+           mutant="also counts call_function fake_quantize ops"),
+    Clause("fake_quant_count", "the module of the node's whole target (a fake-quant inside a submodule)",
+           ("a hand-built graph: a fake-quant at the nested target 'sub.fq'",),
+           mutant="looks each module up by the first part of its target: misses 'sub.fq'"),
+    Clause("fake_quant_count", "an instance of FakeQuantizeBase, not a module with a fake-quant's attributes",
+           ("a hand-built graph: a fake-quant at the nested target 'sub.fq'",),
+           mutant="tests for a fake_quant_enabled attribute instead of isinstance"),
+    Clause("qat_finetune", "train mode first, also when steps == 0",
+           ("QATNet(8, 16, 3) handed over in eval mode, steps=0",),
+           mutant="returns at once when steps == 0, before prepared.train()"),
+    Clause("qat_finetune", "each step's gradient is its own loss's (gradients held on arrival are not stepped on)",
+           ("QATNet(8, 16, 3) holding the gradients of an earlier loss.backward()",),
+           mutant="zeroes the gradients after each step instead of before it"),
+    Clause("qat_finetune", "plain SGD: the gradients as they are, not clipped",
+           ("QATNet(8, 16, 3) on inputs a hundred times larger",),
+           mutant="clips the gradient norm to 5 before each step"),
+]
+
 # The task text, sentence by sentence: the rules of the clauses that check it, or why it is no rule.
 TASK_TEXT = {
     "*": {
@@ -136,14 +158,20 @@ TASK_TEXT = {
         "Return the number of `call_module` nodes of `prepared.graph` whose module is a fake-quantize module, that is "
         "an instance of `torch.ao.quantization.FakeQuantizeBase` (the base class of `FakeQuantize`, "
         "`FusedMovingAvgObsFakeQuantize`, `FixedQParamsFakeQuantize`, ...).":
-            ("nodes, not modules", "every FakeQuantizeBase subclass", "by module type, not node name"),
+            ("nodes, not modules", "every FakeQuantizeBase subclass", "by module type, not node name",
+             "only call_module nodes: a call_function fake_quantize op is no module",
+             "the module of the node's whole target (a fake-quant inside a submodule)",
+             "an instance of FakeQuantizeBase, not a module with a fake-quant's attributes"),
         "Count nodes, not modules: a module called from two nodes counts twice, and the `weight_fake_quant` inside a "
         "QAT layer is no node of the graph.": ("nodes, not modules", "a fake-quant called twice counts twice"),
         "Observers are not fake-quantize modules, and a class name proves nothing: test `isinstance`, since a subclass "
         "of `FakeQuantizeBase` may be called anything.":
-            ("observers are not fake-quants", "a class name says nothing: isinstance FakeQuantizeBase"),
+            ("observers are not fake-quants", "a class name says nothing: isinstance FakeQuantizeBase",
+             "an instance of FakeQuantizeBase, not a module with a fake-quant's attributes"),
         "Any `GraphModule` may be passed, prepared or not; it is only read (its mode too stays as it was).":
-            ("observers are not fake-quants", "the prepared model is left as it was"),
+            ("observers are not fake-quants", "the prepared model is left as it was",
+             "only call_module nodes: a call_function fake_quantize op is no module",
+             "the module of the node's whole target (a fake-quant inside a submodule)"),
         "Number of call_module nodes whose module is a FakeQuantizeBase.":
             ("nodes, not modules", "every FakeQuantizeBase subclass"),
     },
@@ -155,13 +183,21 @@ TASK_TEXT = {
         "do exactly `steps` optimizer steps; step `i` uses `batches[i % len(batches)]` (the list is cycled when "
         "`steps > len(batches)`, and only its first `steps` items are used when `steps < len(batches)`);":
             ("exactly `steps` steps", "batches are cycled", "only the first `steps` batches when steps < len(batches)"),
-        "optimizer: plain `torch.optim.SGD(prepared.parameters(), lr=lr)` (no momentum, no weight decay);":
-            ("SGD", "the lr option is used", "no momentum, no weight decay", "gradients are zeroed every step"),
+        "optimizer: plain `torch.optim.SGD(prepared.parameters(), lr=lr)` (no momentum, no weight decay, no "
+        "gradient clipping);":
+            ("SGD", "the lr option is used", "no momentum, no weight decay", "gradients are zeroed every step",
+             "plain SGD: the gradients as they are, not clipped"),
         "loss: `F.cross_entropy(prepared(x), y)` (mean over the batch); one forward pass per step;":
             ("the loss is F.cross_entropy", "the loss is the mean over the batch", "one forward pass per step"),
+        "each step follows the gradient of its own loss alone: `prepared` may arrive holding gradients of an earlier "
+        "`backward()`;":
+            ("each step's gradient is its own loss's (gradients held on arrival are not stepped on)",
+             "gradients are zeroed every step"),
         "call `prepared.train()` first (it may arrive in eval mode) and **leave it in train mode**;":
-            ("a model handed over in eval mode trains in train mode", "left in train mode"),
-        "`steps == 0` changes nothing but the mode.": ("steps == 0 changes nothing but the mode",),
+            ("a model handed over in eval mode trains in train mode", "left in train mode",
+             "train mode first, also when steps == 0"),
+        "`steps == 0` changes nothing but the mode.": ("steps == 0 changes nothing but the mode",
+                                                       "train mode first, also when steps == 0"),
         "Why one forward pass per step: every forward pass in train mode updates the fake-quant observers (and "
         "batch-norm statistics), so an extra pass \"just to print the loss\" changes the model.":
             ("one forward pass per step",),

@@ -11,8 +11,8 @@ from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp, seeded_randn
 from autograder.checks.ex07_qat.models import BufferNet, SigmoidHead, TiedNet
 from autograder.checks.ex07_qat.cases import (
-    _calibrated, _custom_fq, _fresh, _ft_case, _handmade, _mlp_no_dropout, _prep_case, _prepare_ref, _ptq_prepared,
-    _seeded
+    _calibrated, _custom_fq, _fresh, _ft_case, _handmade, _lookalikes, _mlp_no_dropout, _prep_case, _prepare_ref,
+    _ptq_prepared, _seeded
 )
 
 
@@ -42,6 +42,9 @@ def _count_cases() -> list[Case]:
              "'fake_quant_stats'", lambda: (_handmade(),)),
         Case("a hand-built graph: a FakeQuantizeBase subclass named RoundTrip, an nn.Identity subclass named "
              "NotAFakeQuantize called twice", lambda: (_custom_fq(),)),
+        Case("a hand-built graph: a fake-quant at the nested target 'sub.fq' called twice, a call_function "
+             "torch.fake_quantize_per_tensor_affine, a module with a 'fake_quant_enabled' buffer that is no "
+             "FakeQuantizeBase", lambda: (_lookalikes(),)),
     ]
 
 
@@ -55,6 +58,12 @@ def _ft_cases() -> list[Case]:
                  lambda: _mlp_no_dropout(3), (_mlp_no_dropout(3).width,), 3, 2, 5, 0.3, seed=3),
         _ft_case("QATNet(8, 16, 3), steps=0 (nothing to do)", lambda: _seeded(lambda: QATNet(8, 16, 3), 4),
                  (8,), 3, 2, 0, 0.1, seed=4),
+        _ft_case("QATNet(8, 16, 3) handed over in eval mode, steps=0 (only the mode changes)",
+                 lambda: _seeded(lambda: QATNet(8, 16, 3), 4), (8,), 3, 2, 0, 0.1, eval_mode=True, seed=4),
+        _ft_case("QATNet(8, 16, 3) holding the gradients of an earlier loss.backward(), steps=3, lr=0.1",
+                 lambda: _seeded(lambda: QATNet(8, 16, 3), 5), (8,), 3, 2, 3, 0.1, seed=5, stale_grads=True),
+        _ft_case("QATNet(8, 16, 3) on inputs a hundred times larger (gradient norms near 100), steps=3, lr=0.003",
+                 lambda: _seeded(lambda: QATNet(8, 16, 3), 6), (8,), 3, 2, 3, 0.003, seed=6, scale=100.0),
     ]
 
 

@@ -179,6 +179,11 @@ def _count_judge(case: Case, got: int) -> None:
             "call_module": len(nodes),
             "class_name": sum(1 for m in mods if "FakeQuantize" in type(m).__name__),
             "type_is": sum(1 for m in mods if type(m) is torch.ao.quantization.FakeQuantize),
+            "with_call_function": _count_reference(gm) + sum(
+                1 for n in gm.graph.nodes if n.op == "call_function" and "fake_quantize" in str(n.target)),
+            "first_part": sum(1 for n in nodes
+                              if isinstance(getattr(gm, n.target.split(".")[0], None), FakeQuantizeBase)),
+            "by_attribute": sum(1 for m in mods if hasattr(m, "fake_quant_enabled")),
         }
     ref = _reference("fake_quant_count", case, build)
     expected = ref["expected"]
@@ -201,6 +206,12 @@ def _count_judge(case: Case, got: int) -> None:
         hints.append("ex07.class_name_says_nothing_fakequantizebase")
     if got == ref["type_is"]:
         hints.append("ex07.modules_are_fusedmovingavgobsfakequantize_other")
+    if got == ref["with_call_function"] != expected:
+        hints.append("ex07.count_only_call_module_nodes_2")
+    if got == ref["first_part"] != expected:
+        hints.append("ex07.look_each_module_up_whole")
+    if got == ref["by_attribute"] != expected:
+        hints.append("ex07.attribute_proves_nothing_module_fake")
     if got == 0:   # many mistakes count nothing (testing the node or its target, a misspelt op, ...)
         hints.append("")
     # A diagnosis is confirmed only when the count it predicts is the learner's count and no other diagnosis
@@ -218,7 +229,31 @@ VARIANT_HINTS = {
     "ascent": "ex07.loss_went_up_step_against",
     "extra_forward_after": "ex07.run_exactly_one_forward_pass",
     "extra_forward_before": "ex07.run_exactly_one_forward_pass",
+    "zero_after_step": "ex07.zero_gradients_before_each_backward",
+    "clip_1": "ex07.use_gradients_they_are_no",
+    "clip_5": "ex07.use_gradients_they_are_no",
+    "clip_10": "ex07.use_gradients_they_are_no",
 }
+
+
+def _loop(prepared: nn.Module, batches: list, steps: int, lr: float, variant: str) -> nn.Module:
+    """training_loop, and the wrong loops of this exercise's own: the gradients zeroed after each step instead of
+    before it (the gradients the model arrived with join the first step), and clip_grad_norm_ to 1, 5 or 10."""
+    if variant != "zero_after_step" and not variant.startswith("clip_"):
+        return training_loop(prepared, batches, steps, lr, variant)
+    prepared.train()
+    opt = torch.optim.SGD(prepared.parameters(), lr=lr)
+    for i in range(steps):
+        x, y = batches[i % len(batches)]
+        if variant != "zero_after_step":
+            opt.zero_grad()
+        F.cross_entropy(prepared(x), y).backward()
+        if variant.startswith("clip_"):
+            torch.nn.utils.clip_grad_norm_(prepared.parameters(), float(variant[5:]))
+        opt.step()
+        if variant == "zero_after_step":
+            opt.zero_grad()
+    return prepared
 
 
 def _state(model: nn.Module) -> dict:
@@ -251,7 +286,7 @@ def _variant_params(case: Case, variant: str) -> dict | None:
     def build(case):
         prepared, batches, steps, lr = case.make()
         try:
-            return _state(training_loop(prepared, batches, steps, lr, variant))["params"]
+            return _state(_loop(prepared, batches, steps, lr, variant))["params"]
         except Exception:
             return None
     return _reference(f"qat_finetune {variant}", case, build)
@@ -283,6 +318,8 @@ def _ft_judge(case: Case, ev: dict) -> None:
                f"{'eval' if handed_eval else 'train'} mode)")
         if not handed_eval:
             hint = "ex07.leave_model_train_mode_was"
+        elif steps == 0:   # nothing trained: the answer skipped prepared.train() when there was nothing to do
+            hint = "ex07.call_prepared_train_also_when"
         elif trained:
             hint = "ex07.leave_model_train_mode_when"
         elif _matches(case, ev, "eval"):

@@ -136,6 +136,20 @@ MUTANTS = [
          ""),
         ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
          '            if n.op == "call_module" and isinstance(prepared.get_submodule(n.target), FakeQuantizeBase)]'),)),
+    Mutant("fake_quant_count", "also counts call_function fake_quantize ops",
+           hint="a call_function node that calls torch.fake_quantize_per_tensor_affine", edits=(
+        ("    return sum(1 for node in prepared.graph.nodes",
+         "    ops = sum(1 for node in prepared.graph.nodes\n"
+         '              if node.op == "call_function" and "fake_quantize" in getattr(node.target, "__name__", ""))\n'
+         "    return ops + sum(1 for node in prepared.graph.nodes"),)),
+    Mutant("fake_quant_count", "looks each module up by the first part of its target: misses 'sub.fq'",
+           hint="by the node's whole target", edits=(
+        ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         '               and isinstance(getattr(prepared, node.target.split(".")[0]), FakeQuantizeBase))'),)),
+    Mutant("fake_quant_count", "tests for a fake_quant_enabled attribute instead of isinstance",
+           hint="an attribute proves nothing", edits=(
+        ("               and isinstance(prepared.get_submodule(node.target), FakeQuantizeBase))",
+         '               and hasattr(prepared.get_submodule(node.target), "fake_quant_enabled"))'),)),
 
     # --------------------------------------------------------------------------------- qat_finetune
     Mutant("qat_finetune", "one step too many", hint="not one more", edits=(
@@ -199,6 +213,23 @@ MUTANTS = [
          "        loss.backward()",
          "        out = prepared(x)\n"
          "        F.mse_loss(out, F.one_hot(y, out.shape[-1]).float()).backward()"),)),
+    Mutant("qat_finetune", "returns at once when steps == 0, before prepared.train()",
+           hint="call prepared.train() also when steps == 0", not_hints=("leave the model in train mode",), edits=(
+        ("    prepared.train()\n",
+         "    if steps == 0:\n"
+         "        return prepared\n"
+         "    prepared.train()\n"),)),
+    Mutant("qat_finetune", "zeroes the gradients after each step instead of before it",
+           hint="the first one too", not_hints=("or they accumulate",), edits=(
+        ("        optimizer.zero_grad()\n",
+         ""),
+        ("        optimizer.step()",
+         "        optimizer.step()\n"
+         "        optimizer.zero_grad()"),)),
+    Mutant("qat_finetune", "clips the gradient norm to 5 before each step", hint="with no clipping", edits=(
+        ("        optimizer.step()",
+         "        torch.nn.utils.clip_grad_norm_(prepared.parameters(), 5.0)\n"
+         "        optimizer.step()"),)),
 
     # ------------------------------------------------------------------------------------- to_int8
     Mutant("to_int8", "forgets eval mode", hint="put the model in eval mode", edits=(
