@@ -60,6 +60,12 @@ HINTS: dict[str, str] = {
     'ex08.call_gm_graph_lint_right_3':
         'call gm.graph.lint() right after every pass; when it fails, raise a RuntimeError whose message names that '
         'pass',
+    'ex08.not_only_none_graphmodule':
+        'a pass that returns {returns} is broken too, not only one that returns None: test '
+        'isinstance(result, fx.GraphModule) right after the call and raise TypeError naming the pass',
+    'ex08.lint_graphmodule_pass_returned':
+        "the pass '{wanted}' returns a new GraphModule: carry on with it first (gm = p(gm)), then lint and "
+        'recompile that one; a lint of the GraphModule you passed to it checks a graph the pipeline no longer uses',
     'ex08.check_what_pass_returned_right':
         'check what the pass returned right after calling it: when it is not a GraphModule (isinstance(result, '
         'fx.GraphModule)), raise TypeError naming the pass; your {raised} came later, from using the None it '

@@ -68,6 +68,21 @@ CLAUSES += [
            mutant="keeps unused modules"),
 ]
 
+# Rules that wrong answers written from the task text alone showed the grader did not check.
+CLAUSES += [
+    Clause("run_pipeline", "a pass that returns an object that is neither None nor a GraphModule (an fx.Graph): "
+           "TypeError naming it", ("Knots with [cancel_double_neg, returns_graph]",),
+           mutant="raises TypeError only for a pass that returns None", hint="is broken too, not only one"),
+    Clause("run_pipeline", "an nn.Module that is no GraphModule is something else than a GraphModule: TypeError "
+           "naming the pass", ("Knots with [wraps_in_sequential]",),
+           mutant="tests isinstance(result, nn.Module): an nn.Module that is no GraphModule gets through",
+           hint="is broken too, not only one"),
+    Clause("run_pipeline", "the lint checks the GraphModule the pass returned", (
+        "Knots with [cancel_double_neg, misplace_neg_in_copy]",),
+           mutant="lints and recompiles the GraphModule it passed in, and only then carries on with the one the "
+                  "pass returned", hint="carry on with it first"),
+]
+
 _OPTIMIZED = ("every dropout kind", "a BatchNorm2d is folded only into a conv called from one site: a shared conv keeps "
               "its BatchNorms", "chains of any length", "dead code eliminated")
 
@@ -96,14 +111,16 @@ TASK_TEXT = {
         "## 1. `run_pipeline(gm, passes, max_rounds=10) -> GraphModule`": ("max_rounds defaults to 10",),
         "A *pass* is any callable that takes a `GraphModule` and returns a `GraphModule`: either the same object, "
         "changed in place, or a new one.": ("a pass may return a new GraphModule", "callable objects as passes"),
-        "Always carry on with the one it returned.": ("a pass may return a new GraphModule",),
+        "Always carry on with the one it returned.": ("a pass may return a new GraphModule",
+                                                      "the lint checks the GraphModule the pass returned"),
         "**Rounds.** One round runs every pass once, in the order given.":
             ("one round runs every pass once, in the order given",),
         "Remember `gm.code` before the round; when the round leaves `gm.code` unchanged, the pipeline has reached its "
         "fixed point: return `gm`.": ("rounds until gm.code is unchanged (a fixed point)", "iterate to the fixed point, not once"),
         "(Compare the code, not the node count or the objects: a pass can change a node's target without changing the "
         "count, and can return a new but identical `GraphModule`.)": ("rounds until gm.code is unchanged (a fixed point)",),
-        "**After every pass**, not once per round: call `gm.graph.lint()`.": ("lint after every pass; the error names the pass",),
+        "**After every pass**, not once per round: call `gm.graph.lint()`.": (
+            "lint after every pass; the error names the pass", "the lint checks the GraphModule the pass returned"),
         "If it raises, raise a `RuntimeError` whose message names the pass: its `__name__`, or `type(p).__name__` for "
         "a callable object that has no `__name__`.":
             ("lint after every pass; the error names the pass", "callable objects as passes"),
@@ -116,7 +133,9 @@ TASK_TEXT = {
         "With no passes at all, the first round changes nothing: return `gm`.": ("with no passes at all, gm is returned",),
         "**A pass that returns something else** than a `GraphModule` (the pass that forgot `return gm` and returns "
         "`None`, wrong snippet 11 of the lessons) is a broken pass: raise `TypeError` with a message that names it.":
-            ("a pass that returns something else than a GraphModule: TypeError naming it",),
+            ("a pass that returns something else than a GraphModule: TypeError naming it",
+             "a pass that returns an object that is neither None nor a GraphModule (an fx.Graph): TypeError naming it",
+             "an nn.Module that is no GraphModule is something else than a GraphModule: TypeError naming the pass"),
         "Run `passes` in order, round after round, until a whole round leaves gm.code unchanged.":
             ("one round runs every pass once, in the order given", "rounds until gm.code is unchanged (a fixed point)"),
         "After every pass: gm.graph.lint() (a failure raises RuntimeError naming the pass) and gm.recompile().":

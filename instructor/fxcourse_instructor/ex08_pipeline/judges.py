@@ -110,18 +110,26 @@ def _raise_judge(case: Case, ev) -> None:
     """The cases that must raise: a broken graph, no fixed point within max_rounds, a pass returning None."""
     wanted, error = case.data["must_mention"], case.data["raises"]
     rounds = wanted.isdigit()
+    returns = case.data.get("returns", "None")
+    # a pass that returns something else than None, or a new GraphModule that is broken
+    other = (hint_of("ex08.not_only_none_graphmodule", returns=returns) if error == "TypeError" and returns != "None"
+             else hint_of("ex08.lint_graphmodule_pass_returned", wanted=wanted) if case.data.get("new_gm") else None)
     if not (isinstance(ev, dict) and "__raised__" in ev):
         what = (f"no fixed point is reached within max_rounds={wanted}" if rounds else
-                f"the pass '{wanted}' returns None" if error == "TypeError" else
+                f"the pass '{wanted}' returns {returns}" if error == "TypeError" else
+                f"the pass '{wanted}' returns a new GraphModule whose graph is broken" if case.data.get("new_gm") else
                 f"the pass '{wanted}' breaks the graph")
-        hint = (_NONE_HINT if error == "TypeError" else
-                case.data.get("hint") if rounds else
+        hint = (other or _NONE_HINT if error == "TypeError" else
+                case.data.get("hint") if rounds else other or
                 ("ex08.call_gm_graph_lint_right_2" if case.data.get("repaired") else "ex08.call_gm_graph_lint_right_3"))
         raise CheckFailed(f"returned normally, expected a {error}: {what}", hint)
     message, raised = ev["message"], ev["__raised__"]
     bases = ev.get("bases") or [raised]
     allowed = (error,)
     if not any(e in bases for e in allowed):
+        if other is not None and error == "TypeError":
+            raise CheckFailed(f"raised {raised} ({message[:200]}), expected a TypeError: the pass '{wanted}' "
+                              f"returns {returns}, not a GraphModule", other)
         if error == "TypeError" and "NoneType" in message:
             hint = hint_of("ex08.check_what_pass_returned_right", raised=raised)
         elif "__name__" in message:
@@ -148,6 +156,9 @@ def _raise_judge(case: Case, ev) -> None:
     elif error == "TypeError":
         hint = (_NONE_HINT if "NoneType" in message else
                 "ex08.name_pass_message_raise_typeerror")
+    elif other is not None and any(_pass_name(p) not in (wanted, "") and _pass_name(p) in message
+                                   for p in case.make()[1]):   # the lint ran on the GraphModule passed in
+        hint = other
     else:
         hint = _lint_hint(case, message, wanted)
     raise CheckFailed(found, hint)

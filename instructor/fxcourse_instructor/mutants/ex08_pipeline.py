@@ -181,6 +181,24 @@ def run_pipeline(gm, passes, max_rounds=10):
 _RUN_MUTANTS += [
     Mutant("run_pipeline", "a helper that runs one checked pass, but a pass returning None only fails in its lint, "
            "a RuntimeError", hint="raise TypeError naming the pass", source=_ONE_CHECKED_PASS),
+    # a pass may return something else than None that is no GraphModule either: an fx.Graph, a plain nn.Module
+    Mutant("run_pipeline", "raises TypeError only for a pass that returns None", hint="is broken too, not only one "
+           "that returns None", edits=(
+        ("            if not isinstance(result, fx.GraphModule):\n",
+         "            if result is None:\n"),)),
+    Mutant("run_pipeline", "tests isinstance(result, nn.Module): an nn.Module that is no GraphModule gets through",
+           hint="is broken too, not only one that returns None", edits=(
+        ("            if not isinstance(result, fx.GraphModule):\n",
+         "            if not isinstance(result, nn.Module):\n"),)),
+    # a pass that returns a new, broken GraphModule: lint what it returned, not what it was given
+    Mutant("run_pipeline", "lints and recompiles the GraphModule it passed in, and only then carries on with the one "
+           "the pass returned", hint="carry on with it first", edits=(
+        ("            gm = result\n"
+         "            try:\n",
+         "            try:\n"),
+        ("            gm.recompile()\n",
+         "            gm.recompile()\n"
+         "            gm = result\n"),)),
 ]
 
 # -------------------------------------------------------------------------------- optimize_for_inference
