@@ -154,6 +154,13 @@ HINTS: dict[str, str] = {
         'a Conv2d module called from two sites is shared: folding a BatchNorm into it changes the other call too; '
         'count the call sites of a conv before folding (fold only when it is called once and its output has one '
         'user)',
+    'ex08.conv_output_feeds_more_than':
+        "fold a BatchNorm2d into its conv only when the conv's output is used by nothing else: a folded conv "
+        'gives the normalised values to every user of its output; count the users of the conv node '
+        '(len(node.users) == 1)',
+    'ex08.fold_only_into_conv2d':
+        'fold only into an nn.Conv2d (isinstance(m, nn.Conv2d)): another conv, such as an nn.ConvTranspose2d, holds '
+        "its input channels in dim 0 of its weight, so fold_bn_into_conv's formula scales the wrong channels",
     'ex08.linear_module_called_from_two':
         'a Linear module called from two sites is shared: fusing into it in place changes the other call too; fuse '
         'only when both modules are called once',

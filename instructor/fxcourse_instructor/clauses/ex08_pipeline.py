@@ -81,6 +81,20 @@ CLAUSES += [
         "Knots with [cancel_double_neg, misplace_neg_in_copy]",),
            mutant="lints and recompiles the GraphModule it passed in, and only then carries on with the one the "
                   "pass returned", hint="carry on with it first"),
+    Clause("optimize_for_inference", "a BatchNorm2d is folded only when the conv's output is used by nothing else",
+           ("ConvSkipNet",), mutant="folds a BatchNorm2d into its conv even when the conv's output has another user",
+           hint="used by nothing else"),
+    Clause("optimize_for_inference", "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its "
+           "BatchNorm2d", ("UpsampleBNNet",),
+           mutant="folds a BatchNorm2d into any conv (nn.modules.conv._ConvNd), a ConvTranspose2d too",
+           hint="fold only into an nn.Conv2d"),
+    Clause("optimize_for_inference", "a pair whose first Linear is called from another site is not fused",
+           ("SharedFirstLinearNet",),
+           mutant="fuses a pair into the first Linear's module without counting the call sites, so the first one's "
+                  "other call computes the pair", hint="called from two sites is shared"),
+    Clause("optimize_for_inference", "every functional dropout, not only F.dropout", ("FunctionalDropoutNet",),
+           mutant="removes F.dropout but no other functional dropout (F.dropout2d, F.alpha_dropout, torch.dropout)",
+           hint="remove every functional dropout too"),
 ]
 
 _OPTIMIZED = ("every dropout kind", "a BatchNorm2d is folded only into a conv called from one site: a shared conv keeps "
@@ -156,15 +170,18 @@ TASK_TEXT = {
         "Return a `GraphModule` that computes what `model.eval()` computes (within `rtol=1e-4, atol=1e-5`) and in "
         "which:": ("eval mode before tracing", "eps kept"),
         "**no dropout** is left: no dropout module of any kind (`nn.Dropout`, `nn.Dropout2d`, ...) and no functional "
-        "dropout call (`F.dropout`, ...);": ("every dropout kind",),
+        "dropout call (`F.dropout`, ...);": ("every dropout kind", "every functional dropout, not only F.dropout"),
         "every `BatchNorm2d` that directly follows a `Conv2d` is **folded** into it, when that conv module is called "
         "from one site only and its output is used only by the BatchNorm;":
             ("a BatchNorm2d is folded only into a conv called from one site: a shared conv keeps its BatchNorms",
-             "a conv called from two sites is left alone"),
+             "a conv called from two sites is left alone",
+             "a BatchNorm2d is folded only when the conv's output is used by nothing else",
+             "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its BatchNorm2d"),
         "every `Linear -> Linear` **chain**, of any length, is fused into one `Linear`, when the first output has one "
         "user and neither module is called from another site;":
             ("chains of any length", "a Linear output with two users ends the chain",
-             "a Linear called from two sites is left alone"),
+             "a Linear called from two sites is left alone",
+             "a pair whose first Linear is called from another site is not fused"),
         "**no dead node** is left (a node whose result nobody uses), and no submodule that the graph no longer uses;":
             ("dead code eliminated", "no submodule the graph no longer uses"),
         "the result and all its submodules are in **eval mode** (modules you create start in training mode).":
@@ -181,11 +198,15 @@ TASK_TEXT = {
         "`example_inputs` is there to check your result's numbers before you return it.": "a hint of method",
         "True when `node` calls a submodule of type `kind`.": "the docstring of a helper the cell gives, already written",
         "How many call_module nodes call each submodule.": "the docstring of a helper the cell gives, already written",
-        "Every dropout (module of any dropout type, or functional) is bypassed and erased.": ("every dropout kind",),
+        "Every dropout (module of any dropout type, or functional) is bypassed and erased.": (
+            "every dropout kind", "every functional dropout, not only F.dropout"),
         "Every BatchNorm2d right after a Conv2d that is called once and feeds only it is folded into the conv.":
-            ("a conv called from two sites is left alone", "eps kept"),
+            ("a conv called from two sites is left alone", "eps kept",
+             "a BatchNorm2d is folded only when the conv's output is used by nothing else",
+             "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its BatchNorm2d"),
         "Every Linear -> Linear pair (first output used once, both modules called once) becomes one Linear.":
-            ("a Linear output with two users ends the chain", "a Linear called from two sites is left alone"),
+            ("a Linear output with two users ends the chain", "a Linear called from two sites is left alone",
+             "a pair whose first Linear is called from another site is not fused"),
         "Nodes nobody uses and submodules nobody calls are removed.":
             ("dead code eliminated", "no submodule the graph no longer uses"),
         "An inference-ready GraphModule computing model.eval(): dropout removed, Conv+BN folded, Linear chains fused, "

@@ -13,7 +13,8 @@ from fxplayground import ConvBNNet, DropoutNet, SharedConvNet
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp, randomize_batchnorm, seeded_randn
 from autograder.checks.ex08_pipeline.models import (
-    _Log, BranchyLinearNet, DropBetweenNet, MisplaceNeg, ModuleFedNet, SharedChainNet, TrainBranchNet
+    _Log, BranchyLinearNet, ConvSkipNet, DropBetweenNet, FunctionalDropoutNet, MisplaceNeg, ModuleFedNet,
+    SharedChainNet, SharedFirstLinearNet, TrainBranchNet, UpsampleBNNet
 )
 from autograder.checks.ex08_pipeline.cases import (
     _NEW_EACH_ROUND, _bypass_missing_modules, _cancel_one_double_neg, _delete_dropout_modules, _drop_mul_one_copy,
@@ -161,5 +162,13 @@ def _opt_cases() -> list[Case]:
                   lambda: randomize_batchnorm(_seeded(ModuleFedNet, 14), 14), (2, 3, 5, 5), 14),
         _opt_case("ConvBNNet with tiny running variances (eps matters)",
                   lambda: randomize_batchnorm(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13),
+        _opt_case("ConvSkipNet: the conv's output feeds its BatchNorm2d and a skip connection (bn(y) + y)",
+                  lambda: randomize_batchnorm(_seeded(ConvSkipNet, 15).eval(), 15), (2, 3, 5, 5), 15),
+        _opt_case("SharedFirstLinearNet: fc2(fc1(x)) + fc1(x), the first Linear of the pair is called from two "
+                  "sites", lambda: _seeded(SharedFirstLinearNet, 16).eval(), (4, 6), 16),
+        _opt_case("UpsampleBNNet: a BatchNorm2d after a ConvTranspose2d, then a Conv2d -> BatchNorm2d",
+                  lambda: randomize_batchnorm(_seeded(UpsampleBNNet, 17).eval(), 17), (2, 4, 3, 3), 17),
+        _opt_case("FunctionalDropoutNet: F.dropout2d, F.dropout, F.alpha_dropout and torch.dropout; arrives in "
+                  "training mode", lambda: _seeded(FunctionalDropoutNet, 18), (2, 3, 5, 5), 18),
     ]
     return cases

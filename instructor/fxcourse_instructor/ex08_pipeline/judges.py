@@ -281,8 +281,11 @@ def _bypass_dropout(gm: fx.GraphModule) -> None:
     gm.recompile()
 
 
-def _fold_and_fuse(gm: fx.GraphModule, *, shared_conv: bool = False, shared_linear: bool = False) -> None:
-    """The folds of the task on a traced graph, with the call-site rule relaxed as a learner may relax it."""
+def _fold_and_fuse(gm: fx.GraphModule, *, shared_conv: bool = False, shared_linear: bool = False,
+                   conv_users: bool = False, any_conv: bool = False, shared_first: bool = False) -> None:
+    """The folds of the task on a traced graph, with a rule relaxed as a learner may relax it: the call sites of
+    the conv, of the second or of the first Linear (then fused into the first one's module, which its other call
+    reads too), the users of the conv's output, or the conv's type (any conv, folded with the Conv2d formula)."""
     sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
 
     def module(node, kind):
@@ -290,22 +293,29 @@ def _fold_and_fuse(gm: fx.GraphModule, *, shared_conv: bool = False, shared_line
         return gm.get_submodule(node.target) if ok and isinstance(gm.get_submodule(node.target), kind) else None
     for node in list(gm.graph.nodes):
         src = node.args[0] if node.args else None
-        bn, conv = module(node, torch.nn.BatchNorm2d), module(src, torch.nn.Conv2d)
-        if bn is not None and conv is not None and len(src.users) == 1 and (shared_conv or sites[src.target] == 1):
+        bn = module(node, torch.nn.BatchNorm2d)
+        conv = module(src, torch.nn.modules.conv._ConvNd if any_conv else torch.nn.Conv2d)
+        if bn is not None and conv is not None and (conv_users or len(src.users) == 1) \
+                and (shared_conv or sites[src.target] == 1):
             gm.add_submodule(src.target, fuse_conv_bn_eval(conv.eval(), bn.eval()))
             node.replace_all_uses_with(src)
             gm.graph.erase_node(node)
     for node in list(gm.graph.nodes):
         src = node.args[0] if node.args else None
         second, first = module(node, torch.nn.Linear), module(src, torch.nn.Linear)
-        if second is not None and first is not None and len(src.users) == 1 and sites[src.target] == 1 \
-                and (shared_linear or sites[node.target] == 1):
+        if second is not None and first is not None and len(src.users) == 1 \
+                and (shared_first or sites[src.target] == 1) and (shared_linear or sites[node.target] == 1):
             fused = torch.nn.Linear(first.in_features, second.out_features)
             with torch.no_grad():
                 fused.weight.copy_(second.weight @ first.weight)
                 b1 = first.bias if first.bias is not None else torch.zeros(first.out_features)
                 b2 = second.bias if second.bias is not None else torch.zeros(second.out_features)
                 fused.bias.copy_(second.weight @ b1 + b2)
+            if shared_first:
+                gm.add_submodule(src.target, fused)
+                node.replace_all_uses_with(src)
+                gm.graph.erase_node(node)
+                continue
             gm.add_submodule(node.target, fused)
             node.args = (src.args[0],) + tuple(node.args[1:])
             gm.graph.erase_node(src)
@@ -331,7 +341,9 @@ def _wrong_output(model, x: tuple, mistake: str):
         return m(*x)
     gm = fx.symbolic_trace(m.eval())
     _bypass_dropout(gm)
-    _fold_and_fuse(gm, shared_conv=mistake == "shared_conv", shared_linear=mistake == "shared_linear")
+    _fold_and_fuse(gm, shared_conv=mistake == "shared_conv", shared_linear=mistake == "shared_linear",
+                   conv_users=mistake == "conv_users", any_conv=mistake == "any_conv",
+                   shared_first=mistake == "shared_first")
     return gm.eval()(*x)
 
 
@@ -341,6 +353,9 @@ OUTPUT_MISTAKES = {
     "no_eps": "ex08.fold_divides_sqrt_running_var",
     "shared_conv": "ex08.conv2d_module_called_from_two",
     "shared_linear": "ex08.linear_module_called_from_two",
+    "shared_first": "ex08.linear_module_called_from_two",
+    "conv_users": "ex08.conv_output_feeds_more_than",
+    "any_conv": "ex08.fold_only_into_conv2d",
 }
 
 
