@@ -5,6 +5,7 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
 
 
 # =========================================================================================== run_pipeline
@@ -185,3 +186,17 @@ class FunctionalDropoutNet(nn.Module):
         h = F.dropout(h.mean(dim=(2, 3)), p=0.1, training=self.training)
         h = F.alpha_dropout(torch.tanh(h), 0.1, self.training)
         return self.fc(torch.dropout(h, 0.3, self.training))
+
+
+class SubclassLinearNet(nn.Module):
+    """A Linear chain whose first module is torch.nn's NonDynamicallyQuantizableLinear, a subclass of nn.Linear (a
+    leaf of symbolic_trace, as torch.nn modules are): it is a Linear, so fc1 -> fc2 fuses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = NonDynamicallyQuantizableLinear(6, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.fc3 = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc3(torch.relu(self.fc2(self.fc1(x))))

@@ -161,6 +161,11 @@ HINTS: dict[str, str] = {
     'ex08.fold_only_into_conv2d':
         'fold only into an nn.Conv2d (isinstance(m, nn.Conv2d)): another conv, such as an nn.ConvTranspose2d, holds '
         "its input channels in dim 0 of its weight, so fold_bn_into_conv's formula scales the wrong channels",
+    'ex08.own_check_failed_on_case':
+        'your own check of the numbers failed on this model, which is built to test one rule: {advice}',
+    'ex08.subclass_nn_linear_is_linear':
+        '{kind} is a subclass of nn.Linear, so it is a Linear: test isinstance(m, nn.Linear) (as calls_module '
+        'does), not type(m) is nn.Linear',
     'ex08.linear_module_called_from_two':
         'a Linear module called from two sites is shared: fusing into it in place changes the other call too; fuse '
         'only when both modules are called once',

@@ -92,6 +92,13 @@ CLAUSES += [
            ("SharedFirstLinearNet",),
            mutant="fuses a pair into the first Linear's module without counting the call sites, so the first one's "
                   "other call computes the pair", hint="called from two sites is shared"),
+    Clause("optimize_for_inference", "a BatchNorm2d is folded only when the conv's output is used by nothing "
+           "else (an answer that checks its own numbers, and raises)", ("ConvSkipNet",),
+           patch=("len(conv_node.users) != 1 or sites[conv_node.target]", "sites[conv_node.target]"),
+           hint="your own check of the numbers failed on this model"),
+    Clause("optimize_for_inference", "a Linear is any instance of nn.Linear: torch.nn's subclass of it fuses too",
+           ("SubclassLinearNet",), mutant="recognises modules by their exact type: torch.nn's subclass of nn.Linear "
+           "is not fused", hint="is a subclass of nn.Linear"),
     Clause("optimize_for_inference", "every functional dropout, not only F.dropout", ("FunctionalDropoutNet",),
            mutant="removes F.dropout but no other functional dropout (F.dropout2d, F.alpha_dropout, torch.dropout)",
            hint="remove every functional dropout too"),
@@ -181,7 +188,8 @@ TASK_TEXT = {
         "user and neither module is called from another site;":
             ("chains of any length", "a Linear output with two users ends the chain",
              "a Linear called from two sites is left alone",
-             "a pair whose first Linear is called from another site is not fused"),
+             "a pair whose first Linear is called from another site is not fused",
+             "a Linear is any instance of nn.Linear: torch.nn's subclass of it fuses too"),
         "**no dead node** is left (a node whose result nobody uses), and no submodule that the graph no longer uses;":
             ("dead code eliminated", "no submodule the graph no longer uses"),
         "the result and all its submodules are in **eval mode** (modules you create start in training mode).":
@@ -206,7 +214,8 @@ TASK_TEXT = {
              "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its BatchNorm2d"),
         "Every Linear -> Linear pair (first output used once, both modules called once) becomes one Linear.":
             ("a Linear output with two users ends the chain", "a Linear called from two sites is left alone",
-             "a pair whose first Linear is called from another site is not fused"),
+             "a pair whose first Linear is called from another site is not fused",
+             "a Linear is any instance of nn.Linear: torch.nn's subclass of it fuses too"),
         "Nodes nobody uses and submodules nobody calls are removed.":
             ("dead code eliminated", "no submodule the graph no longer uses"),
         "An inference-ready GraphModule computing model.eval(): dropout removed, Conv+BN folded, Linear chains fused, "

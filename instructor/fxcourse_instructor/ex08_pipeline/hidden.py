@@ -14,7 +14,7 @@ from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp, randomize_batchnorm, seeded_randn
 from autograder.checks.ex08_pipeline.models import (
     _Log, BranchyLinearNet, ConvSkipNet, DropBetweenNet, FunctionalDropoutNet, MisplaceNeg, ModuleFedNet,
-    SharedChainNet, SharedFirstLinearNet, TrainBranchNet, UpsampleBNNet
+    SharedChainNet, SharedFirstLinearNet, SubclassLinearNet, TrainBranchNet, UpsampleBNNet
 )
 from autograder.checks.ex08_pipeline.cases import (
     _NEW_EACH_ROUND, _bypass_missing_modules, _cancel_one_double_neg, _delete_dropout_modules, _drop_mul_one_copy,
@@ -170,5 +170,7 @@ def _opt_cases() -> list[Case]:
                   lambda: randomize_batchnorm(_seeded(UpsampleBNNet, 17).eval(), 17), (2, 4, 3, 3), 17),
         _opt_case("FunctionalDropoutNet: F.dropout2d, F.dropout, F.alpha_dropout and torch.dropout; arrives in "
                   "training mode", lambda: _seeded(FunctionalDropoutNet, 18), (2, 3, 5, 5), 18),
+        _opt_case("SubclassLinearNet: fc1 is torch.nn's NonDynamicallyQuantizableLinear, a subclass of nn.Linear, "
+                  "followed by an nn.Linear", lambda: _seeded(SubclassLinearNet, 19).eval(), (4, 6), 19),
     ]
     return cases

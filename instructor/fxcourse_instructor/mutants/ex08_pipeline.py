@@ -188,12 +188,8 @@ _RUN_MUTANTS += [
         ("if not isinstance(result, fx.GraphModule):", "if not isinstance(result, nn.Module):"),)),
     Mutant("run_pipeline", "lints and recompiles the GraphModule it passed in, and only then carries on with the one "
            "the pass returned", hint="carry on with it first", edits=(
-        ("            gm = result\n"
-         "            try:\n",
-         "            try:\n"),
-        ("            gm.recompile()\n",
-         "            gm.recompile()\n"
-         "            gm = result\n"),)),
+        ("            gm = result\n            try:\n", "            try:\n"),
+        ("            gm.recompile()\n", "            gm.recompile()\n            gm = result\n"),)),
 ]
 
 # -------------------------------------------------------------------------------- optimize_for_inference
@@ -369,6 +365,9 @@ _OPT_MUTANTS += [
            "F.alpha_dropout, torch.dropout)", hint="remove every functional dropout too", edits=(
         ("F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,\n"
          "                 torch.dropout)", "F.dropout,)"),)),
+    Mutant("optimize_for_inference", "recognises modules by their exact type: torch.nn's subclass of nn.Linear is "
+           "not fused", hint="is a subclass of nn.Linear", edits=(("isinstance(gm.get_submodule(node.target), kind)",
+           "type(gm.get_submodule(node.target)) in (kind if isinstance(kind, tuple) else (kind,))"),)),
 ]
 
 _OPT_ALTERNATIVES = [
