@@ -123,14 +123,15 @@ _NEW_EACH_ROUND = ("{name} returns a new GraphModule every round, also when noth
 
 
 def _pipeline_case(label, build, *, kwargs=None, raises=None, hint=None, error="RuntimeError", repaired=False,
-                   converges=None):
+                   converges=None, returns="None", new_gm=False):
     """build() -> (gm, passes, *rest) with the probes' log on gm; `raises`: what the `error` must mention.
 
     `hint`: what to say when a case that must raise because no fixed point is reached returns normally (the judge
     finds every other hint in what the answer did); `repaired`: a later pass repairs the graph a pass broke;
     `converges`: why this case, whose passes break nothing, reaches its fixed point (said when the answer gives
-    up on it with a no-fixed-point error: see explain_raise)."""
-    data = {"hint": hint, "repaired": repaired, "converges": converges}
+    up on it with a no-fixed-point error: see explain_raise); `returns`: what the pass of a TypeError case returns
+    instead of a GraphModule; `new_gm`: the pass that breaks the graph returns a new GraphModule."""
+    data = {"hint": hint, "repaired": repaired, "converges": converges, "returns": returns, "new_gm": new_gm}
     if raises is not None:
         data.update(raises=error, must_mention=raises)
 

@@ -5,6 +5,7 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.modules.linear import NonDynamicallyQuantizableLinear
 
 
 # =========================================================================================== run_pipeline
@@ -129,3 +130,73 @@ class ModuleFedNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.bn(self.act(self.conv(x))).mean(dim=(2, 3))
         return self.fc(self.squash(h))
+
+
+class ConvSkipNet(nn.Module):
+    """A Conv2d called once whose output feeds its BatchNorm2d and a skip connection: two users, so no fold."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        return self.bn(y) + y
+
+
+class SharedFirstLinearNet(nn.Module):
+    """fc1 feeds only fc2 at one site but is called again on its own: the first Linear of the pair is shared."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(6, 6)
+        self.fc2 = nn.Linear(6, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.fc1(x)) + self.fc1(x)
+
+
+class UpsampleBNNet(nn.Module):
+    """A BatchNorm2d after a ConvTranspose2d, which is no Conv2d (its weight holds the input channels in dim 0):
+    nothing folds there; then a Conv2d -> BatchNorm2d pair that folds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 4, 2, stride=2)
+        self.bn_up = nn.BatchNorm2d(4)
+        self.conv = nn.Conv2d(4, 3, 3, padding=1)
+        self.bn = nn.BatchNorm2d(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(self.conv(torch.relu(self.bn_up(self.up(x)))))
+
+
+class FunctionalDropoutNet(nn.Module):
+    """Functional dropouts of several kinds, each given the model's mode: F.dropout, F.dropout2d, F.alpha_dropout
+    and torch.dropout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.dropout2d(self.conv(x), 0.2, self.training)
+        h = F.dropout(h.mean(dim=(2, 3)), p=0.1, training=self.training)
+        h = F.alpha_dropout(torch.tanh(h), 0.1, self.training)
+        return self.fc(torch.dropout(h, 0.3, self.training))
+
+
+class SubclassLinearNet(nn.Module):
+    """A Linear chain whose first module is torch.nn's NonDynamicallyQuantizableLinear, a subclass of nn.Linear (a
+    leaf of symbolic_trace, as torch.nn modules are): it is a Linear, so fc1 -> fc2 fuses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = NonDynamicallyQuantizableLinear(6, 8)
+        self.fc2 = nn.Linear(8, 4)
+        self.fc3 = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc3(torch.relu(self.fc2(self.fc1(x))))

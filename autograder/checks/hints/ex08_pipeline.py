@@ -60,6 +60,12 @@ HINTS: dict[str, str] = {
     'ex08.call_gm_graph_lint_right_3':
         'call gm.graph.lint() right after every pass; when it fails, raise a RuntimeError whose message names that '
         'pass',
+    'ex08.not_only_none_graphmodule':
+        'a pass that returns {returns} is broken too, not only one that returns None: test '
+        'isinstance(result, fx.GraphModule) right after the call and raise TypeError naming the pass',
+    'ex08.lint_graphmodule_pass_returned':
+        "the pass '{wanted}' returns a new GraphModule: carry on with it first (gm = p(gm)), then lint and "
+        'recompile that one; a lint of the GraphModule you passed to it checks a graph the pipeline no longer uses',
     'ex08.check_what_pass_returned_right':
         'check what the pass returned right after calling it: when it is not a GraphModule (isinstance(result, '
         'fx.GraphModule)), raise TypeError naming the pass; your {raised} came later, from using the None it '
@@ -148,6 +154,18 @@ HINTS: dict[str, str] = {
         'a Conv2d module called from two sites is shared: folding a BatchNorm into it changes the other call too; '
         'count the call sites of a conv before folding (fold only when it is called once and its output has one '
         'user)',
+    'ex08.conv_output_feeds_more_than':
+        "fold a BatchNorm2d into its conv only when the conv's output is used by nothing else: a folded conv "
+        'gives the normalised values to every user of its output; count the users of the conv node '
+        '(len(node.users) == 1)',
+    'ex08.fold_only_into_conv2d':
+        'fold only into an nn.Conv2d (isinstance(m, nn.Conv2d)): another conv, such as an nn.ConvTranspose2d, holds '
+        "its input channels in dim 0 of its weight, so fold_bn_into_conv's formula scales the wrong channels",
+    'ex08.own_check_failed_on_case':
+        'your own check of the numbers failed on this model, which is built to test one rule: {advice}',
+    'ex08.subclass_nn_linear_is_linear':
+        '{kind} is a subclass of nn.Linear, so it is a Linear: test isinstance(m, nn.Linear) (as calls_module '
+        'does), not type(m) is nn.Linear',
     'ex08.linear_module_called_from_two':
         'a Linear module called from two sites is shared: fusing into it in place changes the other call too; fuse '
         'only when both modules are called once',

@@ -68,6 +68,42 @@ CLAUSES += [
            mutant="keeps unused modules"),
 ]
 
+# Rules that wrong answers written from the task text alone showed the grader did not check.
+CLAUSES += [
+    Clause("run_pipeline", "a pass that returns an object that is neither None nor a GraphModule (an fx.Graph): "
+           "TypeError naming it", ("Knots with [cancel_double_neg, returns_graph]",),
+           mutant="raises TypeError only for a pass that returns None", hint="is broken too, not only one"),
+    Clause("run_pipeline", "an nn.Module that is no GraphModule is something else than a GraphModule: TypeError "
+           "naming the pass", ("Knots with [wraps_in_sequential]",),
+           mutant="tests isinstance(result, nn.Module): an nn.Module that is no GraphModule gets through",
+           hint="is broken too, not only one"),
+    Clause("run_pipeline", "the lint checks the GraphModule the pass returned", (
+        "Knots with [cancel_double_neg, misplace_neg_in_copy]",),
+           mutant="lints and recompiles the GraphModule it passed in, and only then carries on with the one the "
+                  "pass returned", hint="carry on with it first"),
+    Clause("optimize_for_inference", "a BatchNorm2d is folded only when the conv's output is used by nothing else",
+           ("ConvSkipNet",), mutant="folds a BatchNorm2d into its conv even when the conv's output has another user",
+           hint="used by nothing else"),
+    Clause("optimize_for_inference", "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its "
+           "BatchNorm2d", ("UpsampleBNNet",),
+           mutant="folds a BatchNorm2d into any conv (nn.modules.conv._ConvNd), a ConvTranspose2d too",
+           hint="fold only into an nn.Conv2d"),
+    Clause("optimize_for_inference", "a pair whose first Linear is called from another site is not fused",
+           ("SharedFirstLinearNet",),
+           mutant="fuses a pair into the first Linear's module without counting the call sites, so the first one's "
+                  "other call computes the pair", hint="called from two sites is shared"),
+    Clause("optimize_for_inference", "a BatchNorm2d is folded only when the conv's output is used by nothing "
+           "else (an answer that checks its own numbers, and raises)", ("ConvSkipNet",),
+           patch=("len(conv_node.users) != 1 or sites[conv_node.target]", "sites[conv_node.target]"),
+           hint="your own check of the numbers failed on this model"),
+    Clause("optimize_for_inference", "a Linear is any instance of nn.Linear: torch.nn's subclass of it fuses too",
+           ("SubclassLinearNet",), mutant="recognises modules by their exact type: torch.nn's subclass of nn.Linear "
+           "is not fused", hint="is a subclass of nn.Linear"),
+    Clause("optimize_for_inference", "every functional dropout, not only F.dropout", ("FunctionalDropoutNet",),
+           mutant="removes F.dropout but no other functional dropout (F.dropout2d, F.alpha_dropout, torch.dropout)",
+           hint="remove every functional dropout too"),
+]
+
 _OPTIMIZED = ("every dropout kind", "a BatchNorm2d is folded only into a conv called from one site: a shared conv keeps "
               "its BatchNorms", "chains of any length", "dead code eliminated")
 
@@ -96,14 +132,16 @@ TASK_TEXT = {
         "## 1. `run_pipeline(gm, passes, max_rounds=10) -> GraphModule`": ("max_rounds defaults to 10",),
         "A *pass* is any callable that takes a `GraphModule` and returns a `GraphModule`: either the same object, "
         "changed in place, or a new one.": ("a pass may return a new GraphModule", "callable objects as passes"),
-        "Always carry on with the one it returned.": ("a pass may return a new GraphModule",),
+        "Always carry on with the one it returned.": ("a pass may return a new GraphModule",
+                                                      "the lint checks the GraphModule the pass returned"),
         "**Rounds.** One round runs every pass once, in the order given.":
             ("one round runs every pass once, in the order given",),
         "Remember `gm.code` before the round; when the round leaves `gm.code` unchanged, the pipeline has reached its "
         "fixed point: return `gm`.": ("rounds until gm.code is unchanged (a fixed point)", "iterate to the fixed point, not once"),
         "(Compare the code, not the node count or the objects: a pass can change a node's target without changing the "
         "count, and can return a new but identical `GraphModule`.)": ("rounds until gm.code is unchanged (a fixed point)",),
-        "**After every pass**, not once per round: call `gm.graph.lint()`.": ("lint after every pass; the error names the pass",),
+        "**After every pass**, not once per round: call `gm.graph.lint()`.": (
+            "lint after every pass; the error names the pass", "the lint checks the GraphModule the pass returned"),
         "If it raises, raise a `RuntimeError` whose message names the pass: its `__name__`, or `type(p).__name__` for "
         "a callable object that has no `__name__`.":
             ("lint after every pass; the error names the pass", "callable objects as passes"),
@@ -116,7 +154,9 @@ TASK_TEXT = {
         "With no passes at all, the first round changes nothing: return `gm`.": ("with no passes at all, gm is returned",),
         "**A pass that returns something else** than a `GraphModule` (the pass that forgot `return gm` and returns "
         "`None`, wrong snippet 11 of the lessons) is a broken pass: raise `TypeError` with a message that names it.":
-            ("a pass that returns something else than a GraphModule: TypeError naming it",),
+            ("a pass that returns something else than a GraphModule: TypeError naming it",
+             "a pass that returns an object that is neither None nor a GraphModule (an fx.Graph): TypeError naming it",
+             "an nn.Module that is no GraphModule is something else than a GraphModule: TypeError naming the pass"),
         "Run `passes` in order, round after round, until a whole round leaves gm.code unchanged.":
             ("one round runs every pass once, in the order given", "rounds until gm.code is unchanged (a fixed point)"),
         "After every pass: gm.graph.lint() (a failure raises RuntimeError naming the pass) and gm.recompile().":
@@ -137,15 +177,19 @@ TASK_TEXT = {
         "Return a `GraphModule` that computes what `model.eval()` computes (within `rtol=1e-4, atol=1e-5`) and in "
         "which:": ("eval mode before tracing", "eps kept"),
         "**no dropout** is left: no dropout module of any kind (`nn.Dropout`, `nn.Dropout2d`, ...) and no functional "
-        "dropout call (`F.dropout`, ...);": ("every dropout kind",),
+        "dropout call (`F.dropout`, ...);": ("every dropout kind", "every functional dropout, not only F.dropout"),
         "every `BatchNorm2d` that directly follows a `Conv2d` is **folded** into it, when that conv module is called "
         "from one site only and its output is used only by the BatchNorm;":
             ("a BatchNorm2d is folded only into a conv called from one site: a shared conv keeps its BatchNorms",
-             "a conv called from two sites is left alone"),
+             "a conv called from two sites is left alone",
+             "a BatchNorm2d is folded only when the conv's output is used by nothing else",
+             "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its BatchNorm2d"),
         "every `Linear -> Linear` **chain**, of any length, is fused into one `Linear`, when the first output has one "
         "user and neither module is called from another site;":
             ("chains of any length", "a Linear output with two users ends the chain",
-             "a Linear called from two sites is left alone"),
+             "a Linear called from two sites is left alone",
+             "a pair whose first Linear is called from another site is not fused",
+             "a Linear is any instance of nn.Linear: torch.nn's subclass of it fuses too"),
         "**no dead node** is left (a node whose result nobody uses), and no submodule that the graph no longer uses;":
             ("dead code eliminated", "no submodule the graph no longer uses"),
         "the result and all its submodules are in **eval mode** (modules you create start in training mode).":
@@ -162,11 +206,16 @@ TASK_TEXT = {
         "`example_inputs` is there to check your result's numbers before you return it.": "a hint of method",
         "True when `node` calls a submodule of type `kind`.": "the docstring of a helper the cell gives, already written",
         "How many call_module nodes call each submodule.": "the docstring of a helper the cell gives, already written",
-        "Every dropout (module of any dropout type, or functional) is bypassed and erased.": ("every dropout kind",),
+        "Every dropout (module of any dropout type, or functional) is bypassed and erased.": (
+            "every dropout kind", "every functional dropout, not only F.dropout"),
         "Every BatchNorm2d right after a Conv2d that is called once and feeds only it is folded into the conv.":
-            ("a conv called from two sites is left alone", "eps kept"),
+            ("a conv called from two sites is left alone", "eps kept",
+             "a BatchNorm2d is folded only when the conv's output is used by nothing else",
+             "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its BatchNorm2d"),
         "Every Linear -> Linear pair (first output used once, both modules called once) becomes one Linear.":
-            ("a Linear output with two users ends the chain", "a Linear called from two sites is left alone"),
+            ("a Linear output with two users ends the chain", "a Linear called from two sites is left alone",
+             "a pair whose first Linear is called from another site is not fused",
+             "a Linear is any instance of nn.Linear: torch.nn's subclass of it fuses too"),
         "Nodes nobody uses and submodules nobody calls are removed.":
             ("dead code eliminated", "no submodule the graph no longer uses"),
         "An inference-ready GraphModule computing model.eval(): dropout removed, Conv+BN folded, Linear chains fused, "

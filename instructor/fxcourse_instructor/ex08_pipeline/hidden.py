@@ -2,19 +2,34 @@
 instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
 from __future__ import annotations
 
+import copy
+
+import torch
 import torch.fx as fx
+import torch.nn as nn
 
 from fxplayground import ConvBNNet, DropoutNet, SharedConvNet
 
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp, randomize_batchnorm, seeded_randn
 from autograder.checks.ex08_pipeline.models import (
-    _Log, BranchyLinearNet, DropBetweenNet, MisplaceNeg, ModuleFedNet, SharedChainNet, TrainBranchNet
+    _Log, BranchyLinearNet, ConvSkipNet, DropBetweenNet, FunctionalDropoutNet, MisplaceNeg, ModuleFedNet,
+    SharedChainNet, SharedFirstLinearNet, SubclassLinearNet, TrainBranchNet, UpsampleBNNet
 )
 from autograder.checks.ex08_pipeline.cases import (
     _NEW_EACH_ROUND, _bypass_missing_modules, _cancel_one_double_neg, _delete_dropout_modules, _drop_mul_one_copy,
     _grow, _knots, _mlp_width, _opt_case, _pipeline_case, _probe, _relu_to_f_relu_one, _seeded
 )
+
+
+def _misplace_neg_in_copy(gm: fx.GraphModule) -> fx.GraphModule:
+    """Broken on purpose, in a new GraphModule: appends neg(result) after the output node of a copy of the graph
+    and makes the output read it; forgets recompile(), so the copy's code is still the code it was built with."""
+    new = fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    out = next(n for n in new.graph.nodes if n.op == "output")
+    late = new.graph.call_function(torch.neg, (out.args[0],))  # no inserting_before: lands after output
+    out.args = (late,)
+    return new
 
 
 def _pipeline_cases() -> list[Case]:
@@ -71,6 +86,20 @@ def _pipeline_cases() -> list[Case]:
         return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
                     _probe(log, "forgets_return", lambda g: None)]
 
+    def h_returns_graph():
+        gm, log = _knots(12)
+        return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
+                    _probe(log, "returns_graph", lambda g: g.graph)]
+
+    def h_returns_module():
+        gm, log = _knots(13)
+        return gm, [_probe(log, "wraps_in_sequential", lambda g: nn.Sequential(g))]
+
+    def h_broken_copy():
+        gm, log = _knots(14)
+        return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
+                    _probe(log, "misplace_neg_in_copy", _misplace_neg_in_copy)]
+
     return [
         _pipeline_case("Knots with [relu_to_f_relu, drop_mul_one]: round 1 removes nodes, round 2 changes the "
                        "code but not the node count", h_retarget_after_drop),
@@ -98,6 +127,14 @@ def _pipeline_cases() -> list[Case]:
         _pipeline_case("no passes at all", h_empty),
         _pipeline_case("Knots with [cancel_double_neg, forgets_return]: the second pass returns None "
                        "(wrong snippet 11)", h_returns_none, raises="forgets_return", error="TypeError"),
+        _pipeline_case("Knots with [cancel_double_neg, returns_graph]: the second pass returns gm.graph, an "
+                       "fx.Graph", h_returns_graph, raises="returns_graph", error="TypeError", returns="an fx.Graph"),
+        _pipeline_case("Knots with [wraps_in_sequential]: the pass returns nn.Sequential(gm), an nn.Module that is no "
+                       "GraphModule", h_returns_module, raises="wraps_in_sequential", error="TypeError",
+                       returns="an nn.Sequential"),
+        _pipeline_case("Knots with [cancel_double_neg, misplace_neg_in_copy]: the second pass returns a new "
+                       "GraphModule whose graph is broken (and forgets recompile())", h_broken_copy,
+                       raises="misplace_neg_in_copy", new_gm=True),
     ]
 
 
@@ -125,5 +162,15 @@ def _opt_cases() -> list[Case]:
                   lambda: randomize_batchnorm(_seeded(ModuleFedNet, 14), 14), (2, 3, 5, 5), 14),
         _opt_case("ConvBNNet with tiny running variances (eps matters)",
                   lambda: randomize_batchnorm(_seeded(ConvBNNet, 13).eval(), 13, 1e-4, 1e-3), (2, 3, 6, 6), 13),
+        _opt_case("ConvSkipNet: the conv's output feeds its BatchNorm2d and a skip connection (bn(y) + y)",
+                  lambda: randomize_batchnorm(_seeded(ConvSkipNet, 15).eval(), 15), (2, 3, 5, 5), 15),
+        _opt_case("SharedFirstLinearNet: fc2(fc1(x)) + fc1(x), the first Linear of the pair is called from two "
+                  "sites", lambda: _seeded(SharedFirstLinearNet, 16).eval(), (4, 6), 16),
+        _opt_case("UpsampleBNNet: a BatchNorm2d after a ConvTranspose2d, then a Conv2d -> BatchNorm2d",
+                  lambda: randomize_batchnorm(_seeded(UpsampleBNNet, 17).eval(), 17), (2, 4, 3, 3), 17),
+        _opt_case("FunctionalDropoutNet: F.dropout2d, F.dropout, F.alpha_dropout and torch.dropout; arrives in "
+                  "training mode", lambda: _seeded(FunctionalDropoutNet, 18), (2, 3, 5, 5), 18),
+        _opt_case("SubclassLinearNet: fc1 is torch.nn's NonDynamicallyQuantizableLinear, a subclass of nn.Linear, "
+                  "followed by an nn.Linear", lambda: _seeded(SubclassLinearNet, 19).eval(), (4, 6), 19),
     ]
     return cases

@@ -16,7 +16,7 @@ from autograder.checks.framework import Check
 from autograder.checks.ex08_pipeline.cases import _opt_cases, _pipeline_cases, explain_raise
 from fxcourse_instructor.ex08_pipeline.references import _reference_pipeline
 from autograder.checks.ex08_pipeline.evidence import _opt_evidence, _pipeline_evidence
-from fxcourse_instructor.ex08_pipeline.judges import _opt_judge, _pipeline_judge
+from fxcourse_instructor.ex08_pipeline.judges import _opt_judge, _opt_raise, _pipeline_judge
 
 __all__ = ["CHECKS", "_reference_pipeline"]
 
@@ -27,5 +27,5 @@ CHECKS = {
     # optimize_for_inference calls the learner's run_pipeline: a failure that the course's run_pipeline does not
     # have costs points in run_pipeline's test only
     "optimize_for_inference": Check("optimize_for_inference", _opt_cases, _opt_evidence, _opt_judge, unchanged="weights",
-                                    helpers={"run_pipeline": _reference_pipeline}),
+                                    helpers={"run_pipeline": _reference_pipeline}, explain_raise=_opt_raise),
 }

@@ -181,6 +181,15 @@ def run_pipeline(gm, passes, max_rounds=10):
 _RUN_MUTANTS += [
     Mutant("run_pipeline", "a helper that runs one checked pass, but a pass returning None only fails in its lint, "
            "a RuntimeError", hint="raise TypeError naming the pass", source=_ONE_CHECKED_PASS),
+    Mutant("run_pipeline", "raises TypeError only for a pass that returns None", hint="is broken too, not only one "
+           "that returns None", edits=(("if not isinstance(result, fx.GraphModule):", "if result is None:"),)),
+    Mutant("run_pipeline", "tests isinstance(result, nn.Module): an nn.Module that is no GraphModule gets through",
+           hint="is broken too, not only one that returns None", edits=(
+        ("if not isinstance(result, fx.GraphModule):", "if not isinstance(result, nn.Module):"),)),
+    Mutant("run_pipeline", "lints and recompiles the GraphModule it passed in, and only then carries on with the one "
+           "the pass returned", hint="carry on with it first", edits=(
+        ("            gm = result\n            try:\n", "            try:\n"),
+        ("            gm.recompile()\n", "            gm.recompile()\n            gm = result\n"),)),
 ]
 
 # -------------------------------------------------------------------------------- optimize_for_inference
@@ -330,6 +339,35 @@ _OPT_MUTANTS = [
         (_FROZEN + "    gm = fx.symbolic_trace(frozen)\n" + _PASSES + "\n",
          "    from torch.fx.experimental.optimization import optimize_for_inference as torch_optimize\n"
          "    return torch_optimize(model)\n"),)),
+]
+
+# wrong answers only a conv output with two users, a shared first Linear, a ConvTranspose2d or F.dropout2d show
+_OPT_MUTANTS += [
+    Mutant("optimize_for_inference", "folds a BatchNorm2d into its conv even when the conv's output has another "
+           "user", hint="used by nothing else", edits=(
+        ("len(conv_node.users) != 1 or sites[conv_node.target]", "sites[conv_node.target]"), (_CHECKED, ""))),
+    Mutant("optimize_for_inference", "folds a BatchNorm2d into any conv (nn.modules.conv._ConvNd), a ConvTranspose2d "
+           "too", hint="fold only into an nn.Conv2d", edits=(
+        ("calls_module(gm, conv_node, nn.Conv2d)", "calls_module(gm, conv_node, nn.modules.conv._ConvNd)"),
+        (_CHECKED, ""))),
+    Mutant("optimize_for_inference", "fuses a pair into the first Linear's module without counting the call sites, "
+           "so the first one's other call computes the pair", hint="called from two sites is shared", edits=(
+        ("        if len(first.users) != 1 or sites[first.target] != 1 or sites[second.target] != 1:",
+         "        if len(first.users) != 1:"),
+        ("        gm.add_submodule(second.target, fused)  # the second node now computes the whole pair...\n"
+         "        second.args = (first.args[0],) + tuple(second.args[1:])\n"
+         "        gm.graph.erase_node(first)               # ...so a longer chain keeps folding into it\n",
+         "        gm.add_submodule(first.target, fused)\n"
+         "        second.replace_all_uses_with(first)\n"
+         "        gm.graph.erase_node(second)\n"),
+        (_CHECKED, ""))),
+    Mutant("optimize_for_inference", "removes F.dropout but no other functional dropout (F.dropout2d, "
+           "F.alpha_dropout, torch.dropout)", hint="remove every functional dropout too", edits=(
+        ("F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout,\n"
+         "                 torch.dropout)", "F.dropout,)"),)),
+    Mutant("optimize_for_inference", "recognises modules by their exact type: torch.nn's subclass of nn.Linear is "
+           "not fused", hint="is a subclass of nn.Linear", edits=(("isinstance(gm.get_submodule(node.target), kind)",
+           "type(gm.get_submodule(node.target)) in (kind if isinstance(kind, tuple) else (kind,))"),)),
 ]
 
 _OPT_ALTERNATIVES = [
