@@ -10,7 +10,7 @@ from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed
 from autograder.checks.ex09_dynamo.models import (
-    GateNet, PROBE, PlainMLP, SigmoidPass, _gen, _remember_settings, _reset, sin_item_scale
+    GRAD, GateNet, PROBE, PlainMLP, STEP, SigmoidPass, _gen, _remember_settings, _reset, sin_item_scale
 )
 
 
@@ -39,13 +39,13 @@ def _earlier_compile() -> None:
 def _makers(warm: bool):
     """(model, function): the makers of the (fn, *inputs) cases shared by capture_graphs and graph_break_count
     (`warm`: without an earlier compile in the same process)."""
-    def model(factory: Callable[[], nn.Module], shape: tuple, seed: int, dtype=torch.float32):
+    def model(factory: Callable[[], nn.Module], shape: tuple, seed: int, dtype=torch.float32, train: bool = False):
         def make():
             _reset()
             if not warm:
                 _earlier_compile()
             manual_seed(seed)
-            m = factory().eval().to(dtype)
+            m = factory().train(train).to(dtype)
             _remember_settings()
             return (m, torch.randn(*shape, generator=_gen(seed), dtype=dtype))
         return make
@@ -81,14 +81,17 @@ def _breaks_cases(hidden: bool) -> list[Case]:
 
 
 def _pass_spec(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32,
-               train: bool = False):
-    """How a relu_to_sigmoid case is made: (make, the model's factory, its dtype), for `_pass_case`."""
+               train: bool = False, step: bool = False, grad: bool = False):
+    """How a relu_to_sigmoid case is made: (make, the model's factory, its dtype), for `_pass_case`. `step`: the
+    model's weights change in place between two calls; `grad`: the compiled model is called with grad enabled."""
     def make():
         _reset()
         manual_seed(seed)
         m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
         object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
                                       for i, s in enumerate(shapes)])
+        object.__setattr__(m, STEP, step)
+        object.__setattr__(m, GRAD, grad)
         _remember_settings()
         return (m, SigmoidPass())
     return make, factory, dtype

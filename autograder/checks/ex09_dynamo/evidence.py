@@ -9,7 +9,9 @@ import torch.fx as fx
 from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import qualified
-from autograder.checks.ex09_dynamo.models import PROBE, SETTINGS_HINT, _reset, _settings_left_changed
+from autograder.checks.ex09_dynamo.models import (
+    GRAD, PROBE, SETTINGS_HINT, STEP, _reset, _settings_left_changed, weight_step
+)
 
 
 def _calls(gm: fx.GraphModule) -> list[str]:
@@ -40,7 +42,10 @@ def _capture_evidence(result: Any, args: tuple) -> dict:
             items.append(_graph_summary(g))
         else:
             items.append({"type": type(g).__name__})
-    return {"graphs": items}
+    fn = args[0] if args else None
+    # the mode the caller's model was left in (a case's model in training mode must still be in it)
+    training = bool(fn.training) if isinstance(fn, torch.nn.Module) else None
+    return {"graphs": items, "training": training}
 
 
 def _breaks_evidence(result: Any, args: tuple) -> Any:
@@ -64,16 +69,27 @@ def _pass_evidence(result: Any, args: tuple) -> dict:
                           "torch.compile returns)",
                           "shared.return_value_instead_printing" if result is None else
                           "ex09.return_torch_compile_model_backend")
-    outputs = []
+    outputs: Any = []
+    needs_grad: list[bool] = []
+    step, grad = getattr(model, STEP, False), getattr(model, GRAD, False)
+    steps = 0
     try:
-        with torch.no_grad():
-            for x in getattr(model, PROBE):
-                outputs.append(result(x))
+        with torch.set_grad_enabled(grad):   # the caller's grad mode: grad enabled where the case says so
+            for i, x in enumerate(getattr(model, PROBE)):
+                if i and step:
+                    weight_step(model)   # the caller updates its weights between two calls
+                    steps += 1
+                out = result(x)
+                needs_grad.append(bool(isinstance(out, torch.Tensor) and out.requires_grad))
+                outputs.append(out.detach() if isinstance(out, torch.Tensor) else out)
     except Exception as exc:
         outputs = f"{type(exc).__name__}: {str(exc)[:300]}"
     finally:
         _reset()
+        if steps % 2:
+            weight_step(model)   # two steps give the weights back: the model's as the case handed it over
     _settings_kept("compile_with_pass")
     frozen = [name for name, p in model.named_parameters() if not p.requires_grad]   # every case's all require grad
     return {"outputs": outputs, "calls": int(pass_fn.calls), "aten_graphs": int(pass_fn.aten_graphs),
-            "is_model": result is model, "frozen": frozen[:4], "dtype": str(next(model.parameters()).dtype)}
+            "is_model": result is model, "requires_grad": needs_grad, "frozen": frozen[:4],
+            "dtype": str(next(model.parameters()).dtype)}

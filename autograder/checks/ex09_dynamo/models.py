@@ -260,3 +260,51 @@ class SigmoidPass:
         return fx.GraphModule(gm, graph)
 
     __name__ = "relu_to_sigmoid"
+
+
+def grad_gated(x: torch.Tensor) -> torch.Tensor:
+    """Takes another path when autograd records (as checkpointing code does): with grad enabled, a `.item()` breaks
+    the graph; under torch.no_grad() nothing breaks, so an answer that calls fn under no_grad captures (and counts)
+    the graphs of another function than the one the caller runs."""
+    y = torch.sin(x)
+    if torch.is_grad_enabled():
+        y = y * y.sum().item()
+    return torch.cos(y)
+
+
+def needs_grad_path(x: torch.Tensor) -> torch.Tensor:
+    """Branches on x.requires_grad (dynamo guards on it): a detached copy of x takes the other branch."""
+    if x.requires_grad:
+        return torch.sin(x) * 2
+    return torch.cos(x) + 1
+
+
+def product_plus(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Called with one tensor as both inputs, dynamo sees that they are the same tensor: one placeholder."""
+    return a * b + a
+
+
+class TrainNet(nn.Module):
+    """BatchNorm1d and Dropout, to be used in training mode: its graph counts the batches (an add_ on
+    num_batches_tracked) and normalises with the batch's statistics; in eval mode the graph differs."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.bn = nn.BatchNorm1d(width)
+        self.drop = nn.Dropout(0.25)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(torch.relu(self.bn(self.fc(x))))
+
+
+STEP = "_ex09_step"   # set on a compile_with_pass case's model: its weights change in place between calls
+GRAD = "_ex09_grad"   # set on a compile_with_pass case's model: the compiled model is called with grad enabled
+
+
+def weight_step(model: nn.Module) -> None:
+    """A change of the model's weights in place, as an optimizer step or load_state_dict makes: every parameter
+    negated (so two steps give the weights back exactly)."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.neg_()

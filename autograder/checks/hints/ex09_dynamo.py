@@ -138,6 +138,28 @@ HINTS: dict[str, str] = {
         '0 where dynamo breaks the graph: that a compile succeeds tells nothing (with fullgraph=True torch.compile '
         "captures this function's breaks in one graph); count the breaks torch.compile's defaults make: "
         "the graph_break_count of torch._dynamo.explain's report",
+    'ex09.call_in_caller_s_grad_mode':
+        'call compiled(*inputs) in the grad mode you are called in, with no torch.no_grad() around it: fn may compute '
+        'otherwise under it (torch.is_grad_enabled()), and dynamo captures what fn does in the caller\'s mode',
+    'ex09.pass_inputs_themselves_not_copies':
+        'pass the inputs themselves, compiled(*inputs), not copies (clone()) nor detached tensors (detach()): '
+        'dynamo sees which inputs are one tensor (one placeholder) and which require grad, and what fn does to its '
+        "inputs must reach the caller's tensors",
+    'ex09.pass_inputs_not_detached':
+        'pass the inputs as they are, not detached: .detach() drops requires_grad, which dynamo guards on and fn '
+        'may read, so fn runs another path',
+    'ex09.capture_model_in_its_own_mode':
+        'compile the model in the mode the caller handed it over (train or eval) and leave it so: model.eval() '
+        'changes what it computes (BatchNorm, Dropout) and switches the caller\'s model for good',
+    'ex09.explain_in_caller_s_grad_mode':
+        'explain fn in the grad mode you are called in, with no torch.no_grad() around it: fn may take another path '
+        'under it (torch.is_grad_enabled()) and break its graph elsewhere, or not at all',
+    'ex09.compile_caller_s_model_itself':
+        "compile the caller's model itself, torch.compile(model, ...), not a copy of it: the caller goes on changing "
+        'its weights (an optimizer step, load_state_dict), and the compiled function must run them',
+    'ex09.return_compiled_itself_keep_autograd':
+        'return what torch.compile returns, not a wrapper that calls it under torch.no_grad() or detaches its '
+        "outputs: the caller may train the compiled model, and its outputs carry autograd as the eager model's do",
     'ex09.leave_dynamo_config_as_found':
         'leave torch._dynamo.config as you found it: a setting changed for good changes every later compile of the '
         'caller; change one only inside `with torch._dynamo.config.patch(...):`, or not at all',

@@ -92,7 +92,39 @@ CLAUSES = [
     Clause("graph_break_count", "torch._dynamo.config is left as it was found", ("sin_item_scale", "two_items"),
            mutant="raises torch._dynamo.config.recompile_limit for good",
            hint="leave torch._dynamo.config as you found it"),
+    # what the caller hands over is used as it is: its grad mode, its inputs, its model's mode and weights
+    Clause("capture_graphs", "called in the caller's grad mode, not under torch.no_grad()", ("grad_gated",),
+           mutant="calls the compiled function under torch.no_grad(): fn may take another path there",
+           hint="torch.no_grad()"),
+    Clause("capture_graphs", "the inputs themselves, not copies: one tensor given twice is one input",
+           ("product_plus",),
+           mutant="calls the compiled function on clones of the inputs: one tensor given twice becomes two",
+           hint="not copies"),
+    Clause("capture_graphs", "the inputs as they are, nothing detached", ("product_plus", "needs_grad_path"),
+           mutant="calls the compiled function on detached inputs: requires_grad is lost", hint="detach()"),
+    Clause("capture_graphs", "a model in the mode it came in, and left in it", ("TrainNet(4)",),
+           mutant="puts a model in eval mode before compiling it (and leaves it there)",
+           hint="in the mode the caller handed it over"),
+    Clause("capture_graphs", "a model compiled in the mode it came in, even when put back afterwards",
+           ("TrainNet(4)",), mutant="compiles a model in eval mode and puts it back in its mode afterwards",
+           hint="in the mode the caller handed it over"),
+    Clause("graph_break_count", "explained in the caller's grad mode, not under torch.no_grad()", ("grad_gated",),
+           mutant="explains fn under torch.no_grad(): fn may take another path there", hint="torch.no_grad()"),
+    Clause("compile_with_pass", "the caller's model itself is compiled, not a copy: a change of its weights shows",
+           ("PlainMLP(5) in training mode, called with grad enabled",),
+           mutant="compiles a deep copy of the model: a later change of its weights is not seen",
+           hint="not a copy of it"),
+    Clause("compile_with_pass", "what torch.compile returns, no wrapper: with grad enabled the outputs carry autograd",
+           ("PlainMLP(5) in training mode, called with grad enabled",),
+           mutant="returns a wrapper that calls the compiled model under torch.no_grad()", hint="not a wrapper"),
 ]
+
+_CALLER = ("called in the caller's grad mode, not under torch.no_grad()",
+           "the inputs themselves, not copies: one tensor given twice is one input",
+           "the inputs as they are, nothing detached", "a model in the mode it came in, and left in it",
+           "a model compiled in the mode it came in, even when put back afterwards")
+_COMPILED = ("the caller's model itself is compiled, not a copy: a change of its weights shows",
+             "what torch.compile returns, no wrapper: with grad enabled the outputs carry autograd")
 
 _CONFIG = (("capture_graphs", "torch._dynamo.config is left as it was found"), ("graph_break_count", "torch._dynamo.config is left as it was found"))
 
@@ -129,7 +161,13 @@ TASK_TEXT = {
         'handed the backend, in the order it handed them.':
             ('the compiled function is called once on the inputs', 'every input is passed on to fn',
              'every graph dynamo handed the backend, not the last one only', 'in the order dynamo handed them',
-             'the compiled function is called once: a second call may compile again'),
+             'the compiled function is called once: a second call may compile again',
+             "the inputs themselves, not copies: one tensor given twice is one input",
+             "the inputs as they are, nothing detached"),
+        'call it as the caller calls `fn`: on the inputs themselves (no copies, nothing detached: dynamo sees which '
+        'inputs are one tensor and which require grad), in the grad mode you are called in (no `torch.no_grad()` '
+        'around the call), and a model in the mode it came in (train or eval);':
+            _CALLER,
         'start from `torch._dynamo.reset()`: dynamo keeps compiled code per function, and a function compiled often '
         'enough before (in your kernel, by earlier experiments) runs without calling any backend;':
             ("dynamo state reset first",),
@@ -163,6 +201,9 @@ TASK_TEXT = {
         'So count breaks this way, not graphs (one break splits a function into two graphs) and not the entries of '
         '`break_reasons`.':
             ("breaks, not graphs", "graph_break_count as dynamo reports it, not the entries of break_reasons"),
+        'Explain `fn` as the caller runs it: on the inputs as they are, in the grad mode you are called in (under '
+        '`torch.no_grad()`, `fn` may take another path).':
+            ("explained in the caller's grad mode, not under torch.no_grad()", 'the inputs are passed on as they are'),
         'Return a Python `int`.':
             ("an int", "an int, not another kind of number"),
         'How many graph breaks compiling `fn` for these inputs causes.':
@@ -174,9 +215,13 @@ TASK_TEXT = {
         'Return `torch.compile(model, ...)` with a backend that applies `pass_fn(gm) -> gm` to **every** graph it '
         'receives and runs the result.':
             ('returns the compiled function', 'pass_fn runs on the graphs', 'what pass_fn returns is what runs',
-             'every graph, after a graph break too'),
+             'every graph, after a graph break too') + _COMPILED,
         'Calling what you return then gives what the eager model gives after the pass.':
-            ("what pass_fn returns is what runs",),
+            ("what pass_fn returns is what runs",) + _COMPILED,
+        "compile the caller's model itself and return what `torch.compile` returns, no copy, no wrapper: a later "
+        "change of the model's weights (an optimizer step) shows in the next call, and with grad enabled the outputs "
+        "carry autograd, as the eager model's do;":
+            _COMPILED,
         'a pass may change `gm` in place and return it, or build and return a new `GraphModule`: run what it returns;':
             ("what pass_fn returns is what runs",),
         'a model with a graph break is several graphs, and a new input shape brings a recompile: each of those '

@@ -1,6 +1,7 @@
 """The judges of ex09_dynamo: compare a result's evidence with the reference and say what differs."""
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Callable
 
@@ -10,36 +11,52 @@ from autograder.checks.randmodels import current_salt
 from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect
-from autograder.checks.ex09_dynamo.models import PROBE, _recording_backend, _reset
+from autograder.checks.ex09_dynamo.models import GRAD, PROBE, STEP, _recording_backend, _reset, weight_step
 from autograder.checks.ex09_dynamo.evidence import _graph_summary
 
 
 _CACHE: dict = {}
 
 
-def _reference_capture(label: str, make: Callable[[], tuple]) -> list[dict]:
-    """What a recording backend receives when the case's function is compiled and called once, from a reset."""
-    key = ("capture", label, current_salt())
+def _called_as(fn, inputs: list, variant: str | None) -> tuple:
+    """The case's function and inputs as a wrong answer hands them to the compiled function: "clone" (copies of
+    the inputs), "detach" (detached inputs), "eval" (the model switched to eval mode); as they are otherwise."""
+    if variant == "clone":
+        return fn, [t.clone() for t in inputs]
+    if variant == "detach":
+        return fn, [t.detach() for t in inputs]
+    if variant == "eval":
+        fn.eval()
+    return fn, inputs
+
+
+def _reference_capture(label: str, make: Callable[[], tuple], grad: bool = False,
+                       variant: str | None = None) -> list[dict]:
+    """What a recording backend receives when the case's function is compiled and called once, from a reset
+    (`grad`: with grad enabled, as the answer is called; `variant`: called the way a wrong answer calls it, see
+    _called_as, or "no_grad": under torch.no_grad())."""
+    key = ("capture", label, current_salt(), grad, variant)
     if key not in _CACHE:
         fn, *inputs = make()
+        fn, inputs = _called_as(fn, inputs, variant)
         _reset()
         graphs: list = []
-        with torch.no_grad():
+        with torch.set_grad_enabled(grad and variant != "no_grad"):
             torch.compile(fn, backend=_recording_backend(graphs))(*inputs)
         _reset()
         _CACHE[key] = [_graph_summary(g) for g in graphs]
     return _CACHE[key]
 
 
-def _reference_breaks(label: str, make: Callable[[], tuple]) -> tuple[int, int, int, int]:
+def _reference_breaks(label: str, make: Callable[[], tuple], grad: bool = False) -> tuple[int, int, int, int]:
     """(graph breaks, graphs, entries of break_reasons, kinds of reason among them) as torch._dynamo.explain
-    reports them, from a reset."""
+    reports them, from a reset (`grad`: with grad enabled, as the answer is called)."""
     import torch._dynamo
-    key = ("explain", label, current_salt())
+    key = ("explain", label, current_salt(), grad)
     if key not in _CACHE:
         fn, *inputs = make()
         _reset()
-        with torch.no_grad():
+        with torch.set_grad_enabled(grad):
             report = torch._dynamo.explain(fn)(*inputs)
         _reset()
         kinds = {str(r.reason).splitlines()[0] for r in report.break_reasons}
@@ -74,12 +91,36 @@ def _flat(graphs: list[dict]) -> list[str]:
     return [c for g in graphs for c in g.get("calls", [])]
 
 
+# how a wrong answer called fn, in words, and the hint that says what to do instead
+_CALLED_AS = {
+    "no_grad": ("fn called under torch.no_grad(), where it takes another path (it reads torch.is_grad_enabled()); "
+                "called as the caller calls it, with grad enabled", "ex09.call_in_caller_s_grad_mode"),
+    "clone": ("fn called on new tensors made from the inputs (clone() or detach() makes them), which are two "
+              "tensors; given one tensor as both inputs, dynamo sees one input",
+              "ex09.pass_inputs_themselves_not_copies"),
+    "detach": ("fn called on detached inputs, which do not require grad (and fn branches on x.requires_grad); "
+               "called on the input itself, which requires grad", "ex09.pass_inputs_not_detached"),
+    "eval": ("the model in eval mode; in training mode, as the caller handed it over (BatchNorm then counts the "
+             "batch and normalises with its statistics)", "ex09.capture_model_in_its_own_mode"),
+}
+
+
 def _capture_judge(case: Case, ev: dict) -> None:
-    expected = _reference_capture(case.label, case.data.get("cold", case.make))
+    grad = bool(case.data.get("grad"))
+    expected = _reference_capture(case.label, case.data.get("cold", case.make), grad)
     got = ev["graphs"]
     for i, g in enumerate(got):
         expect("type" not in g, f"item {i} of the list is a {g.get('type')}, expected an fx.GraphModule",
                "ex09.append_gm_first_argument_dynamo")
+    expect(not case.data.get("train") or ev.get("training") is not False,
+           "capture_graphs left the caller's model in eval mode; it was handed over in training mode",
+           "ex09.capture_model_in_its_own_mode")
+    for variant in case.data.get("variants", ()):
+        if got != expected and got == _reference_capture(case.label, case.make, grad, variant):
+            what, hint = _CALLED_AS[variant]
+            raise CheckFailed(f"returned {len(got)} graph(s) with {[g['placeholders'] for g in got]} placeholder(s), "
+                              f"those of {what}, fn gives dynamo {len(expected)} graph(s) with "
+                              f"{[e['placeholders'] for e in expected]} placeholder(s)", hint)
     if not got and expected:
         raise CheckFailed(f"no graph captured; dynamo hands a backend {len(expected)} graph(s) for this function",
                           RESET if case.data.get("warm") else LAZY)
@@ -121,10 +162,15 @@ def _capture_judge(case: Case, ev: dict) -> None:
 
 
 def _breaks_judge(case: Case, got: int) -> None:
-    breaks, graphs, reasons, kinds = _reference_breaks(case.label, case.make)
+    grad = bool(case.data.get("grad"))
+    breaks, graphs, reasons, kinds = _reference_breaks(case.label, case.make, grad)
     if got == breaks:
         return
     first_only = case.data.get("first_only")
+    if "no_grad" in case.data.get("variants", ()) and got == _reference_breaks(case.label, case.make)[0]:
+        raise CheckFailed(f"returned {got}, the count of fn under torch.no_grad(), where it takes another path (it "
+                          f"reads torch.is_grad_enabled()); called as the caller calls it, with grad enabled, it "
+                          f"causes {breaks} graph break(s) ({graphs} graph(s))", "ex09.explain_in_caller_s_grad_mode")
     if first_only is not None and got == _reference_breaks(case.label + " (first input only)", first_only)[0]:
         hint = hint_of("ex09.count_fn_called_first_input", inputs=len(case.make()) - 1)
     elif got == kinds and kinds != reasons:
@@ -166,9 +212,17 @@ def _pass_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"calling what compile_with_pass returned raised {raised}", hint)
     expect(not ev["is_model"], "compile_with_pass returned the model itself, not a compiled function",
            "ex09.return_torch_compile_model_backend_2")
+    step = bool(getattr(model, STEP, False))
+    before = copy.deepcopy(reference)   # the weights the model had before the caller changed them
+    expected, unpassed, stale = [], [], []
     with torch.no_grad():
-        expected = [reference(x) for x in inputs]
-        unpassed = [model(x) for x in inputs]
+        for i, x in enumerate(inputs):
+            if i and step:   # as the evidence does: the caller changes the weights between two calls
+                weight_step(reference)
+                weight_step(model)
+            expected.append(reference(x))
+            unpassed.append(model(x))
+            stale.append(before(x))
     for i, (got, want, old) in enumerate(zip(ev["outputs"], expected, unpassed)):
         what = f"call {i + 1} (input of shape {tuple(inputs[i].shape)})"
         if not isinstance(got, torch.Tensor) or got.shape != want.shape:
@@ -181,6 +235,10 @@ def _pass_judge(case: Case, ev: dict) -> None:
         if close:
             raise CheckFailed(f"{what}: the output is {got.dtype}, the eager model's {want.dtype}",
                               "ex09.run_model_graphs_their_own")
+        if step and i and torch.allclose(got.double(), stale[i].double(), rtol=1e-5, atol=1e-6):
+            raise CheckFailed(f"{what}: the output is what the model gave before its weights changed in place (the "
+                              "caller changed them after call 1, as an optimizer step does): the compiled function "
+                              "runs a copy of the model, not the caller's model", "ex09.compile_caller_s_model_itself")
         if torch.allclose(got.double(), old.double(), rtol=1e-5, atol=1e-6):
             if ev["calls"] == 0:
                 hint = "ex09.pass_fn_was_never_called"
@@ -199,6 +257,11 @@ def _pass_judge(case: Case, ev: dict) -> None:
     expect(not ev.get("frozen"), f"compile_with_pass changed the caller's model: its parameters "
                                  f"{', '.join(ev.get('frozen') or [])} no longer require grad",
            "ex09.leave_model_torch_compile_needs")
+    lost = [i + 1 for i, needs in enumerate(ev.get("requires_grad") or []) if not needs]
+    expect(not getattr(model, GRAD, False) or not lost,
+           f"call {lost[0] if lost else 0}, with grad enabled: the output does not require grad, but the eager "
+           "model's does (its parameters require grad), so backward() cannot train the model through it",
+           "ex09.return_compiled_itself_keep_autograd")
     graphs = _reference_graph_count(case)
     expect(ev["calls"] <= graphs,
            f"pass_fn ran {ev['calls']} times, but dynamo handed the backend {graphs} graph(s) for these calls",

@@ -47,6 +47,26 @@ _CAPTURE_MUTANTS = [
     Mutant("capture_graphs", "torch.compile with dynamic=True: sizes become symbols", hint="defaults",
            edits=(("torch._dynamo.optimize(recording_backend)(fn)",
                    "torch.compile(fn, backend=recording_backend, dynamic=True)"),)),
+    # wrong answers that change what the caller handed over: its grad mode, its inputs, its model's mode
+    Mutant("capture_graphs", "calls the compiled function under torch.no_grad(): fn may take another path there",
+           hint="torch.no_grad()",
+           edits=(("    compiled(*inputs)  ", "    with torch.no_grad():\n        compiled(*inputs)  "),)),
+    Mutant("capture_graphs", "calls the compiled function on clones of the inputs: one tensor given twice becomes two",
+           hint="not copies",
+           edits=(("    compiled(*inputs)  ", "    compiled(*[t.clone() for t in inputs])  "),)),
+    Mutant("capture_graphs", "calls the compiled function on detached inputs: requires_grad is lost",
+           hint="detached tensors (detach())",
+           edits=(("    compiled(*inputs)  ", "    compiled(*[t.detach() for t in inputs])  "),)),
+    Mutant("capture_graphs", "puts a model in eval mode before compiling it (and leaves it there)",
+           hint="in the mode the caller handed it over",
+           edits=(("    compiled = torch._dynamo.optimize",
+                   "    if isinstance(fn, nn.Module):\n        fn.eval()\n    compiled = torch._dynamo.optimize"),)),
+    Mutant("capture_graphs", "compiles a model in eval mode and puts it back in its mode afterwards",
+           hint="in the mode the caller handed it over",
+           edits=(("    compiled = torch._dynamo.optimize",
+                   "    mode = getattr(fn, 'training', None)\n    if mode is not None:\n        fn.eval()\n"
+                   "    compiled = torch._dynamo.optimize"),
+                  ("    return graphs", "    if mode is not None:\n        fn.train(mode)\n    return graphs"))),
 ]
 
 _BREAKS_MUTANTS = [
@@ -80,6 +100,10 @@ _BREAKS_MUTANTS = [
     Mutant("graph_break_count", "explains the call on the first input only: fn(x, scale) loses its scale",
            hint="pass every input on", not_hints=("count every break",),
            edits=(("torch._dynamo.explain(fn)(*inputs)", "torch._dynamo.explain(fn)(inputs[0])"),)),
+    Mutant("graph_break_count", "explains fn under torch.no_grad(): fn may take another path there",
+           hint="torch.no_grad()",
+           edits=(("    report = torch._dynamo.explain(fn)(*inputs)\n",
+                   "    with torch.no_grad():\n        report = torch._dynamo.explain(fn)(*inputs)\n"),)),
     Mutant("graph_break_count", "counts only the .item() breaks, not the branches on a value",
            hint="count every break",
            edits=(("    return int(report.graph_break_count)",
@@ -135,6 +159,15 @@ _PASS_MUTANTS = [
            edits=(("    return torch.compile(model, backend=pass_backend)",
                    "    from torch._dynamo.backends.common import aot_autograd\n"
                    "    return torch.compile(model, backend=aot_autograd(fw_compiler=pass_backend))"),)),
+    Mutant("compile_with_pass", "compiles a deep copy of the model: a later change of its weights is not seen",
+           hint="not a copy of it",
+           edits=(("torch.compile(model, backend=pass_backend)",
+                   "torch.compile(__import__('copy').deepcopy(model), backend=pass_backend)"),)),
+    Mutant("compile_with_pass", "returns a wrapper that calls the compiled model under torch.no_grad()",
+           hint="not a wrapper",
+           edits=(("    return torch.compile(model, backend=pass_backend)",
+                   "    compiled = torch.compile(model, backend=pass_backend)\n\n    def run(*args):\n"
+                   "        with torch.no_grad():\n            return compiled(*args)\n\n    return run"),)),
     Mutant("compile_with_pass", "casts the caller's model to float32 before compiling", hint="cast to torch.float32",
            edits=(("torch.compile(model, backend=pass_backend)",
                    "torch.compile(model.float(), backend=pass_backend)"),)),
