@@ -39,8 +39,8 @@ def _make_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"the pass holds {ev['entries']} replacement(s), expected 1",
                           REGISTER if ev["entries"] == 0 else
                           "ex13.make_new_patternmatcherpass_each_call_2")
-    expect(not ev.get("returned_before"), "make_pattern_pass returned a pass that an earlier call had returned "
-           f"(this call's replacement is {name}, its search and replace functions the same as a call before)",
+    expect(not ev.get("returned_before"), "make_pattern_pass returned the pass an earlier call had returned, for "
+           f"the same replacement ({name})",
            "ex13.pass_of_its_own_same_functions")
     for got in ev["applied"]:
         graph = got["graph"]
