@@ -40,6 +40,7 @@ def test_the_pitfalls_of_the_lesson_are_among_the_mutants():
 @pytest.mark.parametrize("graph, name, count", [
     ("mlp", cases.MM_RELU, 3), ("shared", cases.MM_RELU, 1), ("mixed", cases.MUL_ADD, 2),
     ("mixed", cases.MM_RELU, 1), ("convnet", cases.CONV_BN, 2), ("mlp", cases.MUL_ADD, 0),
+    ("relus", cases.RELU_RELU, 2), ("linears", cases.MM_T_RELU, 2), ("mlp", cases.MM_T_RELU, 0),
 ])
 def test_the_graphs_hold_what_the_cases_claim(graph, name, count):
     """The course's pass finds as many matches as the case labels say, and the graph computes the same after it."""
@@ -47,6 +48,24 @@ def test_the_graphs_hold_what_the_cases_claim(graph, name, count):
     gm, inputs = models.aten_graph(graph)
     assert got["count"] == count
     assert torch.allclose(got["output"], models.run_graph(gm, inputs), rtol=1e-4, atol=1e-5)
+
+
+def test_a_second_apply_finds_what_the_first_one_made_in_the_chain_of_relus():
+    """What the fixed-point mutant rests on: one apply replaces two relu(relu) pairs, a second apply one more."""
+    gm, _ = models.aten_graph("relus")
+    pattern_pass = models.reference_pass(cases.RELU_RELU)
+    assert [pattern_pass.apply(gm), pattern_pass.apply(gm), pattern_pass.apply(gm)] == [2, 1, 0]
+
+
+def test_the_hidden_compiled_model_s_output_depends_on_the_weight_its_case_changes():
+    """The eager ConvBN of the hidden compile case gives nonzero numbers, and others once c1.weight is negated (an
+    output of zeros after the last relu would hide both a wrong fold and a compiled copy)."""
+    model, inputs = models.compiled_model("ConvBN (unseen)", 1)
+    with torch.no_grad():
+        before = model(inputs[0])
+        models.change_weight(model, "c1.weight")
+        after = model(inputs[0])
+    assert before.abs().sum() > 1 and (before - after).abs().max() > 1e-2
 
 
 def test_the_random_graphs_differ_by_seed_and_hold_matches():

@@ -22,10 +22,13 @@ from autograder.checks.ex13_inductor_passes.models import (COMPILED, aten_graph,
                                                            reference_pass, replacement)
 
 PROBE = "_ex13_probe"
+GRAPH = "_ex13_graph"     # on an apply case's gm: the fx.Graph it held when it was handed over
+UPDATE = "_ex13_update"   # on a compile case's model: the weight the caller changes after the first calls
 CONFIG_KEYS = ("pre_grad_custom_pass", "post_grad_custom_pre_pass", "post_grad_custom_post_pass",
                "joint_custom_pre_pass", "joint_custom_post_pass", "freezing")
 
 MM_RELU, MUL_ADD, CONV_BN = "relu(mm) -> clamp_min(mm)", "x * y + z -> addcmul", "batch_norm(conv) -> folded conv"
+RELU_RELU, MM_T_RELU = "relu(relu(x)) -> relu(x)", "relu(x @ w.t()) -> clamp_min(x @ w.t())"
 
 
 class ExampleInputs(list):
@@ -50,16 +53,21 @@ def _make_cases(hidden: bool) -> list[Case]:
             case("x * y + z -> addcmul, applied to a graph that holds a relu(mm) too", MUL_ADD, ("mixed",))]
 
 
+def apply_case(label: str, graph: str, name: str, seed: int = 0) -> Case:
+    """One case of apply_pattern_pass: the ATen graph `graph` and the course's pass of the replacement `name`."""
+    def make():
+        gm, inputs = aten_graph(graph, seed)
+        object.__setattr__(gm, PROBE, inputs)
+        object.__setattr__(gm, GRAPH, gm.graph)
+        return gm, reference_pass(name)
+    return Case(label, make, data={"graph": graph, "replacement": name, "seed": seed})
+
+
 def _apply_cases(hidden: bool) -> list[Case]:
     if hidden:
         return keyring.hidden("ex13_inductor_passes")._apply_cases()
 
-    def case(label: str, graph: str, name: str, seed: int = 0) -> Case:
-        def make():
-            gm, inputs = aten_graph(graph, seed)
-            object.__setattr__(gm, PROBE, inputs)
-            return gm, reference_pass(name)
-        return Case(label, make, data={"graph": graph, "replacement": name, "seed": seed})
+    case = apply_case
     return [case("an MLP, relu(mm): three matches", "mlp", MM_RELU),
             case("relu(mm) feeding x * y + z, the pass x * y + z: two matches", "mixed", MUL_ADD)]
 
@@ -82,17 +90,19 @@ def build_nothing(on: bool) -> None:
     config.fallback_by_default = on
 
 
-def _compile_case(label: str, name: str, seed: int = 0) -> Case:
-    """One case of compile_with_pass: `name` compiled with the course's pattern pass, recording what it saw."""
+def _compile_case(label: str, name: str, seed: int = 0, update: str = "") -> Case:
+    """One case of compile_with_pass: `name` compiled with the course's pattern pass, recording what it saw (with
+    `update`, the name of a weight: the compiled model is called once more after that weight changed in place)."""
     def make():
         torch._dynamo.reset()
         build_nothing(True)
         model, inputs = compiled_model(name, seed)
         object.__setattr__(model, PROBE, inputs)
+        object.__setattr__(model, UPDATE, update)
         pattern_pass = reference_pass(COMPILED[name][2], recording_pass_class())
         pattern_pass.config_before = config_state()
         return model, pattern_pass
-    return Case(label, make, data={"model": name, "seed": seed})
+    return Case(label, make, data={"model": name, "seed": seed, "update": update})
 
 
 def _compile_cases(hidden: bool) -> list[Case]:

@@ -2,6 +2,7 @@
 runs)."""
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import torch
@@ -9,24 +10,30 @@ import torch.fx as fx
 
 from autograder.checks.evidence import lint_error, qualified, stale_code
 from autograder.checks.framework import CheckFailed
-from autograder.checks.ex13_inductor_passes.cases import PROBE, build_nothing, config_state, restore_config
-from autograder.checks.ex13_inductor_passes.models import aten_graph, run_graph
+from autograder.checks.ex13_inductor_passes.cases import (GRAPH, PROBE, UPDATE, build_nothing, config_state,
+                                                          restore_config)
+from autograder.checks.ex13_inductor_passes.models import aten_graph, change_weight, run_graph
+
+# The passes make_pattern_pass returned in this process, held weakly: an answer that hands out one pass again
+# (kept in a cache) keeps it alive, and a pass nobody keeps is gone and matches nothing.
+_RETURNED: list[weakref.ref] = []
 
 
 def _error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"
 
 
-def targets(gm: fx.GraphModule) -> list[str]:
+def targets(gm: fx.GraphModule | fx.Graph) -> list[str]:
     """The targets of the call_function nodes the output depends on, in graph order (dead nodes, which
     eliminate_dead_code may remove or not, are left out)."""
-    live, todo = set(), [n for n in gm.graph.nodes if n.op == "output"]
+    graph = gm if isinstance(gm, fx.Graph) else gm.graph
+    live, todo = set(), [n for n in graph.nodes if n.op == "output"]
     while todo:
         node = todo.pop()
         if node not in live:
             live.add(node)
             todo.extend(node.all_input_nodes)
-    return [qualified(n.target) for n in gm.graph.nodes if n.op == "call_function" and n in live]
+    return [qualified(n.target) for n in graph.nodes if n.op == "call_function" and n in live]
 
 
 def applied(pattern_pass: Any, graph: str, seed: int = 0) -> dict:
@@ -53,7 +60,9 @@ def _make_evidence(result: Any, args: tuple) -> dict:
                           "ex13.return_pass_itself_register_replacement")
     from torch._inductor.fx_passes import post_grad
     inductors = [p for p in getattr(post_grad, "pass_patterns", [])]
-    return {"entries": sum(len(v) for v in result.patterns.values()),
+    returned_before = any(ref() is result for ref in _RETURNED)
+    _RETURNED[:] = [ref for ref in _RETURNED if ref() is not None] + [weakref.ref(result)]
+    return {"entries": sum(len(v) for v in result.patterns.values()), "returned_before": returned_before,
             "inductor_s_own": any(result is p for p in inductors),
             "applied": [applied(result, g) for g in getattr(args[2], "graphs", ())]}
 
@@ -70,7 +79,13 @@ def _apply_evidence(result: Any, args: tuple) -> dict:
         out = run_graph(gm, getattr(gm, PROBE))
     except Exception as exc:
         out = _error(exc)
-    return {"count": result, "targets": targets(gm), "lint": lint_error(gm), "stale": stale_code(gm), "output": out}
+    held = getattr(gm, GRAPH, gm.graph)   # the graph gm held when it was handed over
+    return {"count": result, "targets": targets(gm), "lint": lint_error(gm), "stale": stale_code(gm), "output": out,
+            "own_graph": gm.graph is held, "held_targets": targets(held)}
+
+
+def _output(out: Any) -> Any:
+    return out.detach().clone() if isinstance(out, torch.Tensor) else f"returned {type(out).__name__}, not a tensor"
 
 
 def _compile_evidence(result: Any, args: tuple) -> dict:
@@ -86,11 +101,17 @@ def _compile_evidence(result: Any, args: tuple) -> dict:
     before = sum(counters["inductor"].values())
     outputs = []
     try:
+        inputs, weight = getattr(model, PROBE), getattr(model, UPDATE, "")
         with torch.no_grad():
-            for x in getattr(model, PROBE):
-                out = result(x)
-                outputs.append(out.detach().clone() if isinstance(out, torch.Tensor) else
-                               f"returned {type(out).__name__}, not a tensor")
+            for x in inputs:
+                outputs.append(_output(result(x)))
+            if weight:   # the caller changes a weight in place and calls again; the weight is put back after
+                saved = model.get_parameter(weight).detach().clone()
+                change_weight(model, weight)
+                try:
+                    outputs.append(_output(result(inputs[0])))
+                finally:
+                    model.get_parameter(weight).copy_(saved)
     except Exception as exc:
         outputs.append(_error(exc))
     finally:   # an answer that set inductor's config for good leaves it set for no later case

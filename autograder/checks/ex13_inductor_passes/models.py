@@ -53,6 +53,22 @@ def folded_conv(x: Tensor, w: Tensor, b: Tensor, mean: Tensor, var: Tensor, gamm
     return F.conv2d(x, w * k.reshape(-1, 1, 1, 1), (b - mean) * k + beta)
 
 
+def relu_relu(x: Tensor) -> Tensor:
+    return torch.relu(torch.relu(x))
+
+
+def relu_once(x: Tensor) -> Tensor:
+    return torch.relu(x)
+
+
+def mm_t_relu(x: Tensor, w: Tensor) -> Tensor:
+    return torch.relu(torch.mm(x, w.t()))
+
+
+def mm_t_clamp(x: Tensor, w: Tensor) -> Tensor:
+    return torch.clamp_min(torch.mm(x, w.t()), 0.0)
+
+
 def _conv_bn_inputs() -> list[Tensor]:
     g = _gen(7)
     return [torch.randn(1, 2, 5, 5, generator=g), torch.randn(3, 2, 3, 3, generator=g)] + \
@@ -65,6 +81,11 @@ REPLACEMENTS = {   # name -> (search, replace, example inputs)
                                                              torch.randn(3, 4, generator=_gen(2))]),
     "x * y + z -> addcmul": (mul_add, fused_addcmul, lambda: [torch.randn(4, 4, generator=_gen(s)) for s in (3, 4, 5)]),
     "batch_norm(conv) -> folded conv": (conv_bn, folded_conv, _conv_bn_inputs),
+    # one apply replaces relu(relu) pairs; in a chain of four relus the two relus it leaves make a new pair
+    "relu(relu(x)) -> relu(x)": (relu_relu, relu_once, lambda: [torch.randn(3, 4, generator=_gen(6))]),
+    # the weight laid out (out, in), as F.linear keeps it: example inputs of shapes (2, 3) and (4, 3)
+    "relu(x @ w.t()) -> clamp_min(x @ w.t())": (mm_t_relu, mm_t_clamp, lambda: [torch.randn(2, 3, generator=_gen(8)),
+                                                                               torch.randn(4, 3, generator=_gen(9))]),
 }
 
 
@@ -118,6 +139,20 @@ def mixed(x, w, y, z):
     return torch.sigmoid(h * y + z) * z + torch.sigmoid(h)
 
 
+def relus(x, w):
+    """An mm, then relu four times: one apply of relu(relu(x)) -> relu(x) makes two replacements, and leaves two
+    relus that a second apply would replace again."""
+    h = torch.mm(x, w)
+    for _ in range(4):
+        h = torch.relu(h)
+    return h.sum(1)
+
+
+def linears(x, w1, w2):
+    """Two F.linear without bias, each under a relu: mm(x, permute(w)) in the ATen graph, twice."""
+    return torch.relu(F.linear(torch.relu(F.linear(x, w1)), w2)).sum(1)
+
+
 def convnet(x, w1, b1, m1, v1, g1, be1, w2, b2, m2, v2, g2, be2):
     """conv -> batch_norm -> relu twice (two folds), then a conv without a BatchNorm."""
     h = torch.relu(conv_bn(x, w1, b1, m1, v1, g1, be1))
@@ -166,6 +201,10 @@ def _graph_inputs(name: str, seed: int):
     if name == "mixed":
         return mixed, [torch.randn(3, 4, generator=g), torch.randn(4, 4, generator=g), torch.randn(3, 4, generator=g),
                        torch.randn(3, 4, generator=g)]
+    if name == "relus":
+        return relus, [torch.randn(3, 4, generator=g), torch.randn(4, 4, generator=g)]
+    if name == "linears":
+        return linears, [torch.randn(5, 3, generator=g), torch.randn(4, 3, generator=g), torch.randn(2, 4, generator=g)]
     if name == "convnet":
         return convnet, [torch.randn(2, 2, 7, 7, generator=g), torch.randn(3, 2, 3, 3, generator=g),
                          torch.randn(3, generator=g), *_bn_stats(3, g), torch.randn(3, 3, 3, 3, generator=g),
@@ -227,6 +266,12 @@ COMPILED = {   # name -> (model factory, input shape, replacement)
     "TwoLayers(6)": (lambda seed: TwoLayers(6), (5, 6), "relu(mm) -> clamp_min(mm)"),
     "ConvBN (unseen)": (lambda seed: ConvBN(seed), (2, 3, 8, 8), "batch_norm(conv) -> folded conv"),
 }
+
+
+def change_weight(model: nn.Module, name: str) -> None:
+    """What a caller may do between two calls of the compiled model: change one of its weights in place (negated)."""
+    with torch.no_grad():
+        model.get_parameter(name).mul_(-1.0)
 
 
 def compiled_model(name: str, seed: int = 0) -> tuple[nn.Module, list[Tensor]]:

@@ -89,6 +89,21 @@ HINTS: dict[str, str] = {
     'ex13.ran_before_aotautograd_pre_grad':
         'it ran before AOTAutograd (pre_grad_custom_pass): run it after grad, where the graph is ATen, as '
         'post_grad_custom_post_pass',
+    'ex13.pass_of_its_own_same_functions':
+        'each call returns a pass of its own, even for the same search and replace functions: make a new '
+        'PatternMatcherPass in every call and keep none between calls',
+    'ex13.trace_with_example_inputs_given':
+        'register_replacement traces search_fn and replace_fn on the example inputs: hand it the example_inputs '
+        'you are given (here of shapes {shapes}), whatever their shapes',
+    'ex13.pass_in_gm_s_own_graph':
+        "apply the pass to gm's own graph, in place (pattern_pass.apply(gm)): whoever holds that graph (inductor "
+        'hands its post-grad passes the fx.Graph) must see the replacements, not a copy of it',
+    'ex13.apply_once_not_until_nothing_left':
+        'apply the pass once, as inductor runs it, and return that count: applying it again until it finds nothing '
+        'also replaces what the first apply made',
+    'ex13.compile_model_itself_not_copy':
+        'compile the model itself, not a copy: the compiled model reads the parameters of the model you were given, '
+        'so a weight the caller changes shows in its numbers',
     'ex13.compile_model_you_are_given_2':
         'compile the model you are given, as it is, and return what torch.compile returns',
 }

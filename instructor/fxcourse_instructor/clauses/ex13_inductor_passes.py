@@ -17,6 +17,17 @@ CLAUSES = [
            mutant="returns what register_replacement returns, not the pass"),
     Clause("make_pattern_pass", "uses the example inputs it is given", ("batch_norm(conv) -> folded conv",),
            patch=("list(example_inputs)", "[torch.randn(2, 2) for _ in example_inputs]")),
+    Clause("make_pattern_pass", "a pass of its own, even when called twice with the same functions",
+           ("relu(mm) -> clamp_min(mm)", "relu(mm) again"),
+           mutant="a pass per pair of functions, kept in a cache: a second call with the same functions returns the "
+                  "first call's pass"),
+    Clause("make_pattern_pass", "traced on the example inputs it is given, whatever their shapes",
+           ("relu(x @ w.t())",),
+           mutant="two 2-D example inputs replaced by the shapes of the notebook's example, (2, 3) and (3, 4)"),
+    Clause("apply_pattern_pass", "in place, in the graph gm holds", ("an MLP, relu(mm)", "a random graph, seed 4"),
+           mutant="applies the pass to a copy of gm, then hands gm the copy's graph"),
+    Clause("apply_pattern_pass", "applied once, not again until it finds nothing", ("four relus after an mm",),
+           mutant="applies the pass again until it finds nothing, and returns the total"),
     Clause("apply_pattern_pass", "in place, on gm itself", ("an MLP, relu(mm)", "a random graph, seed 4"),
            mutant="applies the pass to a copy of gm"),
     Clause("apply_pattern_pass", "returns the number of replacements", ("an MLP, relu(mm)", "two conv -> batch_norm"),
@@ -37,6 +48,8 @@ CLAUSES = [
            mutant="runs the pass before grad, as pre_grad_custom_pass"),
     Clause("compile_with_post_grad_pass", "leaves torch._inductor.config as it found it", (CONVBN,),
            mutant="sets torch._inductor.config for good"),
+    Clause("compile_with_post_grad_pass", "torch.compile of model itself: a weight changed later shows", (CONVBN,),
+           mutant="compiles a deep copy of the model"),
     Clause("compile_with_post_grad_pass", "the eager model's numbers", (CONVBN,),
            patch=("return torch.compile(model,", "return torch.compile(model.train(),"),
            hint="the model you are given, as it is (its mode too)"),
@@ -64,7 +77,8 @@ TASK_TEXT = {
         'subgraph that computes what `search_fn` computes becomes what `replace_fn` computes.':
             ("a new pass in each call", "search_fn's subgraphs become replace_fn's"),
         'Both functions take the same tensors; `example_inputs` (a list) are tensors to trace them with.':
-            ("uses the example inputs it is given",),
+            ("uses the example inputs it is given",
+             "traced on the example inputs it is given, whatever their shapes"),
         'The pass will run on graphs after grad (inference graphs, as `torch.compile` makes them under '
         '`torch.no_grad()`), so trace with `fwd_only`.':
             ("traced for graphs after grad (fwd_only)",),
@@ -72,7 +86,7 @@ TASK_TEXT = {
             ("returns the pass",),
         'Each call returns a pass of its own, holding only its own replacement, even when it is called twice with '
         'the same functions.':
-            ("a new pass in each call",),
+            ("a new pass in each call", "a pass of its own, even when called twice with the same functions"),
         "A new PatternMatcherPass holding one replacement: search_fn's subgraphs become replace_fn's.":
             ("a new pass in each call", "search_fn's subgraphs become replace_fn's"),
     },
@@ -83,8 +97,10 @@ TASK_TEXT = {
         'mode, like `gm` above).':
             "what the grader's gm is (built as the setup cell's gm), so that the pass can match in it; what the "
             "function does with it is the next sentences' rules",
-        'Apply the pass to `gm` itself, in place, and return the number of replacements it made (an `int`).':
-            ("in place, on gm itself", "returns the number of replacements", "an int", "the pass applied once"),
+        'Apply the pass to `gm` itself, in place, once (as inductor runs it), and return the number of replacements '
+        'it made (an `int`).':
+            ("in place, on gm itself", "in place, in the graph gm holds", "returns the number of replacements",
+             "an int", "the pass applied once", "applied once, not again until it finds nothing"),
         'Then `gm.code` must be what the graph says now.':
             ("gm.code is what the graph says",),
         'Apply the pass to gm in place; the number of replacements.':
@@ -96,9 +112,10 @@ TASK_TEXT = {
         'Return `torch.compile` of `model` with **inductor** running the pass after grad, on the ATen graphs it '
         'compiles (`post_grad_custom_post_pass`).':
             ("compiled by inductor", "inductor runs the pass", "after grad, on ATen graphs",
-             "the pass runs when the model first compiles, at its first call"),
+             "the pass runs when the model first compiles, at its first call",
+             "torch.compile of model itself: a weight changed later shows"),
         "Calling the result gives the eager model's numbers.":
-            ("the eager model's numbers",),
+            ("the eager model's numbers", "torch.compile of model itself: a weight changed later shows"),
         'Leave `torch._inductor.config` as you found it: after your function returns, no later `torch.compile` of '
         'the process may run the pass.':
             ("leaves torch._inductor.config as it found it",),

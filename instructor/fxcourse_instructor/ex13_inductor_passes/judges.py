@@ -5,9 +5,10 @@ import torch
 
 from autograder.checks.evidence import expect, expect_fresh, expect_lint
 from autograder.checks.framework import Case, CheckFailed
+from autograder.checks.hints import hint_of
 from autograder.checks.ex13_inductor_passes.cases import PROBE, build_nothing, restore_config
 from autograder.checks.ex13_inductor_passes.evidence import applied, targets
-from autograder.checks.ex13_inductor_passes.models import aten_graph, reference_pass
+from autograder.checks.ex13_inductor_passes.models import aten_graph, change_weight, reference_pass, replacement
 
 REGISTER = "ex13.register_replacement_search_fn_replace"
 OPTIONS = "ex13.hand_inductor_torch_compile_s"
@@ -20,9 +21,13 @@ def _close(got, expected) -> bool:
 
 def explain_make_raise(case: Case, raised: dict) -> str | None:
     """register_replacement asserts when joint_fwd_bwd traces inputs that need no grad: with no message on torch
-    2.13, with "gm was not set" on 2.14."""
+    2.13, with "gm was not set" on 2.14. Its trace of the course's functions on other inputs than the example ones
+    (shapes of the learner's choosing) can fail to multiply them."""
     if raised["__raised__"] == "AssertionError" and raised["message"].strip() in ("", "gm was not set"):
         return "ex13.register_replacement_could_not_trace"
+    if raised["__raised__"] == "RuntimeError" and "shapes cannot be multiplied" in raised["message"]:
+        shapes = " and ".join(str(tuple(t.shape)) for t in replacement(case.data["replacement"])[2])
+        return hint_of("ex13.trace_with_example_inputs_given", shapes=shapes)
     return None
 
 
@@ -34,6 +39,9 @@ def _make_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"the pass holds {ev['entries']} replacement(s), expected 1",
                           REGISTER if ev["entries"] == 0 else
                           "ex13.make_new_patternmatcherpass_each_call_2")
+    expect(not ev.get("returned_before"), "make_pattern_pass returned the pass an earlier call had returned, for "
+           f"the same replacement ({name})",
+           "ex13.pass_of_its_own_same_functions")
     for got in ev["applied"]:
         graph = got["graph"]
         expected = applied(reference_pass(name), graph)
@@ -53,8 +61,19 @@ def _make_judge(case: Case, ev: dict) -> None:
 def _apply_judge(case: Case, ev: dict) -> None:
     gm, _ = aten_graph(case.data["graph"], case.data["seed"])
     before = targets(gm)
-    count = reference_pass(case.data["replacement"]).apply(gm)
+    pattern_pass = reference_pass(case.data["replacement"])
+    count = pattern_pass.apply(gm)
     expected = targets(gm)
+    if not ev.get("own_graph", True):
+        raise CheckFailed(f"gm.graph is another Graph object after the call: the graph gm held still calls "
+                          f"{ev['held_targets']}, expected {expected}", "ex13.pass_in_gm_s_own_graph")
+    total, again = count, pattern_pass.apply(gm)   # what applying the pass until it finds nothing would give
+    while again:
+        total, again = total + again, pattern_pass.apply(gm)
+    if total != count and ev["count"] == total and ev["targets"] == targets(gm):
+        raise CheckFailed(f"apply_pattern_pass returned {total} and gm calls {ev['targets']}: one apply of the pass "
+                          f"makes {count} replacement(s) and leaves {expected}",
+                          "ex13.apply_once_not_until_nothing_left")
     if ev["targets"] == before and count:
         raise CheckFailed(f"gm still calls {before}: the pass made none of its {count} replacement(s) in gm",
                           "ex13.apply_pass_gm_itself_place")
@@ -111,5 +130,13 @@ def _compile_judge(case: Case, ev: dict) -> None:
                    + (f" (up to {(got - want).abs().max().item():.3g} apart)" if isinstance(got, torch.Tensor)
                       and got.shape == want.shape else ""),
                    "ex13.compile_model_you_are_given_2")
+        weight = case.data.get("update")
+        if weight:
+            change_weight(model, weight)
+            got, want = ev["outputs"][len(inputs)], model(inputs[0])
+            apart = (f" (up to {(got - want).abs().max().item():.3g} apart)"
+                     if isinstance(got, torch.Tensor) and got.shape == want.shape else "")
+            expect(_close(got, want), f"after the caller negated {weight} in place, the compiled model gives on "
+                   f"input 0 something else than the eager model{apart}", "ex13.compile_model_itself_not_copy")
     build_nothing(False)
     torch._dynamo.reset()

@@ -71,7 +71,44 @@ _COMPILE_MUTANTS = [
            edits=((_COMPILE, "    return torch.compile(model)\n"),)),
 ]
 
-MUTANTS = _MAKE_MUTANTS + _APPLY_MUTANTS + _COMPILE_MUTANTS
+# ------------------------------------------ wrong answers that once had full marks: a case the checks lacked
+
+_ONCE_FULL_MARKS = [
+    Mutant("make_pattern_pass", "a pass per pair of functions, kept in a cache: a second call with the same "
+           "functions returns the first call's pass", hint="a pass of its own, even for the same search and replace",
+           source='''
+_PASSES = {}
+
+
+def make_pattern_pass(search_fn, replace_fn, example_inputs):
+    key = (search_fn, replace_fn)
+    if key not in _PASSES:
+        pattern_pass = PatternMatcherPass()
+        register_replacement(search_fn, replace_fn, list(example_inputs), fwd_only, pattern_pass)
+        _PASSES[key] = pattern_pass
+    return _PASSES[key]
+'''),
+    Mutant("make_pattern_pass", "two 2-D example inputs replaced by the shapes of the notebook's example, (2, 3) "
+           "and (3, 4)", hint="hand it the example_inputs you are given",
+           edits=(("list(example_inputs), fwd_only",
+                   "[torch.randn(2, 3), torch.randn(3, 4)] if len(example_inputs) == 2 and all(t.dim() == 2 for t in "
+                   "example_inputs) else list(example_inputs), fwd_only"),)),
+    Mutant("apply_pattern_pass", "applies the pass to a copy of gm, then hands gm the copy's graph",
+           hint="apply the pass to gm's own graph, in place",
+           edits=(("    count = pattern_pass.apply(gm)\n",
+                   "    import copy\n    work = copy.deepcopy(gm)\n    count = pattern_pass.apply(work)\n"
+                   "    gm.graph = work.graph\n"),)),
+    Mutant("apply_pattern_pass", "applies the pass again until it finds nothing, and returns the total",
+           hint="apply the pass once, as inductor runs it", not_hints=("recompile",),
+           edits=(("    count = pattern_pass.apply(gm)\n",
+                   "    count = again = pattern_pass.apply(gm)\n    while again:\n"
+                   "        again = pattern_pass.apply(gm)\n        count += again\n"),)),
+    Mutant("compile_with_post_grad_pass", "compiles a deep copy of the model",
+           hint="compile the model itself, not a copy",
+           edits=(("torch.compile(model,", "torch.compile(__import__(\"copy\").deepcopy(model),"),)),
+]
+
+MUTANTS = _MAKE_MUTANTS + _APPLY_MUTANTS + _COMPILE_MUTANTS + _ONCE_FULL_MARKS
 
 ALTERNATIVES = [
     Alternative("make_pattern_pass", "a named pass, the pass dicts as a list, the inputs as given", '''
