@@ -224,10 +224,12 @@ def test_a_worker_whose_server_is_killed_while_it_runs_runs_once_more_and_is_gra
 
 
 def test_a_judge_whose_server_went_away_is_replaced_and_judges_the_evidence_it_held(own_server):
+    """The judge as grading makes it (with the judge service behind it, grading._judge)."""
     from autograder.grader.engine.grading import _Judge
+    from autograder.grader.engine.judgeclient import with_service
     from test_jail_judge import QUIZ, outcome, worker_file
 
-    judge, honest = _Judge(), outcome(worker_file([{"evidence": ["D"]}]))
+    judge, honest = with_service(_Judge)(), outcome(worker_file([{"evidence": ["D"]}]))
     try:
         assert judge.load(honest, 1, LIMITS)["ok"]
         first, server = judge.proc, forkserver.server_pid()

@@ -35,8 +35,8 @@ def with_service(judge_class: type) -> type:
 class ServiceFallback:
     """The mixin of `with_service`: a test cell the judge process answers KeyMissing for goes to the service."""
 
-    def _ask(self, header: dict, payload: bytes, limits: Limits) -> tuple[dict | None, str]:
-        answer, why = super()._ask(header, payload, limits)  # type: ignore[misc]
+    def _ask(self, header: dict, payload: bytes, limits: Limits, again: bool = True) -> tuple[dict | None, str]:
+        answer, why = super()._ask(header, payload, limits, again)  # type: ignore[misc]
         if header.get("op") != "judge" or not isinstance(answer, dict) \
                 or not str(answer.get("error", "")).startswith("KeyMissing:"):
             return answer, why
