@@ -86,12 +86,16 @@ def test_the_diagnostic_graphs_give_every_usual_mistake_its_own_count():
     case = get_check(A, "pt2e_fake_quant_count").cases(False)[0]
     with pytest.raises(AssertionError):
         checks._count_judge(case, -1)
-    counts = checks._CACHE[("pt2e_fake_quant_count", case.label, case.salt)]
+    counts = dict(checks._CACHE[("pt2e_fake_quant_count", case.label, case.salt)])
+    # every target is the root's here: getattr finds them all; the nested graph tells that mistake apart
+    assert counts.pop("root_only") == counts["expected"]
     assert counts["expected"] == 7 and len(set(counts.values())) == len(counts), counts
     case = get_check(A, "qdq_counts").cases(False)[1]
     with pytest.raises(AssertionError):
         checks._qdq_count_judge(case, [-1, -1])
     counts = dict(checks._CACHE[("qdq_counts", case.label, case.salt)])   # a copy: the cache serves the judge too
+    # no ATen quantize here: '.quantize_per' in the text is right; the graph with aten_ops tells it apart
+    assert counts.pop("dotted_text") == counts["expected"]
     # distinct targets give per-tensor-only's count here: the converted QATNet, checked first, tells them apart
     unique = counts.pop("unique")
     assert counts["expected"] == [4, 5] and len({tuple(v) for v in counts.values()}) == len(counts), counts
@@ -101,6 +105,25 @@ def test_the_diagnostic_graphs_give_every_usual_mistake_its_own_count():
         checks._qdq_count_judge(case, [-1, -1])
     counts = checks._CACHE[("qdq_counts", case.label, case.salt)]
     assert [v for v in counts.values() if v == counts["unique"]] == [counts["unique"]], counts
+
+
+def test_the_nested_and_the_aten_graphs_give_their_mistake_a_count_of_its_own():
+    """getattr(prepared, target) and '.quantize_per' in the target's text each give a count no other mistake
+    gives on the hidden graph made for them."""
+    hidden = {c.label: c for c in get_check(A, "pt2e_fake_quant_count").all_cases(True)}
+    case = next(c for label, c in hidden.items() if "'blk.fq'" in label)
+    with pytest.raises(AssertionError):
+        checks._count_judge(case, -1)
+    counts = checks._CACHE[("pt2e_fake_quant_count", case.label, case.salt)]
+    assert (counts["expected"], counts["root_only"]) == (3, 1)
+    assert [k for k, v in counts.items() if v == 1] == ["root_only"], counts
+    hidden = {c.label: c for c in get_check(A, "qdq_counts").all_cases(True)}
+    case = next(c for label, c in hidden.items() if "aten.quantize_per_tensor.default" in label)
+    with pytest.raises(AssertionError):
+        checks._qdq_count_judge(case, [-1, -1])
+    counts = checks._CACHE[("qdq_counts", case.label, case.salt)]
+    assert counts["expected"] == [4, 5] and counts["dotted_text"] == [5, 5]
+    assert [k for k, v in counts.items() if v == [5, 5]] == ["dotted_text"], counts
 
 
 def test_a_prepared_model_returned_as_is_is_not_converted():

@@ -78,9 +78,17 @@ def test_the_models_have_what_the_cases_claim():
     assert not set(keys) & (names - {""}), "strict export's stack keys are not the qualified names"
     assert sum(1 for s in stacks if list(s.values())[-1][0] == "fc") == 2
     assert models.RandomTower(3).deepest().count(".") >= 2 and models.RandomTower(9).deepest().count(".") >= 1
-    for name in models.MODELS:   # no sym_size node: no stack with torch's placeholder entry
+    stacks = {n.name: [v[0] for v in n.meta["nn_module_stack"].values()]
+              for n in models.program("Borrower(4)", strict=True).graph.nodes if n.op == "call_function"}
+    assert stacks["hardswish"] == ["", "blocks.0", "act"] and stacks["hardswish_1"] == ["", "blocks.1", "act"]
+    ep = models.program("Prefixed(4)")
+    assert [n for n, _ in torch.export.unflatten(ep).named_modules()][1:] == ["head_pre", "head"]
+    assert {"aten.rsub.Tensor", "aten.rsub.Scalar"} <= {str(n.target) for n in ep.graph.nodes}
+    for name in models.MODELS:   # no sym_size node but Sizes's: no other stack with torch's stand-in entry
         ep = models.program(name, dynamic=True)
-        assert all(str(n.target) != "aten.sym_size.int" for n in ep.graph.nodes)
+        sizes = [n.meta["nn_module_stack"] for n in ep.graph.nodes if str(n.target) == "aten.sym_size.int"]
+        assert sizes == [] if name != "Sizes(4)" else \
+            [{"_empty_nn_module_stack_from_metadata_hook": ("_empty_nn_module_stack_from_metadata_hook",) * 2}]
 
 
 def test_unflatten_orders_a_submodule_s_inputs_by_the_flat_graph_unless_its_signature_is_preserved():

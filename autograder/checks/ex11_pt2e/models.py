@@ -123,7 +123,26 @@ def _diagnostic(order: tuple[str, ...] = _DIAGNOSTIC_ORDER, spares: int = 3) -> 
     return gm
 
 
-def _handmade_qdq(per_channel_only: bool = False, rounds: int = 2) -> fx.GraphModule:
+def _nested_fake_quants() -> fx.GraphModule:
+    """A fake-quant below the root, called by a dotted target (call_module 'blk.fq'), beside one at the root and an
+    observer in the same submodule: answer 3 (quant once, blk.fq twice). Looking modules up with getattr(gm,
+    target) finds only the root's (1, or an AttributeError); no other usual mistake gives 1."""
+    manual_seed(12)
+    root = nn.Module()
+    root.quant = FusedMovingAvgObsFakeQuantize()
+    root.blk = nn.Module()
+    root.blk.fq = FusedMovingAvgObsFakeQuantize()
+    root.blk.obs = MinMaxObserver()
+    root.blk.lin = nn.Linear(4, 4)
+    g = fx.Graph()
+    h = g.placeholder("x")
+    for target in ("quant", "blk.lin", "blk.fq", "blk.obs", "blk.fq"):
+        h = g.call_module(target, (h,))
+    g.output(h)
+    return fx.GraphModule(root, g)
+
+
+def _handmade_qdq(per_channel_only: bool = False, rounds: int = 2, aten_ops: bool = False) -> fx.GraphModule:
     """quantized_decomposed nodes in every form the counts must cover, beside decoys that are not Q/DQ nodes.
 
     Answer (4, 5); only .default overloads give (3, 4), only per-tensor ops (3, 3), 'quantize' anywhere in the
@@ -131,7 +150,9 @@ def _handmade_qdq(per_channel_only: bool = False, rounds: int = 2) -> fx.GraphMo
     but the dequantize ones as a quantize node (the two choose_qparams too) (6, 5), node names instead of targets
     (the eager quantize_per_tensor node and the dequantize_per_tensor_scale decoy too) (5, 6). With
     per_channel_only: (2, 3),
-    and only per-tensor ops give (0, 0).
+    and only per-tensor ops give (0, 0). With aten_ops, the eager quantize as an ATen overload follows
+    (aten.quantize_per_tensor.default, then aten.dequantize.self): still no Q/DQ node, though the text of the
+    first has '.quantize_per' in it.
     """
     root = nn.Module()
     root.register_buffer("scales", torch.tensor([0.1, 0.2, 0.3, 0.4]))
@@ -168,5 +189,8 @@ def _handmade_qdq(per_channel_only: bool = False, rounds: int = 2) -> fx.GraphMo
         decoy.name = "quantize_scale"
         h = g.call_function(torch.ops.aten.mul.Tensor, (decoy, 1.0))
         h.name = "dequantize_per_tensor_scale"   # named like a Q/DQ node: a name is only a label
+        if aten_ops:   # what the eager quantize becomes in an ATen graph: aten's own ops, no Q/DQ nodes
+            eager = g.call_function(torch.ops.aten.quantize_per_tensor.default, (h, 0.1, 0, torch.qint8))
+            h = g.call_function(torch.ops.aten.dequantize.self, (eager,))
     g.output(h)
     return fx.GraphModule(root, g)

@@ -111,6 +111,7 @@ KEEPS = {
     "gelu": (aten.gelu.default,),
     "hardswish": (aten.hardswish.default,),
     "linear, hardswish": (aten.linear.default, aten.hardswish.default),
+    "rsub.Scalar": (aten.rsub.Scalar,),
 }
 
 

@@ -1,7 +1,8 @@
 """The models the cases of ex14_exported_programs are built from, and their exported programs (cached per process).
 
-None of them reads a shape inside forward: a dynamic batch then adds no sym_size node, whose module stack torch
-fills with a placeholder entry, and every submodule of the unflattened program takes only tensors.
+None of them reads a shape inside forward but Sizes, whose program only module_of_nodes gets: there a dynamic batch
+adds a sym_size node, whose module stack torch fills with a stand-in entry (no module). Every submodule of the
+unflattened program takes only tensors.
 """
 from __future__ import annotations
 
@@ -98,6 +99,61 @@ class Pair(nn.Module):
         return self.out(self.mix(torch.tanh(self.proj(x)), x))
 
 
+class Lender(nn.Module):
+    """Linear -> LayerNorm, then `act`, a module its caller hands over (not one of its own)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x: torch.Tensor, act: nn.Module) -> torch.Tensor:
+        return act(self.norm(self.fc(x)))
+
+
+class Borrower(nn.Module):
+    """Two blocks that call the root's Hardswish `act`: that node's stack runs '', 'blocks.0', 'act', so its
+    innermost module has a shorter name than the block that called it."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(Lender(width) for _ in range(2))
+        self.act = nn.Hardswish()
+        self.out = nn.Linear(width, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x, self.act) + x
+        return self.out(x)
+
+
+class Prefixed(nn.Module):
+    """`head_pre` (registered first) and `head`, one name the start of the other; aten.rsub twice, once per
+    overload (rsub.Tensor and rsub.Scalar, both decomposed to core ATen)."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.head_pre = nn.Linear(width, width)
+        self.head = nn.Linear(width, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.head_pre(x)
+        return self.head(torch.rsub(h, x) + torch.rsub(h, 2.0))
+
+
+class Sizes(nn.Module):
+    """Reads the batch size in forward (x.shape[0]): exported with a dynamic batch, the program reads it with a
+    sym_size node whose stack holds only torch's stand-in entry, _empty_nn_module_stack_from_metadata_hook."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, 2 * width)
+        self.out = nn.Linear(width, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.fc(x).reshape(x.shape[0] * 2, -1))
+
+
 def _layer(rng: random.Random, width: int, depth: int) -> nn.Module:
     kind = rng.choice(["linear", "norm", "silu", "hardswish", "gelu", "seq", "seq"] if depth < 2 else
                       ["linear", "norm", "silu", "hardswish", "gelu"])
@@ -147,6 +203,9 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], tuple]] = {
     "Pair(4)": (lambda: Pair(4), (3, 4)),
     "RandomTower seed 3": (lambda: RandomTower(3), (3, RandomTower(3).width)),
     "RandomTower seed 9": (lambda: RandomTower(9), (4, RandomTower(9).width)),
+    "Borrower(4)": (lambda: Borrower(4), (3, 4)),
+    "Prefixed(4)": (lambda: Prefixed(4), (3, 4)),
+    "Sizes(4)": (lambda: Sizes(4), (3, 4)),
 }
 
 

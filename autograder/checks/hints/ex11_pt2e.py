@@ -172,6 +172,12 @@ HINTS: dict[str, str] = {
     'ex11.quantize_substring_dequantize_match_start':
         "'quantize' is a substring of 'dequantize': match the start of the op's name, "
         'quantized_decomposed.quantize_per_ and quantized_decomposed.dequantize_per_',
+    'ex11.aten_quantize_not_quantized_decomposed':
+        'aten.quantize_per_tensor.default is the eager quantize as an ATen op, no Q/DQ node: count only targets '
+        'whose text starts with quantized_decomposed.quantize_per_ (or quantized_decomposed.dequantize_per_)',
+    'ex11.dotted_target_get_submodule':
+        "a call_module node's target may be a dotted path ('blk.fq', a fake-quant inside a submodule): look its "
+        'module up with prepared.get_submodule(node.target); getattr reads one attribute of the root only',
     'ex11.count_only_quantized_decomposed_ops':
         'count only quantized_decomposed ops: torch.quantize_per_tensor is the eager quantize function, not a Q/DQ '
         'node',

@@ -19,7 +19,8 @@ PROGRESSIVE: dict[str, list[str]] = {
         'The innermost module is the last entry; its qualified name is element `[0]` of the value. The keys are '
         "torch's own (`L__self__fc`, an object id under `strict=True`, `@1` for a second call): not names.",
         'For every node whose `op` is `"call_function"`: element `[0]` of the last of its stack\'s values '
-        '(`list(...)[-1]`), or `""` for a node without a stack.',
+        '(`list(...)[-1]`), leaving out torch\'s stand-in entry `_empty_nn_module_stack_from_metadata_hook`, or '
+        '`""` where no entry is left.',
     ],
     'decompose_except': [
         '`ep.run_decompositions(table)` decomposes what `table` lists; `torch.export.default_decompositions()` is '
@@ -54,6 +55,15 @@ HINTS: dict[str, str] = {
     'ex14.stack_s_keys_are_torch':
         "a stack's keys are torch's own (L__self__fc, an object id under strict export, @1 for a second call): the "
         'qualified name is the first element of each value',
+    'ex14.stand_in_entry_is_no_module':
+        "node {node!r} reads a dynamic size and came from no module: its stack holds only torch's stand-in entry "
+        '{got!r}, no module\'s name; such a node maps to ""',
+    'ex14.innermost_last_entry_not_longest':
+        "node {node!r} came from {last!r}, the last entry of its stack, not from {got!r}: a module may call one it "
+        'was handed (not its own child), so the innermost is the last entry, whatever the length of its name',
+    'ex14.name_only_begins_with_fqn':
+        '{other!r} only begins with {fqn!r}: it is another module. Look the name up exactly, '
+        'unflatten(ep).get_submodule(fqn)',
     'ex14.last_entry_nn_module_stack':
         'the last entry of nn_module_stack is the innermost module; the entries run from the root module inwards',
     'ex14.whole_qualified_name_parents_path':

@@ -119,6 +119,13 @@ CLAUSES = [
 
 # Rules the task-text audit found with no clause.
 CLAUSES += [
+    Clause("pt2e_fake_quant_count", "any GraphModule: a fake-quant inside a submodule (a dotted target) counts",
+           ("a hand-built graph with fake-quants in a submodule",),
+           mutant="getattr(prepared, target) with a default: a fake-quant below the root, called as 'blk.fq', is "
+                  "never found"),
+    Clause("qdq_counts", "the eager quantize is no Q/DQ node, as an ATen op too (aten.quantize_per_tensor)",
+           ("a hand-built graph with aten.quantize_per_tensor.default",),
+           mutant="'.quantize_per' anywhere in the target's text: aten.quantize_per_tensor too"),
     Clause("pt2e_fake_quant_count", "nodes, not modules: a registered module no node calls does not count",
            ("a hand-built graph where every usual mistake", "another hand-built graph"),
            mutant="counts modules, not nodes"),
@@ -208,7 +215,8 @@ TASK_TEXT = {
              'by module type, not node name', 'by isinstance, not by an attribute fake-quants have'),
         'Any `GraphModule` may be passed, prepared or not; it is only read.':
             ('_guards_fn and other modules do not count', 'observers are not fake-quantize modules',
-             'the prepared model is left as it was'),
+             'the prepared model is left as it was',
+             'any GraphModule: a fake-quant inside a submodule (a dotted target) counts'),
         'Number of call_module nodes whose module is a torchao FakeQuantizeBase.':
             ("torchao's FakeQuantizeBase, not torch.ao's",
              'nodes, not modules: a registered module no node calls does not count'),
@@ -283,7 +291,8 @@ TASK_TEXT = {
         '`quantized_decomposed` ops, such as the `choose_qparams` ops that dynamic quantization computes its scales '
         'with.':
             ('only quantized_decomposed ops', 'other quantized_decomposed ops (choose_qparams) are no quantize nodes',
-             'nodes selected by target, not by name'),
+             'nodes selected by target, not by name',
+             'the eager quantize is no Q/DQ node, as an ATen op too (aten.quantize_per_tensor)'),
         "Select nodes by target: a node's name is only a label.":
             ("nodes selected by target, not by name", "nodes are selected by target, a node's name is only a label"),
         'Return a tuple of two ints.':

@@ -38,6 +38,11 @@ CLAUSES = [
     Clause("module_of_nodes", "every call_function node, and only those", ("Tower(6)", "Pair(4)"),
            mutant="every node, placeholders and output included"),
     Clause("module_of_nodes", "by node name", ("Tower(6)", "RandomTower seed 9"), mutant="the node itself as the key"),
+    Clause("module_of_nodes", "a node that reads a dynamic size came from no module and maps to \"\"",
+           ("Sizes(4) with a dynamic batch",),
+           mutant="the last entry even where it is torch's stand-in (a sym_size node's): a name of no module"),
+    Clause("module_of_nodes", "the innermost module is the stack's last entry, whatever the length of its name",
+           ("Borrower(4)",), mutant="the longest name of the stack as the innermost module"),
     Clause("decompose_except", "decomposed to core ATen", ("Tower(6), keep set()", "RandomTower seed 3, keep"),
            mutant="an empty table: nothing is decomposed"),
     Clause("decompose_except", "the overloads in keep stay as they are",
@@ -47,6 +52,9 @@ CLAUSES = [
            mutant="del table[op]: a KeyError for an overload core ATen has already"),
     Clause("decompose_except", "returns the new program", ("Tower(6), keep set()", "RandomTower seed 3, keep"),
            mutant="returns ep instead of the new program"),
+    Clause("decompose_except", "only the overloads in keep stay, not the other overloads of their operator",
+           ("Prefixed(4), keep {aten.rsub.Scalar}",),
+           mutant="keeps every overload of each kept operator's packet"),
     Clause("decompose_except", "an overload ep does not call may be in keep", ("Tower(4), keep {aten.layer_norm",),
            patch=(_POP, "        if op not in {n.target for n in ep.graph.nodes}:\n"
                         "            raise ValueError(f\"ep does not call {op}\")\n" + _POP)),
@@ -61,6 +69,8 @@ CLAUSES = [
            mutant="the submodule of ep.module(), the flat graph's parameter holder"),
     Clause("unflatten_module", "the submodule, not the whole program", ("Shared(5), inner", "Shared(5), fc"),
            mutant="the whole unflattened program"),
+    Clause("unflatten_module", "the submodule named fqn exactly, not one whose name begins with it",
+           ("Prefixed(4), head",), mutant="the first module whose name begins with fqn"),
     Clause("unflatten_module", "a submodule with several inputs takes them in the model's order (ep's preserved "
            "call signature)", ("Pair(4), mix",),
            patch=(_UNFLAT, "    fresh = torch.export.export(ep.module(), ep.example_inputs[0], ep.example_inputs[1])\n"
@@ -108,10 +118,14 @@ TASK_TEXT = {
             ("every call_function node, and only those", "by node name", "the innermost module", "its qualified name",
              '"" for the root module'),
         'Read `node.meta["nn_module_stack"]`: it runs from the root module inwards.':
-            ("the innermost module",),
+            ("the innermost module", "the innermost module is the stack's last entry, whatever the length of its name"),
         "Its keys are torch's own and differ between strict and non-strict export; the qualified name is in its "
         "values.":
             ("a name, whatever torch's keys of the stack are",),
+        'A node that reads a dynamic size of an input (`sym_size_int_1`, where the batch is dynamic and `forward` '
+        'reads `x.shape[0]`) came from no module: its stack holds only torch\'s stand-in entry, '
+        '`_empty_nn_module_stack_from_metadata_hook`, which is no module\'s name, and it maps to `""`.':
+            ('a node that reads a dynamic size came from no module and maps to ""',),
         'Placeholders and the output node are left out.':
             ("every call_function node, and only those",),
         'call_function node name -> qualified name of the innermost module it came from ("" for the root).':
@@ -122,7 +136,8 @@ TASK_TEXT = {
             ("returns the new program",),
         'Decompose `ep` to core ATen as `ep.run_decompositions()` does, except the operator overloads in `keep` (a '
         'set such as `{torch.ops.aten.linear.default}`), which stay as they are.':
-            ("decomposed to core ATen", "the overloads in keep stay as they are"),
+            ("decomposed to core ATen", "the overloads in keep stay as they are",
+             "only the overloads in keep stay, not the other overloads of their operator"),
         'An overload in `keep` that core ATen has already, or that `ep` does not call, changes nothing.':
             ("an overload core ATen has already may be in keep", "an overload ep does not call may be in keep"),
         'Return the new program and leave `ep` as it is.':
@@ -136,7 +151,8 @@ TASK_TEXT = {
         'The submodule `fqn` (a qualified name such as `"blocks.1"`) of the unflattened program: a module with a '
         'graph of its own that runs on the inputs the submodule receives in the model (for `"blocks.1"` here, one '
         '`(batch, 6)` tensor) and computes what it computes there.':
-            ("the submodule fqn, a dotted name", "of the unflattened program", "the submodule, not the whole program"),
+            ("the submodule fqn, a dotted name", "of the unflattened program", "the submodule, not the whole program",
+             "the submodule named fqn exactly, not one whose name begins with it"),
         "A submodule with several inputs takes them in the model's order only where export preserved its call "
         "signature (lesson 14, section 6): the grader's programs with such a submodule were exported so.":
             ("a submodule with several inputs takes them in the model's order (ep's preserved call signature)",),

@@ -7,7 +7,7 @@ import torch
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp
 from autograder.checks.ex11_pt2e.models import (
-    PairNet, SigmoidHead, _diagnostic, _dropout, _handmade_qdq, _qatnet, _seeded, _x
+    PairNet, SigmoidHead, _diagnostic, _dropout, _handmade_qdq, _nested_fake_quants, _qatnet, _seeded, _x
 )
 from autograder.checks.ex11_pt2e.cases import (
     _HIDDEN_ORDER, _calibrated, _converted, _fresh, _ft_case, _prep_case, _prepared
@@ -35,6 +35,8 @@ def _count_cases() -> list[Case]:
             _qatnet(), (_x(4, 16),)).module()),)),
         Case("another hand-built graph: the same modules called in another order and number (unseen)",
              lambda: (_diagnostic(_HIDDEN_ORDER, spares=3),)),
+        Case("a hand-built graph with fake-quants in a submodule, called as 'blk.fq' (unseen)",
+             lambda: (_nested_fake_quants(),)),
     ]
 
 
@@ -64,6 +66,8 @@ def _count_qdq_cases() -> list[Case]:
         Case("a hand-built graph with per-channel nodes only", lambda: (_handmade_qdq(per_channel_only=True),)),
         Case("a hand-built graph, three per-tensor rounds: overloads, decoys and choose_qparams (unseen)",
              lambda: (_handmade_qdq(rounds=3),)),
+        Case("a hand-built graph with aten.quantize_per_tensor.default and aten.dequantize.self, the eager "
+             "quantize's ATen ops (unseen)", lambda: (_handmade_qdq(aten_ops=True),)),
         Case("QATNet exported, never quantized", lambda: (_fresh("exported QATNet", lambda: torch.export.export(
             _qatnet(), (_x(4, 16),)).module()),)),
     ]

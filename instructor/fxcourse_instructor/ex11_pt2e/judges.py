@@ -121,6 +121,7 @@ COUNT_MISTAKES = {
     "torch_ao": "ex11.pt2e_s_fake_quants_are",
     "class_name": "ex11.class_name_says_nothing_test",
     "duck_typed": "ex11.attribute_such_fake_quant_enabled",
+    "root_only": "ex11.dotted_target_get_submodule",
 }
 
 
@@ -142,6 +143,7 @@ def _count_judge(case: Case, got: int) -> None:
             "torch_ao": sum(1 for m in mods if isinstance(m, torch.ao.quantization.FakeQuantizeBase)),
             "class_name": sum(1 for m in mods if "FakeQuantize" in type(m).__name__),
             "duck_typed": sum(1 for m in mods if hasattr(m, "fake_quant_enabled")),
+            "root_only": sum(1 for n, f in zip(nodes, fq) if f and "." not in n.target),
         }
     ref = _reference("pt2e_fake_quant_count", case, build)
     expected = ref["expected"]
@@ -305,6 +307,7 @@ QDQ_MISTAKES = {
     "per_tensor_only": "ex11.count_per_channel_nodes_too",
     "substring": "ex11.quantize_substring_dequantize_match_start",
     "eager_too": "ex11.count_only_quantized_decomposed_ops",
+    "dotted_text": "ex11.aten_quantize_not_quantized_decomposed",
     "by_name": "ex11.select_nodes_target_not_name",
     "unique": "ex11.count_nodes_not_distinct_targets",
     "qd_not_dq": "ex11.not_every_quantized_decomposed_op",
@@ -329,6 +332,7 @@ def _qdq_count_judge(case: Case, got: list) -> None:
             "substring": [count(lambda t: "quantize" in t), count(lambda t: "dequantize" in t)],
             "eager_too": [count(lambda t: "quantize_per_" in t and "dequantize" not in t),
                           count(lambda t: "dequantize_per_" in t)],
+            "dotted_text": [count(lambda t: ".quantize_per" in t), count(lambda t: ".dequantize_per" in t)],
             # by name, over every node, as a name-based count goes (get_attr nodes of folded weights have such names)
             "by_name": [sum(1 for n in gm.graph.nodes if n.name.startswith("quantize_per_")),
                         sum(1 for n in gm.graph.nodes if n.name.startswith("dequantize_per_"))],

@@ -33,6 +33,9 @@ def _module_cases() -> list[Case]:
         case("RandomTower seed 3 (unseen)", "RandomTower seed 3"),
         case("RandomTower seed 9 exported with strict=True and a dynamic batch (unseen)", "RandomTower seed 9",
              strict=True, dynamic=True),
+        case("Borrower(4): the blocks call the root's act, stack '', 'blocks.0', 'act' (unseen)", "Borrower(4)"),
+        case("Sizes(4) with a dynamic batch, its forward reads x.shape[0]: a sym_size node whose stack holds only "
+             "torch's stand-in entry (unseen)", "Sizes(4)", dynamic=True),
     ]
 
 
@@ -49,6 +52,8 @@ def _decompose_cases() -> list[Case]:
         case("RandomTower seed 3, keep {aten.hardswish.default} (unseen)", "RandomTower seed 3", "hardswish"),
         case("Shared(5) with a dynamic batch, exported with strict=True, keep {aten.linear.default, "
              "aten.hardswish.default}", "Shared(5)", "linear, hardswish", dynamic=True, strict=True),
+        case("Prefixed(4), keep {aten.rsub.Scalar}: rsub.Tensor, another overload of rsub, is decomposed (unseen)",
+             "Prefixed(4)", "rsub.Scalar"),
     ]
 
 
@@ -68,4 +73,5 @@ def _unflatten_cases() -> list[Case]:
         case("Tower(4) exported with strict=True, blocks.2.norm", "Tower(4)", "blocks.2.norm", strict=True),
         case("Tower(6) with a dynamic batch, blocks.0, on other batch sizes", "Tower(6)", "blocks.0", dynamic=True),
         case("RandomTower seed 9, its most deeply nested layer (unseen)", "RandomTower seed 9"),
+        case("Prefixed(4), head: head_pre, registered before it, is another module (unseen)", "Prefixed(4)", "head"),
     ]

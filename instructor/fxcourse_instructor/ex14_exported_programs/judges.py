@@ -19,9 +19,13 @@ from fxcourse_instructor.diffs import dict_diff
 _CACHE: dict = {}
 
 
+STAND_IN = "_empty_nn_module_stack"   # the key (and name) torch gives a node it adds outside any module
+
+
 def innermost(node) -> str:
-    """The qualified name of the innermost module a node came from: the last entry of its nn_module_stack."""
-    stack = node.meta.get("nn_module_stack") or {}
+    """The qualified name of the innermost module a node came from: the last entry of its nn_module_stack, leaving
+    out torch's stand-in entry (a sym_size node's only one): "" where none is left."""
+    stack = {k: v for k, v in (node.meta.get("nn_module_stack") or {}).items() if not k.startswith(STAND_IN)}
     return list(stack.values())[-1][0] if stack else ""
 
 
@@ -111,8 +115,12 @@ def _module_judge(case: Case, got: dict) -> None:
     k = wrong[0]
     keys, values = list(stacks[k]), [v[0] for v in stacks[k].values()]
     g = got[k]
-    if g in keys and g not in values:
+    if expected[k] == "" and isinstance(g, str) and g.startswith(STAND_IN):
+        hint = hint_of("ex14.stand_in_entry_is_no_module", node=k, got=g)
+    elif g in keys and g not in values:
         hint = "ex14.stack_s_keys_are_torch"
+    elif g in values[:-1] and (len(g) > len(values[-1]) or g.count(".") > values[-1].count(".")):
+        hint = hint_of("ex14.innermost_last_entry_not_longest", node=k, got=g, last=values[-1])
     elif g in values[:-1]:
         hint = "ex14.last_entry_nn_module_stack"
     elif values and g == values[-1].split(".")[-1] and g != values[-1]:
@@ -180,7 +188,10 @@ def _unflatten_judge(case: Case, ev: dict) -> None:
                 hint = "ex14.torch_export_unflatten_ep_get"
             raise CheckFailed(f"{what} raised {got}", hint)
         if got.shape != ref.shape or not torch.allclose(got, ref, rtol=1e-5, atol=1e-5):
+            namesakes = [n for n, _ in model(data["model"])[0].named_modules()
+                         if n.startswith(fqn) and n != fqn and not n.startswith(fqn + ".")]
             hint = (hint_of("ex14.whole_unflattened_program_return_submodule", fqn=fqn)
                     if ev["type"] == "UnflattenedModule" else
+                    hint_of("ex14.name_only_begins_with_fqn", fqn=fqn, other=namesakes[0]) if namesakes else
                     hint_of("ex14.submodule_itself_unflatten_ep_get", fqn=fqn))
             raise CheckFailed(f"{what} computes something else than the model's {fqn!r}", hint)

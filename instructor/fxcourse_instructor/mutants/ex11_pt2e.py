@@ -116,6 +116,11 @@ MUTANTS = [
            hint="must leave its inputs", not_hints=("count call_module nodes, not modules",),
            edits=(("    return sum(1 for node", "    prepared.delete_all_unused_submodules()\n"
                                               "    return sum(1 for node"),)),
+    Mutant("pt2e_fake_quant_count", "getattr(prepared, target) with a default: a fake-quant below the root, "
+           "called as 'blk.fq', is never found", hint="dotted path",
+           edits=((FQ_TEST, "isinstance(getattr(prepared, node.target, None), FakeQuantizeBase)"),)),
+    Mutant("pt2e_fake_quant_count", "getattr(prepared, target): a dotted target raises AttributeError",
+           hint="get_submodule", edits=((FQ_TEST, "isinstance(getattr(prepared, node.target), FakeQuantizeBase)"),)),
 
     # --------------------------------------------------------------------------------- pt2e_finetune
     Mutant("pt2e_finetune", "calls prepared.train() as lesson 07 did: an exported model raises",
@@ -263,6 +268,10 @@ MUTANTS = [
     Mutant("qdq_counts", "distinct targets instead of nodes", hint="not distinct targets",
            edits=((TARGETS, 'targets = list({str(node.target) for node in converted.graph.nodes '
                             'if node.op == "call_function"})'),)),
+    Mutant("qdq_counts", "'.quantize_per' anywhere in the target's text: aten.quantize_per_tensor too",
+           hint="eager quantize as an ATen op",
+           edits=(('t.startswith("quantized_decomposed.quantize_per_")', '".quantize_per" in t'),
+                  ('t.startswith("quantized_decomposed.dequantize_per_")', '".dequantize_per" in t'))),
     Mutant("qdq_counts", "returns a list", hint="return a tuple", not_hints=("in that order",),
            edits=(("    return quantize, dequantize", "    return [quantize, dequantize]"),)),
 ] + _TASK_TEXT_MUTANTS

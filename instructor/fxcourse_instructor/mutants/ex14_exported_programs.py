@@ -4,6 +4,8 @@ from fxcourse_instructor.mutants import Alternative, Mutant
 _SAVE = "    torch.export.save(ep, path)\n"
 _LOAD = "    return torch.export.load(path)\n"
 _LAST = "        found[node.name] = list(stack.values())[-1][0] if stack else \"\"\n"
+_STAND_IN = ("        stack = {k: v for k, v in stack.items() if not k.startswith(\"_empty_nn_module_stack\")}  "
+             "# a size read\n")
 _SKIP = "        if node.op != \"call_function\":\n            continue\n"
 _TABLE = "    table = torch.export.default_decompositions()\n"
 _POP = "        table.pop(op, None)\n"
@@ -50,6 +52,15 @@ _MODULE_MUTANTS = [
            edits=((_LAST, "        found[node.name] = list(stack.values())[-2][0] if len(stack) > 1 else \"\"\n"),)),
     Mutant("module_of_nodes", "the node itself as the key", hint="node.name",
            edits=((_LAST, _LAST.replace("found[node.name]", "found[node]")),)),
+    Mutant("module_of_nodes", "the last entry even where it is torch's stand-in (a sym_size node's): a name of no "
+           "module", hint="stand-in entry", edits=((_STAND_IN, ""),)),
+    Mutant("module_of_nodes", "the longest name of the stack as the innermost module", hint="whatever the length",
+           edits=((_LAST, "        found[node.name] = max((v[0] for v in stack.values()), key=len, "
+                          "default=\"\")\n"),)),
+    Mutant("module_of_nodes", "the name with the most dots as the innermost module", hint="whatever the length",
+           edits=((_LAST, "        names = [v[0] for v in stack.values()]\n"
+                          "        found[node.name] = sorted(names, key=lambda s: s.count(\".\"))[-1] "
+                          "if names else \"\"\n"),)),
 ]
 
 _DECOMPOSE_MUTANTS = [
@@ -64,6 +75,9 @@ _DECOMPOSE_MUTANTS = [
                            "if op in keep}\n"), (_POP, "        pass\n"))),
     Mutant("decompose_except", "returns ep instead of the new program", hint="nothing was decomposed",
            edits=((_RUN, "    ep.run_decompositions(table)\n    return ep\n"),)),
+    Mutant("decompose_except", "keeps every overload of each kept operator's packet", hint="not their whole packets",
+           edits=((_POP, _POP + "        for overload in op.overloadpacket.overloads():\n"
+                          "            table.pop(getattr(op.overloadpacket, overload), None)\n"),)),
 ]
 
 _UNFLATTEN_MUTANTS = [
@@ -78,6 +92,9 @@ _UNFLATTEN_MUTANTS = [
                             ".named_modules() if n.endswith(tail))\n"),)),
     Mutant("unflatten_module", "the submodule's graph instead of the submodule", hint="itself",
            edits=((_UNFLAT, "    return torch.export.unflatten(ep).get_submodule(fqn).graph\n"),)),
+    Mutant("unflatten_module", "the first module whose name begins with fqn", hint="only begins with",
+           edits=((_UNFLAT, "    return next(m for n, m in torch.export.unflatten(ep).named_modules() "
+                            "if n.startswith(fqn))\n"),)),
     Mutant("unflatten_module", "the last part of the name, looked up from the root", hint="get_submodule",
            edits=((_UNFLAT, "    return torch.export.unflatten(ep).get_submodule(fqn.split(\".\")[-1])\n"),)),
 ]
@@ -103,7 +120,8 @@ def module_of_nodes(ep):
     out = {}
     for node in [n for n in ep.graph_module.graph.nodes if n.op == "call_function"]:
         stack = node.meta.get("nn_module_stack", {})
-        out[node.name] = next(reversed(stack.values()))[0] if stack else ""
+        names = [name for name, _ in stack.values() if name != "_empty_nn_module_stack_from_metadata_hook"]
+        out[node.name] = next(reversed(names)) if names else ""
     return out
 '''),
     Alternative("module_of_nodes", "find_nodes once per operator the graph calls", '''
@@ -112,14 +130,15 @@ def module_of_nodes(ep):
     targets = {n.target for n in ep.graph.nodes if n.op == "call_function"}
     for target in targets:
         for node in ep.graph.find_nodes(op="call_function", target=target):
-            stack = node.meta.get("nn_module_stack")
+            stack = dict(node.meta.get("nn_module_stack") or {})
+            stack.pop("_empty_nn_module_stack_from_metadata_hook", None)
             found[node.name] = list(stack.values())[-1][0] if stack else ""
     return found
 '''),
     Alternative("module_of_nodes", "a dict comprehension over the stack's items", '''
 def module_of_nodes(ep):
     def innermost(node):
-        items = list((node.meta.get("nn_module_stack") or {}).items())
+        items = [(k, v) for k, v in (node.meta.get("nn_module_stack") or {}).items() if not k.startswith("_empty")]
         return items[-1][1][0] if items else ""
     return {n.name: innermost(n) for n in ep.graph.nodes if n.op == "call_function"}
 '''),
