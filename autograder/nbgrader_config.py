@@ -16,10 +16,10 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # limits are autograder.grader.jail.sandbox.Limits (FXCOURSE_TIMEOUT, FXCOURSE_SUBMISSION_TIMEOUT).
 
 from autograder.grader.ops.collect import HardenedCollect  # noqa: E402
-from autograder.grader.engine.preprocessors import (BoundedNotebookExporter, HardenedExecute, RestoreFromSource,  # noqa: E402
-                                      ScrubFeedback)
+from autograder.grader.engine.preprocessors import (BoundedNotebookExporter, CheckCellMetadata,  # noqa: E402
+                                                   HardenedExecute, RestoreFromSource, ScrubFeedback)
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,  # noqa: E402
+from nbgrader.preprocessors import (AssignLatePenalties, ClearOutput,  # noqa: E402
                                     GetGrades, LimitOutput, OverwriteCells, OverwriteKernelspec,
                                     SaveAutoGrades)
 
@@ -29,6 +29,7 @@ c.Autograde.exporter_class = BoundedNotebookExporter
 # Sanitize: outputs are dropped first; then the notebook is rebuilt from the instructor source with only the
 # learner's answer cells put in (this also repairs deleted, duplicated or re-typed cells and stripped
 # metadata, so it must come before nbgrader's own OverwriteCells/CheckCellMetadata, which would reject them).
+# CheckCellMetadata is nbgrader's check with its schema compiled once (autograder.grader.engine.preprocessors).
 c.Autograde.sanitize_preprocessors = [
     ClearOutput, RestoreFromSource, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
 ]

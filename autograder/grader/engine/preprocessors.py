@@ -5,6 +5,7 @@ Configured in autograder/nbgrader_config.py (the order of each list is explained
 - HardenedExecute: replaces nbgrader's Execute; grades through the jailed worker and writes the verdict of
   each test cell as its output (an error output when it fails), so nbgrader's SaveAutoGrades scores it;
 - ScrubFeedback: removes hidden tests and tracebacks from the feedback a student receives;
+- CheckCellMetadata: nbgrader's check of every cell's nbgrader metadata, with the schema compiled once per process;
 - BoundedNotebookExporter: nbgrader's reader of submissions, replaced by the course's bounded one
   (autograder.course.notebook.read_notebook): a pipe, a device, a 100,000-level JSON or code too deep to parse is a
   one-line "cannot be graded" error for that submission, and the batch goes on.
@@ -23,12 +24,50 @@ import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+from nbgrader.nbgraderformat.common import BaseMetadataValidator
+from nbgrader.preprocessors import CheckCellMetadata as _NbgraderCheckCellMetadata, NbGraderPreprocessor
 
 from autograder.course.root import Course
 from autograder.course.notebook import HIDDEN_BEGIN, grade_id, is_test, read_notebook, restore, strip_hidden
 
-__all__ = ["RestoreFromSource", "HardenedExecute", "ScrubFeedback", "BoundedNotebookExporter"]
+__all__ = ["RestoreFromSource", "HardenedExecute", "ScrubFeedback", "BoundedNotebookExporter", "CheckCellMetadata"]
+
+
+_SCHEMAS: dict[int, object] = {}  # schema version -> its jsonschema validator, the schema checked once
+
+
+class _SchemaOnce(BaseMetadataValidator):
+    """Metadata of this validator's own schema version validated by a validator built once per process: nbgrader's
+    `jsonschema.validate` checks the schema against its meta-schema again for every cell (34 ms a notebook graded,
+    in the grading thread). Other metadata (none, or another version) takes nbgrader's own path and errors."""
+
+    def validate_cell(self, cell) -> None:
+        meta = cell.metadata.get("nbgrader")
+        if meta is None or meta.get("schema_version", 0) != self.schema_version:
+            return super().validate_cell(cell)
+        if self.schema_version not in _SCHEMAS:
+            import jsonschema
+
+            kind = jsonschema.validators.validator_for(self.schema)
+            kind.check_schema(self.schema)
+            _SCHEMAS[self.schema_version] = kind(self.schema)
+        _SCHEMAS[self.schema_version].validate(meta)
+
+
+class _MetadataValidator(MetadataValidator, _SchemaOnce):
+    """nbgrader's validator (its rules beyond the schema: grade ids, cell types), over _SchemaOnce."""
+
+
+class CheckCellMetadata(_NbgraderCheckCellMetadata):
+    """nbgrader's CheckCellMetadata, the same checks and errors, with the schema compiled once (_SchemaOnce)."""
+
+    def preprocess(self, nb, resources):
+        try:
+            _MetadataValidator().validate_nb(nb)
+        except ValidationError as exc:
+            raise ValidationError(f"the notebook's nbgrader metadata does not validate: {exc.message}") from None
+        return nb, resources
 
 
 class BoundedNotebookExporter(NotebookExporter):
