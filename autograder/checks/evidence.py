@@ -25,7 +25,7 @@ __all__ = [
     "qualified", "describe_graph", "graph_module_evidence", "expect", "expect_type", "expect_close",
     "expect_equal", "nodes_where", "first_difference", "unravel", "flat_outputs", "worst_difference",
     "max_difference", "first_far_tensor", "TRAINING_LOOP_HINTS", "training_loop", "quiet_one_thread", "cached_reference", "expect_trained", "lint_error", "expect_lint",
-    "expect_fresh", "stale_code", "sole_hint", "printed",
+    "expect_fresh", "stale_code", "generated_code", "sole_hint", "printed",
     "EvidenceLimits", "EvidenceError",
     "check_archive", "check_plain", "load_evidence",
 ]
@@ -293,10 +293,18 @@ def lint_error(gm: fx.GraphModule) -> str | None:
     return None
 
 
+def generated_code(gm: fx.GraphModule) -> str | None:
+    """The code gm's graph generates now (what gm.recompile() would make gm.code), None where it cannot."""
+    try:
+        return gm.graph.python_code(root_module="self").src
+    except Exception:
+        return None
+
+
 def stale_code(gm: fx.GraphModule) -> bool:
     """True when gm.code is not what the graph generates now: recompile() was not called after a change."""
     try:
-        return gm.code != gm.graph.python_code(root_module="self").src
+        return gm.code != generated_code(gm)
     except Exception:
         return True
 

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from autograder.checks.randmodels import generator
 from autograder.checks.hints import hint_of
 from autograder.checks.framework import CheckFailed
-from autograder.checks.evidence import describe_graph, lint_error, qualified
+from autograder.checks.evidence import describe_graph, generated_code, lint_error, qualified
 from autograder.checks.ex03_replacing.cases import STASH
 
 
@@ -148,11 +148,8 @@ def _run_hint(message: str, graph: list[dict] | None = None) -> str | None:
 
 def _stale(gm: fx.GraphModule) -> dict | None:
     """gm's code and the code its graph gives now, when they differ (a graph changed without gm.recompile())."""
-    try:
-        src = gm.graph.python_code(root_module="self").src
-    except Exception:
-        return None
-    return None if src == gm.code else {"code": gm.code, "graph_code": src}
+    src = generated_code(gm)
+    return None if src is None or src == gm.code else {"code": gm.code, "graph_code": src}
 
 
 def _run(fn, inputs: list, graph: list[dict] | None = None) -> tuple[list, dict | None]:
