@@ -191,11 +191,15 @@ def preload() -> None:
     import autograder.grader.classroom.cluster  # noqa: F401
     import autograder.grader.classroom.runner  # noqa: F401
     import autograder.grader.engine.judgeclient  # noqa: F401
-    import autograder.grader.engine.preprocessors  # noqa: F401
     import autograder.grader.ops.collect  # noqa: F401  (nbgrader's exchange, which nbgrader_config.py names)
     import nbgrader.api  # noqa: F401
+    from sqlalchemy.orm import configure_mappers
+
+    from autograder.grader.engine.preprocessors import compile_schemas
 
     build_parser()  # every command's module
+    configure_mappers()  # the gradebook's tables, as its first query would
+    compile_schemas()  # nbformat's and nbgrader's, as the first notebook would
 
 
 def run(argv: list[str] | None = None) -> int:
