@@ -168,14 +168,29 @@ def test_a_forked_grade_ends_with_its_asker_when_the_asker_is_killed(kept, tmp_p
     assert kept.pid() == pid  # the server goes on, for the next command
 
 
-def test_an_asker_whose_sys_path_the_server_lacks_grades_itself(kept, tmp_path, generated_course):
+@pytest.mark.parametrize("how", ["a sys.path entry the server lacks", "another text encoding (PYTHONUTF8=1)"])
+def test_an_asker_the_server_cannot_stand_in_for_grades_itself(kept, tmp_path, generated_course, how):
     course = _course(generated_course, tmp_path, ["alice"])
     _server_started(kept, course)
     (tmp_path / "elsewhere").mkdir()
-    r = _ask(kept, ["grade", "ex01_tracing", "--regrade", "--course", str(course)], course,
-             CLIENT_EXTRA_PATH=str(tmp_path / "elsewhere"))
+    extra = {"CLIENT_EXTRA_PATH": str(tmp_path / "elsewhere")} if how.startswith("a sys.path") else \
+        {"PYTHONUTF8": "1"}
+    r = _ask(kept, ["grade", "ex01_tracing", "--regrade", "--course", str(course)], course, **extra)
     assert r.returncode == 0 and "10 / 10" in r.stdout, r.stdout + r.stderr
     assert "asker imported: ['nbgrader', 'sqlalchemy']" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="worker slots (and their lock files) are root's jail")
+def test_a_forked_grade_reads_the_jail_s_settings_from_the_asker_s_environment(kept, tmp_path, generated_course):
+    """FXCOURSE_JAIL_LOCKS and FXCOURSE_JAIL_UID_BASE are the asker's, not those of the environment the server
+    imported the grader in."""
+    course = _course(generated_course, tmp_path, ["alice"])
+    _server_started(kept, course)
+    locks = tmp_path / "locks"
+    r = _ask(kept, ["grade", "ex01_tracing", "--regrade", "--course", str(course)], course,
+             FXCOURSE_JAIL_LOCKS=str(locks))
+    assert r.returncode == 0 and "10 / 10" in r.stdout and "asker imported: []" in r.stderr, r.stdout + r.stderr
+    assert (locks / "slot-0.lock").is_file(), "the forked grade claimed its worker slots elsewhere"
 
 
 def test_the_server_runs_the_course_s_command_line_only_and_its_preload_brings_nothing_of_the_instructor_s():

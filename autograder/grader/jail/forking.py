@@ -19,7 +19,7 @@ import sys
 import time
 from typing import NoReturn
 
-from autograder.grader.jail.forkserver import HOME_PREFIX, MSG, peer
+from autograder.grader.jail.forkserver import HOME_PREFIX, MSG, peer, text_encodings
 from autograder.grader.jail.userjail import (CLONE_NEWUSER, NAMESPACES, copy_out, die_with_parent, enter_namespaces,
                                              exit_after, unshare)
 
@@ -212,6 +212,9 @@ def _fit_for_command(req: dict, fds: list[int]) -> None:
     foreign = [p for p in req.get("path", [])[1:] if p not in sys.path]
     if foreign:  # what it would import from there is not what this server imported
         raise ValueError(f"the command's sys.path has {foreign[0]!r}, which the server's lacks")
+    if req.get("encodings") != text_encodings():  # set at a process's start, from its locale: not changeable here
+        raise ValueError(f"the command's text encodings {req.get('encodings')} are not the server's "
+                         f"{text_encodings()}")
     if req.get("warnoptions") and not hasattr(warnings, "_processoptions"):
         raise ValueError("this Python cannot apply the command's warning options in a forked process")
     _entry(req.get("entry", ""))

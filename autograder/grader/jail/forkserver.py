@@ -34,7 +34,7 @@ from typing import IO
 from autograder.course.root import PACKAGE_ROOT, package_first
 
 __all__ = ["Forked", "spawn", "spawn_judge", "run_command", "prestart", "stop", "server_pid", "enabled",
-           "kept_address", "kept_server_pid", "stop_kept_server", "ended", "worker_env"]
+           "kept_address", "kept_server_pid", "stop_kept_server", "ended", "worker_env", "text_encodings"]
 
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 KEEP_ENV = "FXCOURSE_FORKSERVER_KEEP"
@@ -426,7 +426,7 @@ def run_command(entry: str, argv: list[str]) -> int | None:
                 getattr(s, "write_through", False)) for s in (sys.stdin, sys.stdout, sys.stderr)]
         req = {"command": list(argv), "entry": entry, "argv0": sys.argv[0], "cwd": cwd, "env": dict(os.environ),
                "path": sys.path, "umask": _umask(), "warnoptions": sys.warnoptions, "std": std,
-               "bytecode": sys.dont_write_bytecode, "jail": False, "cgroup": None}
+               "bytecode": sys.dont_write_bytecode, "encodings": text_encodings(), "jail": False, "cgroup": None}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             socket.send_fds(sock, [json.dumps(req).encode()], [theirs.fileno(), 0, 1, 2])
@@ -453,6 +453,14 @@ def run_command(entry: str, argv: list[str]) -> int | None:
               "it ended; every grade written is whole: run the command again", file=sys.stderr, flush=True)
         return 1
     return 128 - code if code < 0 else code
+
+
+def text_encodings() -> list:
+    """What this process decided about text at its start (from its locale and PYTHONUTF8): a forked command
+    runs only where the server decided the same."""
+    import locale
+
+    return [sys.getfilesystemencoding(), locale.getpreferredencoding(False), sys.flags.utf8_mode]
 
 
 def _umask() -> int:
