@@ -11,6 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from autograder.grader.classroom import batch
+from autograder.grader.ops import exchange, judgeservice, nbgrader
+from autograder.grader.quality import killrates
+from autograder.grader import report
+from autograder.course.console import EXIT_INTERRUPTED
+from autograder.learner import check, hints, lab, progress, reset, watch
+
 _DB_HELP = ("the gradebook: sqlite:///PATH or postgresql://USER@HOST:PORT/DB (default: nbgrader's "
             "CourseDirectory.db_url, else gradebook.db in the course root)")
 _EXCHANGE_HELP = "nbgrader exchange directory (default: nbgrader's configured Exchange.root)"
@@ -27,8 +34,6 @@ def _positive_int(text: str) -> int:
 
 
 def _lab_and_check(sub: argparse._SubParsersAction) -> None:
-    from autograder.learner import check, lab
-
     s = sub.add_parser("lab", help="open the course in JupyterLab (or run every lesson headless)")
     s.add_argument("--no-browser", action="store_true", help="start the server without opening a browser")
     s.add_argument("--headless", action="store_true", help="run every lesson top to bottom, no server")
@@ -44,8 +49,6 @@ def _lab_and_check(sub: argparse._SubParsersAction) -> None:
 
 
 def _learner_loop(sub: argparse._SubParsersAction) -> None:
-    from autograder.learner import hints, progress, reset, watch
-
     s = sub.add_parser("progress", help="which exercises and quiz questions pass (grades every working copy)",
                        description="Grade each exercises/exNN_topic/exNN_topic.ipynb with the real grader (a jailed "
                                    "worker per notebook, about 5-10 s each) and show what passes.")
@@ -80,11 +83,6 @@ def _learner_loop(sub: argparse._SubParsersAction) -> None:
 
 
 def _instructor_commands(sub: argparse._SubParsersAction) -> None:
-    from autograder.grader import report
-    from autograder.grader.classroom import batch
-    from autograder.grader.ops import exchange, judgeservice, nbgrader
-    from autograder.grader.quality import killrates
-
     s = sub.add_parser("generate", help="generate exercises/ from solutions/ with nbgrader")
     s.add_argument("assignment", nargs="*")
     s.add_argument("--check", action="store_true", help="fail if exercises/ differs from a fresh generation")
@@ -170,9 +168,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command in this process."""
-    from autograder.course.console import EXIT_INTERRUPTED
-
     options = vars(build_parser().parse_args(argv))
     del options["command"]
     run = options.pop("func")
@@ -182,38 +177,5 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def preload() -> None:
-    """Import what `fxcourse grade` imports before its first submission: in the fork server, for the commands it
-    forks (`run`)."""
-    import sqlite3  # noqa: F401
-    import sqlalchemy.dialects.sqlite  # noqa: F401  (an SQLite gradebook)
-
-    import autograder.grader.classroom.cluster  # noqa: F401
-    import autograder.grader.classroom.runner  # noqa: F401
-    import autograder.grader.engine.judgeclient  # noqa: F401
-    import autograder.grader.ops.collect  # noqa: F401  (nbgrader's exchange, which nbgrader_config.py names)
-    import nbgrader.api  # noqa: F401
-    from sqlalchemy.orm import configure_mappers
-
-    from autograder.grader.engine.preprocessors import compile_schemas
-
-    build_parser()  # every command's module
-    configure_mappers()  # the gradebook's tables, as its first query would
-    compile_schemas()  # nbformat's and nbgrader's, as the first notebook would
-
-
-def run(argv: list[str] | None = None) -> int:
-    """The `fxcourse` command: `grade` runs in a process forked from this user's kept fork server where one
-    listens (nothing of the grader imported here: the server has it), else, like every other command, here."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["grade"]:
-        from autograder.grader.jail.forkserver import run_command
-
-        code = run_command("autograder.cli", argv)  # this module, by the name the server imports it under
-        if code is not None:
-            return code
-    return main(argv)
-
-
 if __name__ == "__main__":
-    sys.exit(run())
+    sys.exit(main())

@@ -59,34 +59,3 @@ def test_the_metadata_check_compiles_the_schema_once_not_once_a_cell(monkeypatch
     assert calls == []
     NbgraderCheckCellMetadata().preprocess(_notebook(None), {})
     assert len(calls) > 5
-
-
-def test_the_fork_server_s_preload_leaves_no_schema_for_a_forked_command_s_first_notebook_to_compile():
-    """cli.preload (what the fork server imports and compiles for the commands it forks) compiles nbgrader's
-    metadata schema and nbformat's notebook schema: a forked grade's first notebook compiles neither again."""
-    import subprocess
-    import sys
-
-    solution = ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb"
-    code = ("import json, sys, fastjsonschema, nbformat\n"
-            "from autograder import cli\n"
-            "from autograder.grader.engine import preprocessors\n"
-            "if sys.argv[1] == 'preload':\n"
-            "    cli.preload()\n"
-            "def refuse(*a, **k):\n"
-            "    raise AssertionError('compiled again')\n"
-            "fastjsonschema.compile = refuse\n"
-            "compiled = dict(preprocessors._SCHEMAS)\n"
-            f"nb = nbformat.from_dict(json.load(open({str(solution)!r})))\n"
-            "try:\n"
-            "    nbformat.validate(nb)\n"
-            "    preprocessors.CheckCellMetadata().preprocess(nb, {})\n"
-            "    assert preprocessors._SCHEMAS == compiled, 'compiled again'\n"
-            "except AssertionError as exc:\n"
-            "    print(exc)\n"
-            "else:\n"
-            "    print('nothing compiled')\n")
-    out = {how: subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, cwd=ROOT,
-                               timeout=300) for how in ("preload", "none")}
-    assert out["preload"].stdout.strip() == "nothing compiled", out["preload"].stdout + out["preload"].stderr
-    assert out["none"].stdout.strip() == "compiled again", out["none"].stdout + out["none"].stderr

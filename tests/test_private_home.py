@@ -37,7 +37,7 @@ VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 def _private_ancestor(path: str) -> str | None:
     """The outermost folder above `path` that a worker's uid cannot pass through, or None."""
-    return jailpaths.private_ancestor(os.path.realpath(path), sandbox.uid_base(), sandbox.uid_base())
+    return jailpaths.private_ancestor(os.path.realpath(path), sandbox.UID_BASE, sandbox.UID_BASE)
 
 
 def private_python() -> str | None:

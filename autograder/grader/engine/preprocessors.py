@@ -46,29 +46,17 @@ class _SchemaOnce(BaseMetadataValidator):
         meta = cell.metadata.get("nbgrader")
         if meta is None or meta.get("schema_version", 0) != self.schema_version:
             return super().validate_cell(cell)
-        self.compiled().validate(meta)
-
-    def compiled(self):
         if self.schema_version not in _SCHEMAS:
             import jsonschema
 
             kind = jsonschema.validators.validator_for(self.schema)
             kind.check_schema(self.schema)
             _SCHEMAS[self.schema_version] = kind(self.schema)
-        return _SCHEMAS[self.schema_version]
+        _SCHEMAS[self.schema_version].validate(meta)
 
 
 class _MetadataValidator(MetadataValidator, _SchemaOnce):
     """nbgrader's validator (its rules beyond the schema: grade ids, cell types), over _SchemaOnce."""
-
-
-def compile_schemas() -> None:
-    """Compile now what the first notebook of a process would: nbgrader's metadata schema (_SchemaOnce) and
-    nbformat's notebook schema (the fork server does it once for every command it forks)."""
-    from nbformat.v4 import new_code_cell, new_notebook, new_output
-
-    _MetadataValidator().compiled()
-    nbformat.validate(new_notebook(cells=[new_code_cell(outputs=[new_output("stream", text="")])]))
 
 
 class CheckCellMetadata(_NbgraderCheckCellMetadata):

@@ -1,4 +1,4 @@
-"""The fork server's own process: it imports once, then forks a manager and a worker, judge or command per request.
+"""The fork server's own process: it imports once, then forks a manager and a worker or judge per request.
 
 Started by `autograder.grader.jail.forkserver` as `python -m autograder.grader.jail.forking FD ADDRESS KEEP` (FD: its
 end of a SOCK_SEQPACKET socket pair with the command that started it; ADDRESS: the abstract socket name where the
@@ -19,23 +19,16 @@ import sys
 import time
 from typing import NoReturn
 
-from autograder.grader.jail.forkserver import HOME_PREFIX, MSG, peer, text_encodings
+from autograder.grader.jail.forkserver import HOME_PREFIX, MSG, peer
 from autograder.grader.jail.userjail import (CLONE_NEWUSER, NAMESPACES, copy_out, die_with_parent, enter_namespaces,
                                              exit_after, unshare)
 
 
 
 def _prepare() -> None:
-    """Everything a worker imports before the jail, once; no tensor math (no thread pool may be running). Silently:
-    the warning filters stay the interpreter's own, for the commands forked from here."""
+    """Everything a worker imports before the jail, once; no tensor math (no thread pool may be running)."""
     import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _imports()
-
-
-def _imports() -> None:
+    warnings.simplefilter("ignore")
     import matplotlib
     matplotlib.use("Agg")
     import torch
@@ -138,88 +131,6 @@ def _judge(memory: int, fds: list[int], manager: int, instructor: str | None = N
     exit_after(body)
 
 
-def _command(req: dict, fds: list[int], manager: int) -> NoReturn:
-    """A forked command (`fxcourse ARGV`, forkserver.run_command): as the asking process would run it, with its
-    standard streams, folder, environment, umask, sys.path and warning options, the server's imports done."""
-
-    def body() -> int:
-        die_with_parent(manager)
-        import io
-        import random
-        import tempfile
-        import warnings
-
-        for fd, target in zip(fds, (0, 1, 2)):
-            os.dup2(fd, target)
-        os.closerange(3, 1 << 16)
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        os.environ.clear()
-        os.environ.update(req["env"])
-        os.umask(int(req["umask"]))
-        os.chdir(req["cwd"])
-        sys.argv, sys.path[:] = [req["argv0"], *req["command"]], req["path"]
-        sys.dont_write_bytecode = bool(req["bytecode"])
-        tempfile.tempdir = None
-        random.seed()
-        sys.warnoptions[:] = req["warnoptions"]
-        if sys.warnoptions:  # what the interpreter does with -W and PYTHONWARNINGS at its start
-            warnings._processoptions(sys.warnoptions)
-        streams = []
-        for fd, (encoding, errors, line, through) in enumerate(req["std"]):
-            raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
-            buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
-            streams.append(io.TextIOWrapper(buffered, encoding=encoding, errors=errors, line_buffering=line,
-                                            write_through=through))
-        sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
-        try:
-            return _entry(req["entry"]).main(req["command"])
-        finally:
-            import atexit
-
-            atexit._run_exitfuncs()  # what the command registered (a server it started, say), as at a normal exit
-
-    exit_after(body)
-
-
-_ENTRIES = ("autograder.cli",)  # the modules whose main(argv) a command runs: the course's command line only
-
-
-def _entry(name: str):
-    """The module of a command's entry (its `preload()` imported here the first time: what the command imports
-    before its first line runs; learners' checks never need it)."""
-    import importlib
-
-    if name not in _ENTRIES:
-        raise ValueError(f"{name!r} is not a command line of the course")
-    module = importlib.import_module(name)
-    if name not in _PRELOADED:
-        module.preload()
-        _PRELOADED.append(name)
-    return module
-
-
-_PRELOADED: list[str] = []
-
-
-def _fit_for_command(req: dict, fds: list[int]) -> None:
-    """Import what a command needs (the first time), or say why it cannot be forked here (the asker then runs it)."""
-    import warnings
-
-    if len(fds) != 3 or len(req.get("std", ())) != 3:
-        raise ValueError("a command needs its three standard streams")
-    foreign = [p for p in req.get("path", [])[1:] if p not in sys.path]
-    if foreign:  # what it would import from there is not what this server imported
-        raise ValueError(f"the command's sys.path has {foreign[0]!r}, which the server's lacks")
-    if req.get("encodings") != text_encodings():  # set at a process's start, from its locale: not changeable here
-        raise ValueError(f"the command's text encodings {req.get('encodings')} are not the server's "
-                         f"{text_encodings()}")
-    if req.get("warnoptions") and not hasattr(warnings, "_processoptions"):
-        raise ValueError("this Python cannot apply the command's warning options in a forked process")
-    _entry(req.get("entry", ""))
-
-
 def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
     """Between the server and the worker: set up its session, cgroup and namespaces, then wait for it."""
     try:
@@ -245,8 +156,6 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
             os.close(conn)
             if "judge" in req:
                 _judge(int(req["judge"]), fds, me, req.get("instructor"))
-            if "command" in req:
-                _command(req, fds, me)
             _worker(req, fds[0], me)
         for fd in fds:
             os.close(fd)
@@ -258,11 +167,9 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
         pidfd = waiters[1] if len(waiters) == 2 else None
         while True:
             ready = select.select(waiters, [], [], None if pidfd is not None else 0.05)[0]
-            if conn in ready:  # a signal a command's asker passes on; else the grader said kill, or went away
-                sig = _PASSED.get(_read(conn), signal.SIGKILL) if "command" in req else signal.SIGKILL
-                os.kill(pid, sig)  # SIGKILL: the namespace goes with it
-                if sig == signal.SIGKILL:
-                    waiters.remove(conn)
+            if conn in ready:
+                os.kill(pid, signal.SIGKILL)  # the grader said so, or went away: the namespace goes with it
+                waiters.remove(conn)
             done, status, usage = os.wait4(pid, os.WNOHANG)
             if done:
                 break
@@ -273,16 +180,6 @@ def _manager(req: dict, conn: int, fds: list[int], server: int) -> None:
         _send(conn, {"error": f"{type(exc).__name__}: {exc}"[:300]})
         os._exit(1)
     os._exit(0)
-
-
-_PASSED = {b"int": signal.SIGINT, b"term": signal.SIGTERM, b"hup": signal.SIGHUP}
-
-
-def _read(conn: int) -> bytes:
-    try:
-        return os.read(conn, 16)
-    except OSError:
-        return b""
 
 
 def _listen(address: str) -> socket.socket | None:
@@ -382,7 +279,7 @@ def serve(fd: int, address: str, keep: float) -> int:
                             clients.append(conn)
                     continue
                 try:
-                    msg, fds, _, _ = socket.recv_fds(src, MSG, 4)  # a request, and the descriptors sent with it
+                    msg, fds, _, _ = socket.recv_fds(src, MSG, 3)  # a request, and the descriptors sent with it
                 except OSError:
                     msg, fds = b"", []
                 if not msg:
@@ -416,8 +313,6 @@ def _fork(msg: bytes, fds: list[int], threads: tuple[int, int], me: int, ours: l
         import torch
 
         _import_checks(req.get("checks", []))
-        if "command" in req:
-            _fit_for_command(req, rest)
         if _threads() > threads[0] or torch.get_num_threads() != threads[1]:
             raise RuntimeError(f"the server has {_threads()} threads and torch {torch.get_num_threads()} "
                                f"intra-op threads (expected at most {threads[0]} and {threads[1]}): forking now "

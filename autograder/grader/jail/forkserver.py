@@ -4,8 +4,7 @@ It pays for Python, torch, IPython and the check library's imports once (`python
 FD ADDRESS KEEP`), then forks, per request, a manager (its own session, the worker's pids cgroup, new mount, pid,
 network, IPC and UTS namespaces; it plays `unshare --fork --kill-child`: waits for its child, kills it when told
 or when the requester goes, answers its exit code and CPU seconds) and the child: a jailed worker
-(`autograder.grader.jail.worker.main`), a judge, or a command (`run_command`: `fxcourse grade`, with the
-asker's streams, folder and environment). The server does no tensor math and keeps one intra-op thread,
+(`autograder.grader.jail.worker.main`) or a judge. The server does no tensor math and keeps one intra-op thread,
 so no thread pool runs when it forks; it refuses to fork if a thread appeared.
 
 One server per user and code (Python, checkout and its files, PYTHONPATH), at `kept_address()`: every command
@@ -33,8 +32,8 @@ from typing import IO
 
 from autograder.course.root import PACKAGE_ROOT, package_first
 
-__all__ = ["Forked", "spawn", "spawn_judge", "run_command", "prestart", "stop", "server_pid", "enabled",
-           "kept_address", "kept_server_pid", "stop_kept_server", "ended", "worker_env", "text_encodings"]
+__all__ = ["Forked", "spawn", "spawn_judge", "prestart", "stop", "server_pid", "enabled", "kept_address",
+           "kept_server_pid", "stop_kept_server", "ended", "worker_env"]
 
 _READY_TIMEOUT = 300.0  # seconds the server may take to import everything (a busy machine)
 KEEP_ENV = "FXCOURSE_FORKSERVER_KEEP"
@@ -398,80 +397,6 @@ def spawn_judge(memory: int) -> Forked | None:
         return None
     forked.stdin, forked.stdout = os.fdopen(w_in, "wb"), os.fdopen(r_out, "rb")
     return forked
-
-
-_FORWARDED = {signal.SIGINT: b"int", signal.SIGTERM: b"term", signal.SIGHUP: b"hup"}  # to a forked command
-
-
-def run_command(entry: str, argv: list[str]) -> int | None:
-    """Run `entry.main(argv)` (`entry`: the course's command line, `autograder.cli`) in a process forked from this
-    user's kept server, where one listens and is ready: its imports (`entry.preload()`: the grader's, nbgrader's)
-    are done there once, not in every command. The child gets this process's standard streams, folder,
-    environment, umask, sys.path and warning options; SIGINT, SIGTERM and SIGHUP sent here go on to it; its exit
-    code is returned (128+N for signal N). None, and nothing done, where no server listens, forking is off, or the
-    server cannot run it as this process would (another sys.path): the caller runs it."""
-    try:
-        cwd = os.getcwd()
-    except OSError:  # its folder is gone: the caller says so
-        return None
-    if not enabled() or None in (sys.stdin, sys.stdout, sys.stderr):
-        return None
-    sock = _connect_to(kept_address())
-    if sock is None:
-        return None
-    with sock:
-        if not (_recv_json(sock, _READY_TIMEOUT) or {}).get("ready"):
-            return None   # retired, or went away: the caller runs it (and starts a server of its own)
-        std = [(getattr(s, "encoding", None), getattr(s, "errors", None), getattr(s, "line_buffering", False),
-                getattr(s, "write_through", False)) for s in (sys.stdin, sys.stdout, sys.stderr)]
-        req = {"command": list(argv), "entry": entry, "argv0": sys.argv[0], "cwd": cwd, "env": dict(os.environ),
-               "path": sys.path, "umask": _umask(), "warnoptions": sys.warnoptions, "std": std,
-               "bytecode": sys.dont_write_bytecode, "encodings": text_encodings(), "jail": False, "cgroup": None}
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            socket.send_fds(sock, [json.dumps(req).encode()], [theirs.fileno(), 0, 1, 2])
-        except OSError:
-            ours.close()
-            return None
-        finally:
-            theirs.close()
-        first = _recv_json(ours, 60.0)
-        if not first or "pid" not in first:  # refused (its sys.path is not ours, say)
-            ours.close()
-            return None
-        child = Forked(ours, int(first["pid"]))
-        before = {sig: signal.signal(sig, lambda sig, _: _tell(child, _FORWARDED[sig])) for sig in _FORWARDED}
-        try:
-            while not select.select([ours], [], [], 1.0)[0]:
-                pass
-            code = child.wait()
-        finally:
-            for sig, handler in before.items():
-                signal.signal(sig, handler)
-    if child.lost:
-        print("fxcourse: error: the fork server that ran this command went away (killed, or out of memory) before "
-              "it ended; every grade written is whole: run the command again", file=sys.stderr, flush=True)
-        return 1
-    return 128 - code if code < 0 else code
-
-
-def text_encodings() -> list:
-    """What this process decided about text at its start (from its locale and PYTHONUTF8): a forked command
-    runs only where the server decided the same."""
-    import locale
-
-    return [sys.getfilesystemencoding(), locale.getpreferredencoding(False), sys.flags.utf8_mode]
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _tell(child: "Forked", what: bytes) -> None:
-    with contextlib.suppress(OSError):
-        child.conn.send(what)
 
 
 def stop() -> None:

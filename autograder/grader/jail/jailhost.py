@@ -11,18 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
+UID_BASE = int(os.environ.get("FXCOURSE_JAIL_UID_BASE", "1990000000"))
 MAX_SLOTS = 256
-
-
-def uid_base() -> int:
-    """The first worker uid (FXCOURSE_JAIL_UID_BASE), read when used: a command forked from the fork server has
-    the asker's environment, not the one the server imported this module in."""
-    return int(os.environ.get("FXCOURSE_JAIL_UID_BASE", "1990000000"))
-
-
-def slot_dir() -> Path:
-    """Where the worker slots' lock files are (FXCOURSE_JAIL_LOCKS), read when used, as uid_base."""
-    return Path(os.environ.get("FXCOURSE_JAIL_LOCKS", "/run/fxcourse-jail"))
+SLOT_DIR = Path(os.environ.get("FXCOURSE_JAIL_LOCKS", "/run/fxcourse-jail"))
 
 
 def opted_out() -> bool:
@@ -32,20 +23,19 @@ def opted_out() -> bool:
 
 class _Slot:
     """A worker slot claimed across every grading process on this machine (a lock file held while the worker
-    runs): slot k's worker runs as uid and gid uid_base() + k, which no other running worker has."""
+    runs): slot k's worker runs as uid and gid UID_BASE + k, which no other running worker has."""
 
     def __init__(self) -> None:
-        folder, base = slot_dir(), uid_base()
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(folder, 0o700)
+        SLOT_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(SLOT_DIR, 0o700)
         for k in range(MAX_SLOTS):
-            fd = os.open(folder / f"slot-{k}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(SLOT_DIR / f"slot-{k}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
                 continue
-            self.index, self.fd, self.uid = k, fd, base + k
+            self.index, self.fd, self.uid = k, fd, UID_BASE + k
             _reap_uid(self.uid)  # anything a killed grader's worker left running with this uid
             return
         raise OSError(f"all {MAX_SLOTS} worker slots are in use")

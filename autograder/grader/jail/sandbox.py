@@ -26,7 +26,7 @@ from pathlib import Path
 
 from autograder.grader.jail import forkserver, userjail
 from autograder.grader.jail.forkserver import worker_env
-from autograder.grader.jail.jailhost import (slot_dir, uid_base, _make_scratch, _pids_cgroup,  # noqa: F401
+from autograder.grader.jail.jailhost import (SLOT_DIR, UID_BASE, _make_scratch, _pids_cgroup,  # noqa: F401
                                         _remove_cgroup, _remove_scratch, _Slot, opted_out as _opted_out,
                                         process_cap_available)
 
@@ -132,7 +132,7 @@ def _try_jail() -> dict[str, str]:
     try:
         slot = _Slot() if root else None
     except OSError as exc:
-        return {"a uid for each worker": f"cannot claim a worker slot in {slot_dir()}: {exc}"}
+        return {"a uid for each worker": f"cannot claim a worker slot in {SLOT_DIR}: {exc}"}
     try:
         try:
             scratch = _make_scratch(slot.uid, 2**20) if slot is not None else _folder_scratch()
