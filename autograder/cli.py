@@ -9,6 +9,7 @@ interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from autograder.grader.classroom import batch
@@ -177,5 +178,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def run() -> None:
+    """The `fxcourse` program: one command (`main`), then exit with its code. What the command's imports made is
+    frozen first (gc.freeze): the interpreter's last collections at exit would walk every one of those objects for
+    nothing (about 0.2 s of each command on a slow core; the memory goes back with the process)."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

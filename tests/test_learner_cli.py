@@ -74,6 +74,20 @@ def test_learner_commands_are_registered():
     assert "5-10 s" in parser._subparsers._group_actions[0].choices["progress"].description
 
 
+def test_the_program_exits_with_the_commands_code_after_freezing_what_it_made(monkeypatch):
+    """`fxcourse` (the console script and python -m autograder.cli) is cli.run: the command, then gc.freeze, so that
+    the interpreter's collections at exit do not walk every object the imports made; then the command's exit code."""
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 3)
+    monkeypatch.setattr(cli.gc, "freeze", lambda: calls.append("freeze"))
+    with pytest.raises(SystemExit) as exc:
+        cli.run()
+    assert exc.value.code == 3 and calls == ["main", "freeze"]
+    from importlib.metadata import entry_points
+
+    assert [e.value for e in entry_points(group="console_scripts", name="fxcourse")] == ["autograder.cli:run"]
+
+
 # ---------------------------------------------------------------------------------------------- hint
 
 def test_hint_gives_the_next_hint_each_time_and_remembers_beside_the_notebook(tmp_path, capsys):
