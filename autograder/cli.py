@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from typing import NoReturn
 
 from autograder.grader.classroom import batch
 from autograder.grader.ops import exchange, judgeservice, nbgrader
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def run() -> None:
+def run() -> NoReturn:
     """The `fxcourse` program: one command (`main`), then exit with its code. What the command's imports made is
     frozen first (gc.freeze): the interpreter's last collections at exit would walk every one of those objects for
     nothing (about 0.2 s of each command on a slow core; the memory goes back with the process)."""

@@ -486,7 +486,7 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
     # server the run kept): the cost per student is weighed against the worker timed in the same minute.
     from autograder.grader.jail.sandbox import run_worker
 
-    inputs, worker_walls = _worker_inputs(course, class_assignment), []
+    (cells, calls, hide), worker_walls = _worker_inputs(course, class_assignment), []
     for turn in range(class_rounds if ways else 0):
         for key, label, jobs in ways:
             if key == "plain" and turn:
@@ -500,7 +500,7 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
             print(f"      {len(students)} students, {label}: {wall:.0f} s", flush=True)
             rounds[key].append((wall, cpu, bad, failed))
             if key == "sequential":  # what it is weighed against, timed beside it: the forked worker alone
-                worker_walls.append(_median_run(lambda: run_worker(*inputs[:2], hide=inputs[2]), 3)[0])
+                worker_walls.append(_median_run(lambda: run_worker(cells, calls, hide=hide), 3)[0])
     for key, label, jobs in ways:
         runs = sorted(rounds[key])
         wall, cpu, _, _ = runs[len(runs) // 2]
