@@ -527,7 +527,10 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
     size = throughput["students"]
     if "parallel" in throughput:
         seq, par = throughput["sequential"], throughput["parallel"]
-        speedup = seq["wall"] / par["wall"]
+        # Round by round, as Timing.ratio weighs runs: a round's two runs are taken one after the other, at the
+        # machine's speed of that minute; the medians of the two columns may come from different rounds.
+        pairs = [a / b for a, b in zip(seq["walls"], par["walls"])]
+        speedup = statistics.median(pairs)
         alone = next(p for p in per if p["assignment"] == class_assignment)["grade"][0]
         batch_factor = seq["wall"] / len(students) / alone
         course_s = totals["grade"][0] * batch_factor
@@ -543,16 +546,17 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
             note += (f" Plain nbgrader's batch took {throughput['plain']['wall']:.0f} s for the same class, "
                      f"{throughput['plain']['wall'] / seq['wall']:.2f}x the time of `fxcourse grade` one at a time.")
         sec.notes.append(note)
-        pairs = [a / b for a, b in zip(seq["walls"], par["walls"])]
-        each = f"; round by round {', '.join(f'{x:.2f}x' for x in pairs)}" if len(pairs) > 1 else ""
+        each = f": round by round {', '.join(f'{x:.2f}x' for x in pairs)}" if len(pairs) > 1 else ""
         # the run's start (one submission graded alone, the server running) left out
         beyond = (seq["wall"] - alone_warm) / max(par["wall"] - alone_warm, 1e-9)
         cold_ratio = cold["sequential"][0] / cold["parallel"][0]
         ceiling, spins = two_cores(class_rounds)
         sec.targets.append(Target(f"class of {size}: `--jobs 2` vs `--jobs 1` throughput", ">= 1.8x",
-                                  f"{speedup:.2f}x ({seq['wall']:.1f} s vs {par['wall']:.1f} s, the medians of "
-                                  f"{len(pairs)} rounds taken in turn, each run joining the fork server the command "
-                                  f"before it kept{each}; the students beyond the first, whose grading alone takes "
+                                  f"{speedup:.2f}x (the median of {len(pairs)} rounds' ratios, each round's two "
+                                  f"runs taken one after the other, each run joining the fork server the command "
+                                  f"before it kept{each}; the medians of the times, {seq['wall']:.1f} s vs "
+                                  f"{par['wall']:.1f} s: {seq['wall'] / par['wall']:.2f}x; the students beyond the "
+                                  f"first, whose grading alone takes "
                                   f"{alone_warm:.1f} s: {beyond:.2f}x; cold, where the run starts the server "
                                   f"itself: {cold_ratio:.2f}x, {cold['sequential'][0]:.1f} s vs "
                                   f"{cold['parallel'][0]:.1f} s; this machine's ceiling, two CPU-bound processes "
