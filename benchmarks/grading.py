@@ -547,8 +547,9 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
                      f"{throughput['plain']['wall'] / seq['wall']:.2f}x the time of `fxcourse grade` one at a time.")
         sec.notes.append(note)
         each = f": round by round {', '.join(f'{x:.2f}x' for x in pairs)}" if len(pairs) > 1 else ""
-        # the run's start (one submission graded alone, the server running) left out
-        beyond = (seq["wall"] - alone_warm) / max(par["wall"] - alone_warm, 1e-9)
+        # the run's start (one submission graded alone, the server running) left out, round by round too
+        beyond = statistics.median((a - alone_warm) / max(b - alone_warm, 1e-9)
+                                   for a, b in zip(seq["walls"], par["walls"]))
         cold_ratio = cold["sequential"][0] / cold["parallel"][0]
         ceiling, spins = two_cores(class_rounds)
         sec.targets.append(Target(f"class of {size}: `--jobs 2` vs `--jobs 1` throughput", ">= 1.8x",
@@ -586,7 +587,10 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
         per_round = [wall / n / worker for wall, worker in zip(seq_walls, worker_walls)]
         ratio, worker = statistics.median(per_round), statistics.median(worker_walls)
         per_student = throughput["sequential"]["wall"] / n
-        marginal = (throughput["sequential"]["wall"] - alone_warm) / max(n - 1, 1)
+        # each student beyond the first (the run's start left out), weighed against that round's worker as well
+        beyond_each = [(wall - alone_warm) / max(n - 1, 1) for wall in seq_walls]
+        marginal = statistics.median(beyond_each)
+        marginal_ratio = statistics.median(b / worker for b, worker in zip(beyond_each, worker_walls))
         cold_student = cold["sequential"][0] / n
         sec.targets.append(Target(
             f"class of {n}: cost per student (`--jobs 1`) vs a forked worker running {class_assignment}'s answers "
@@ -595,7 +599,7 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
             f"start included, the fork server kept by the command before, against the forked worker timed right "
             f"after it: round by round {', '.join(f'{x:.2f}x' for x in per_round)}; medians {per_student:.2f} s "
             f"per student, {worker:.2f} s the worker; each student beyond the first: {marginal:.2f} s, "
-            f"{marginal / worker:.2f}x; cold, the run starting the server: {cold_student:.2f} s, "
+            f"{marginal_ratio:.2f}x; cold, the run starting the server: {cold_student:.2f} s, "
             f"{cold_student / worker:.2f}x)", ratio <= 1.5))
     sec.notes.append("`fxcourse grade` imports nbgrader's preprocessors once, in its own process, after "
                      "`import autograder`, which keeps jsonschema from importing its optional rfc3987_syntax format "
