@@ -590,7 +590,7 @@ def _measure(sec: Section, cfg: Config, course: _Course, class_assignment: str, 
         # each student beyond the first (the run's start left out), weighed against that round's worker as well
         beyond_each = [(wall - alone_warm) / max(n - 1, 1) for wall in seq_walls]
         marginal = statistics.median(beyond_each)
-        marginal_ratio = statistics.median(b / worker for b, worker in zip(beyond_each, worker_walls))
+        marginal_ratio = statistics.median(b / w for b, w in zip(beyond_each, worker_walls))
         cold_student = cold["sequential"][0] / n
         sec.targets.append(Target(
             f"class of {n}: cost per student (`--jobs 1`) vs a forked worker running {class_assignment}'s answers "
