@@ -77,13 +77,24 @@ def _register_evidence(result: Any, args: tuple) -> dict:
     return ev
 
 
+def grad_probes() -> list[tuple[torch.Tensor, float, torch.Tensor]]:
+    """(x, scale, w) of the two calls whose gradients are taken in one backward of
+    (op(x1, scale1) * w1).sum() + (op(x2, scale2) * w2).sum(), in float64: the gradient flowing in (w) is not all
+    ones, and each call has its own scale."""
+    x1 = torch.randn(3, 4, generator=_gen(4), dtype=torch.float64).mul_(2)
+    x2 = torch.randn(5, generator=_gen(8), dtype=torch.float64)
+    return [(x1, -1.25, torch.randn(3, 4, generator=_gen(9), dtype=torch.float64)),
+            (x2, 2.0, torch.randn(5, generator=_gen(10), dtype=torch.float64))]
+
+
 def _grad(op) -> Any:
-    x = torch.randn(3, 4, generator=_gen(4), dtype=torch.float64).mul_(2).requires_grad_()
+    """Each call's x.grad (grad_probes), or the error."""
+    xs = [x.clone().requires_grad_() for x, _, _ in grad_probes()]
     try:
-        op(x, -1.25).sum().backward()
+        sum((op(x, scale) * w).sum() for x, (_, scale, w) in zip(xs, grad_probes())).backward()
     except Exception as exc:
         return _error(exc)
-    return x.grad.detach().clone() if x.grad is not None else "x.grad is None after backward"
+    return [x.grad.detach().clone() if x.grad is not None else "x.grad is None after backward" for x in xs]
 
 
 def _fake(op) -> tuple[Any, bool]:
@@ -151,9 +162,11 @@ class _Uses(nn.Module):
 
 
 def _export_count(op, overload) -> Any:
-    from torch.export import export
+    """The op's nodes in torch.export of _Uses with a dynamic batch (the fake kernel sees a symbolic size), or the
+    error."""
+    from torch.export import Dim, export
     try:
-        ep = export(_Uses(op), (torch.randn(2, 4, generator=_gen(5)),))
+        ep = export(_Uses(op), (torch.randn(2, 4, generator=_gen(5)),), dynamic_shapes=({0: Dim("batch")},))
     except Exception as exc:
         return _error(exc)
     return sum(1 for n in ep.graph.nodes if n.op == "call_function" and n.target == overload)
@@ -216,6 +229,11 @@ def describe(gm: fx.GraphModule, fn: Any, op: Any) -> list:
     return [[n.op, _target(n.target, fn, op), arg(n.args), arg(n.kwargs)] for n in gm.graph.nodes]
 
 
+def wrapped_marks(gm: fx.GraphModule) -> list[bool]:
+    """Per node, whether it carries meta["is_wrapped"] (a wrapped function's call, as traced)."""
+    return [bool(n.meta.get("is_wrapped")) for n in gm.graph.nodes]
+
+
 def run(gm: Any, x: torch.Tensor) -> Any:
     try:
         with torch.no_grad():
@@ -237,5 +255,5 @@ def _replace_evidence(result: Any, args: tuple) -> dict:
     linted = getattr(result.graph, LINTED, None) if result.graph is gm.graph else None
     return {"nodes": describe(result, fn, op), "linted": linted, "lint": lint_error(result),
             "stale": stale_code(result),
-            "rewrapped": rewrapped,
+            "rewrapped": rewrapped, "wrapped": wrapped_marks(result),
             "output": run(result, getattr(gm, PROBE))}

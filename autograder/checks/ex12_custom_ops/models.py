@@ -67,6 +67,9 @@ def operators() -> dict:
         "shift.Tensor": ("shift.Tensor(Tensor x, Tensor by) -> Tensor", lambda x, by: x + by),
         "shift_fast": ("shift_fast(Tensor x, float by) -> Tensor", lambda x, by: x + 2 * by),
         "upshift": ("upshift(Tensor x, float by) -> Tensor", lambda x, by: x + abs(by)),
+        # two overloads and no default one: a packet is not always packet.default and its siblings
+        "pad.Scalar": ("pad.Scalar(Tensor x, float by) -> Tensor", lambda x, by: x + by),
+        "pad.Tensor": ("pad.Tensor(Tensor x, Tensor by) -> Tensor", lambda x, by: x + by),
     })
     _define("fxc12b", {"scaled_gelu": ("scaled_gelu(Tensor x, float scale) -> Tensor",
                                        lambda x, scale: scale * torch.tanh(x)),
@@ -78,6 +81,7 @@ def operators() -> dict:
         "scaled_gelu": ops.fxc12.scaled_gelu, "scaled_gelu_fast": ops.fxc12.scaled_gelu_fast,
         "shift": ops.fxc12.shift, "other scaled_gelu": ops.fxc12b.scaled_gelu,
         "shift_fast": ops.fxc12.shift_fast, "upshift": ops.fxc12.upshift, "other shift": ops.fxc12b.shift,
+        "pad": ops.fxc12.pad,
     })
     return _OPS
 
@@ -185,6 +189,19 @@ class CondOps(nn.Module):
         return torch.cond(h.sum() > 0, lambda t: op(t, 2.0), lambda t: t.relu(), (h,))
 
 
+class Pads(nn.Module):
+    """fxc12::pad, whose overloads are Scalar and Tensor (it has no default), once each, beside a Linear."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.register_buffer("offset", torch.linspace(0.0, 1.0, width))
+
+    def forward(self, x: Tensor) -> Tensor:
+        pad = operators()["pad"]
+        return pad.Tensor(pad.Scalar(self.fc(x), 0.5), self.offset).relu()
+
+
 EXPORTED = {
     "TwoGelus(6)": (lambda: TwoGelus(6), (3, 6)),
     "TwoGelus(4)": (lambda: TwoGelus(4), (2, 4)),
@@ -193,6 +210,7 @@ EXPORTED = {
     "RandomOps seed 3": (lambda: RandomOps(3), (3, RandomOps(3).width)),
     "RandomOps seed 8": (lambda: RandomOps(8), (2, RandomOps(8).width)),
     "CondOps(4)": (lambda: CondOps(4), (3, 4)),
+    "Pads(4)": (lambda: Pads(4), (3, 4)),
 }
 
 

@@ -39,6 +39,9 @@ HINTS: dict[str, str] = {
         "the fake kernel describes the real kernel's result, its strides too: torch.empty_like(x) keeps x's layout "
         '(a transposed x gives a transposed result, as scale * F.gelu(x) does), torch.empty(x.shape) is always '
         'contiguous',
+    'ex12.count_program_as_given':
+        'count the nodes of ep.graph as it is given: ep.run_decompositions() makes another program, in which '
+        "aten's linear, for one, is taken apart into smaller operators",
     'ex12.count_nodes_ep_graph_only':
         'count the nodes of ep.graph only: the branches of torch.cond are subgraphs of their own (get_attr '
         'true_graph_0, ...), and their nodes are not nodes of ep.graph',
@@ -72,6 +75,17 @@ HINTS: dict[str, str] = {
         'returns a new tensor, and the fake one must say the same',
     'ex12.register_fake_without_fake_kernel':
         "register_fake: without a fake kernel torch.compile and torch.export cannot know the output's shape",
+    'ex12.backward_multiplies_grad_flowing_in':
+        "backward's grad is the gradient flowing in from what follows the op: multiply it in, grad * scale * "
+        "gelu'(x) (after .sum() it is all ones, after anything else it is not)",
+    'ex12.each_call_s_backward_uses':
+        "each call's backward uses that call's scale: save it on ctx in setup_context (ctx.scale = scale), not in a "
+        'variable that the next call of the op overwrites',
+    'ex12.compute_in_x_s_own_dtype':
+        "compute in x's own dtype: a float64 x gets float64 math, not float32 math cast back to float64",
+    'ex12.fake_kernel_follows_x_s_sizes':
+        "the fake kernel's result takes x's sizes as they come (symbolic under torch.export with a dynamic batch): "
+        'torch.empty_like(x), not int() of each size, which pins the batch to the example\'s',
     'ex12.gradient_scale_times_gelu_s':
         "the gradient is scale times gelu's: multiply by scale (save it on ctx in setup_context)",
     'ex12.gradient_scale_times_derivative_gelu':

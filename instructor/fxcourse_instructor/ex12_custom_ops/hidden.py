@@ -31,6 +31,10 @@ def _count_cases() -> list[Case]:
         case("RandomOps seed 8 (unseen), fxc12.shift: not called", "RandomOps seed 8", "fxc12.shift"),
         case("CondOps(4): one more call inside a branch of torch.cond, a node of its subgraph (unseen)", "CondOps(4)",
              "fxc12.scaled_gelu"),
+        case("TwoGelus(4), aten's linear: the program as exported, not decomposed further (unseen)", "TwoGelus(4)",
+             "aten.linear"),
+        case("Pads(4), the packet fxc12.pad, whose overloads are Scalar and Tensor, none default (unseen)", "Pads(4)",
+             "fxc12.pad"),
     ]
 
 

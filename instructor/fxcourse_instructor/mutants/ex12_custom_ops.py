@@ -42,6 +42,25 @@ _REGISTER_MUTANTS = [
            hint="its strides too", not_hints=("x's shape and dtype",),
            edits=(("        return torch.empty_like(x)",
                    "        return torch.empty(x.shape, dtype=x.dtype, device=x.device)"),)),
+    # wrong answers that once had full marks, written from the task text by someone who had not read the checks:
+    # every backward was taken after .sum() (the gradient flowing in all ones), of one call at a time, and float64
+    # results were held to float32's tolerance; export never gave the fake kernel a symbolic size
+    Mutant("register_scaled_gelu", "the backward ignores the gradient flowing in: scale * gelu'(x) alone",
+           hint="the gradient flowing in", edits=((_GRAD, "        return ctx.scale * (cdf + x * pdf), None"),)),
+    Mutant("register_scaled_gelu", "the backward reads scale from a global that the latest call set",
+           hint="that call's scale",
+           edits=(("        ctx.scale = scale\n", "        global _LAST_SCALE\n        _LAST_SCALE = scale\n"),
+                  (_GRAD, "        return grad * _LAST_SCALE * (cdf + x * pdf), None"))),
+    Mutant("register_scaled_gelu", "the kernel computes in float32 and casts back: float64 results lose digits",
+           hint="own dtype", not_hints=("approximate", "gelu(scale * x)"),
+           edits=(("        return scale * F.gelu(x)", "        return (scale * F.gelu(x.float())).to(x.dtype)"),)),
+    Mutant("register_scaled_gelu", "the backward computes gelu'(x) in float32", hint="own dtype",
+           edits=(("        (x,) = ctx.saved_tensors\n", "        (x,) = ctx.saved_tensors\n        x = x.float()\n"),)),
+    Mutant("register_scaled_gelu", "a fake kernel with int() of x's sizes and strides: export pins the batch",
+           hint="pins the batch",
+           edits=(("        return torch.empty_like(x)",
+                   "        return torch.empty_strided([int(s) for s in x.shape], [int(s) for s in x.stride()], "
+                   "dtype=x.dtype, device=x.device)"),)),
 ]
 
 _COUNT_MUTANTS = [
@@ -78,6 +97,14 @@ _COUNT_MUTANTS = [
            edits=(("    for node in ep.graph.nodes:",
                    "    for node in [n for m in ep.graph_module.modules() if isinstance(m, fx.GraphModule)\n"
                    "                 for n in m.graph.nodes]:"),)),
+    # wrong answers that once had full marks (written from the task text alone): no case counted an ATen operator
+    # that run_decompositions takes apart, or a packet without a default overload
+    Mutant("count_op_nodes", "counts on ep.run_decompositions(): aten.linear is gone from it", hint="as it is given",
+           edits=(("    for node in ep.graph.nodes:", "    for node in ep.run_decompositions().graph.nodes:"),)),
+    Mutant("count_op_nodes", "takes op for a packet only when it has a default overload", hint="overload packet",
+           edits=(('        if node.target == op or getattr(node.target, "overloadpacket", None) is op:',
+                   '        if (getattr(node.target, "overloadpacket", None) is op) if hasattr(op, "default") '
+                   'else node.target == op:'),)),
 ]
 
 _REPLACE_MUTANTS = [
@@ -111,6 +138,10 @@ _REPLACE_MUTANTS = [
            edits=(("            node.target = op\n", "            node.target = op\n"
                                                      "            node.args, node.kwargs = node.args[:1] or "
                                                      "(node.kwargs['x'],), {}\n"),)),
+    # a wrong answer that once had full marks (written from the task text alone): the other function's mark
+    Mutant("replace_with_op", "drops meta['is_wrapped'] from every node: the other scaled_gelu loses it too",
+           hint="only nodes whose target is fn",
+           edits=(("    for node in gm.graph.nodes:\n", '    for node in gm.graph.nodes:\n        node.meta.pop("is_wrapped", None)\n'),)),
 ]
 
 MUTANTS = _REGISTER_MUTANTS + _COUNT_MUTANTS + _REPLACE_MUTANTS
