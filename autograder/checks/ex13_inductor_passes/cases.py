@@ -78,6 +78,29 @@ def config_state() -> list:
     return [[key, getattr(config, key) not in (None, False, [], ())] for key in CONFIG_KEYS]
 
 
+def config_values() -> dict:
+    """Every setting of torch._inductor.config but fallback_by_default (which a compile case sets itself)."""
+    import torch._inductor.config as config
+    values = config.get_config_copy()
+    values.pop("fallback_by_default", None)
+    return values
+
+
+def changed_settings(before: dict) -> list[str]:
+    """The settings of inductor's config whose values differ from `before` (config_values)."""
+    after = config_values()
+    changed = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        try:
+            same = old is new or bool(old == new)
+        except Exception:
+            same = False
+        if not same:
+            changed.append(key)
+    return changed
+
+
 def restore_config() -> None:
     import torch._inductor.config as config
     for key in CONFIG_KEYS:
@@ -101,6 +124,7 @@ def _compile_case(label: str, name: str, seed: int = 0, update: str = "") -> Cas
         object.__setattr__(model, UPDATE, update)
         pattern_pass = reference_pass(COMPILED[name][2], recording_pass_class())
         pattern_pass.config_before = config_state()
+        pattern_pass.values_before = config_values()
         return model, pattern_pass
     return Case(label, make, data={"model": name, "seed": seed, "update": update})
 

@@ -10,13 +10,15 @@ import torch.fx as fx
 
 from autograder.checks.evidence import lint_error, qualified, stale_code
 from autograder.checks.framework import CheckFailed
-from autograder.checks.ex13_inductor_passes.cases import (GRAPH, PROBE, UPDATE, build_nothing, config_state,
-                                                          restore_config)
+from autograder.checks.ex13_inductor_passes.cases import (GRAPH, PROBE, UPDATE, build_nothing, changed_settings,
+                                                          config_state, restore_config)
 from autograder.checks.ex13_inductor_passes.models import aten_graph, change_weight, run_graph
 
 # The passes make_pattern_pass returned in this process, held weakly: an answer that hands out one pass again
 # (kept in a cache) keeps it alive, and a pass nobody keeps is gone and matches nothing.
 _RETURNED: list[weakref.ref] = []
+# Their pattern tables, held: a copy of a kept pass (copy.copy) is another object that shares its table.
+_TABLES: list = []
 
 
 def _error(exc: BaseException) -> str:
@@ -62,8 +64,11 @@ def _make_evidence(result: Any, args: tuple) -> dict:
     inductors = [p for p in getattr(post_grad, "pass_patterns", [])]
     returned_before = any(ref() is result for ref in _RETURNED)
     _RETURNED[:] = [ref for ref in _RETURNED if ref() is not None] + [weakref.ref(result)]
+    shared_table = any(result.patterns is table for table in _TABLES)
+    _TABLES.append(result.patterns)
     return {"entries": sum(len(v) for v in result.patterns.values()), "returned_before": returned_before,
-            "inductor_s_own": any(result is p for p in inductors),
+            "shared_table": shared_table, "inductor_s_own": any(result is p for p in inductors),
+            "inputs_changed": [i for i, t in enumerate(args[2]) if isinstance(t, torch.Tensor) and t.requires_grad],
             "applied": [applied(result, g) for g in getattr(args[2], "graphs", ())]}
 
 
@@ -92,6 +97,7 @@ def _compile_evidence(result: Any, args: tuple) -> dict:
     from torch._dynamo.utils import counters
     model, pattern_pass = args
     leaked = [key for key, on in config_state() if on and [key, on] not in pattern_pass.config_before]
+    changed = [key for key in changed_settings(pattern_pass.values_before) if key not in leaked]
     if not callable(result):
         restore_config()
         build_nothing(False)
@@ -118,5 +124,5 @@ def _compile_evidence(result: Any, args: tuple) -> dict:
         restore_config()
         build_nothing(False)
         torch._dynamo.reset()
-    return {"leaked": leaked, "outputs": outputs, "runs": list(pattern_pass.runs),
+    return {"leaked": leaked, "changed": changed, "outputs": outputs, "runs": list(pattern_pass.runs),
             "inductor": sum(counters["inductor"].values()) > before}

@@ -9,6 +9,7 @@ graphs AOTAutograd hands inductor.
 from __future__ import annotations
 
 import random
+import sys
 
 import torch
 import torch.fx as fx
@@ -100,6 +101,19 @@ def reference_pass(name: str, cls: type | None = None):
     return keyring.inputs("ex13_inductor_passes").reference_pass(name, cls)
 
 
+def _inductor_hook(graph: fx.Graph) -> tuple[str | None, bool | None]:
+    """Which of inductor's custom-pass hooks is running (its GraphTransformObserver's pass name, such as
+    "post_grad_custom_post_pass"), and whether `graph` is the very graph inductor hands that hook; (None, None)
+    when no hook of inductor's is running."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        observer = frame.f_locals.get("self") if frame.f_code.co_name == "apply_graph_pass" else None
+        if observer is not None and hasattr(observer, "passname") and hasattr(observer, "gm"):
+            return str(observer.passname), observer.gm.graph is graph
+        frame = frame.f_back
+    return None, None
+
+
 def recording_pass_class() -> type:
     from torch._inductor.pattern_matcher import PatternMatcherPass
 
@@ -113,8 +127,9 @@ def recording_pass_class() -> type:
         def apply(self, gm):
             graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
             aten = any(isinstance(n.target, torch._ops.OpOverload) for n in graph.nodes)
+            hook, own = _inductor_hook(graph)
             count = super().apply(gm)
-            self.runs.append([int(count), aten])
+            self.runs.append([int(count), aten, hook, own])
             return count
 
     return RecordingPatternMatcherPass
@@ -259,12 +274,14 @@ class ConvBN(nn.Module):
                 bn.bias.copy_(beta)
 
     def forward(self, x: Tensor) -> Tensor:
-        return torch.relu(self.n2(self.c2(torch.relu(self.n1(self.c1(x)))))).mean((2, 3))
+        h = torch.relu(self.n1(self.c1(x)))
+        torch._dynamo.graph_break()   # two graphs for inductor, one fold in each
+        return torch.relu(self.n2(self.c2(h))).mean((2, 3))
 
 
-COMPILED = {   # name -> (model factory, input shape, replacement)
-    "TwoLayers(6)": (lambda seed: TwoLayers(6), (5, 6), "relu(mm) -> clamp_min(mm)"),
-    "ConvBN (unseen)": (lambda seed: ConvBN(seed), (2, 3, 8, 8), "batch_norm(conv) -> folded conv"),
+COMPILED = {   # name -> (model factory, input shape, replacement, the graphs dynamo hands inductor)
+    "TwoLayers(6)": (lambda seed: TwoLayers(6), (5, 6), "relu(mm) -> clamp_min(mm)", 1),
+    "ConvBN (unseen)": (lambda seed: ConvBN(seed), (2, 3, 8, 8), "batch_norm(conv) -> folded conv", 2),
 }
 
 
@@ -276,7 +293,7 @@ def change_weight(model: nn.Module, name: str) -> None:
 
 def compiled_model(name: str, seed: int = 0) -> tuple[nn.Module, list[Tensor]]:
     """The model (eval mode) and two inputs of one shape (a second shape would make dynamo compile again)."""
-    factory, shape, _ = COMPILED[name]
+    factory, shape, _, _ = COMPILED[name]
     manual_seed(seed)
     g = _gen(seed + 3)
     return factory(seed).eval(), [torch.randn(*shape, generator=g) for _ in range(2)]

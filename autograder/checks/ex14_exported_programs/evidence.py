@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 
 from autograder.checks.framework import CheckFailed
-from autograder.checks.ex14_exported_programs.cases import FOLDER
+from autograder.checks.ex14_exported_programs.cases import FOLDER, UNSAVED
 from autograder.checks.ex14_exported_programs.models import PROBE
 
 
@@ -59,6 +59,7 @@ def _save_evidence(result: Any, args: tuple) -> dict:
         ev: dict = {"same": result is ep, "file": path.is_file(), "zip": path.is_file() and zipfile.is_zipfile(path)}
         ev["loads"] = _loads(path) if ev["file"] else None
         ev["histogram"] = histogram(result.graph)
+        ev["unsaved"] = any(UNSAVED in n.meta for n in result.graph.nodes)
         ev["outputs"] = run_program(result, getattr(ep, PROBE))
         ev["others"] = sorted(str(p.relative_to(path.parent)) for p in path.parent.rglob("*")
                               if p.is_file() and p != path)[:5]
@@ -119,5 +120,6 @@ def _unflatten_evidence(result: Any, args: tuple) -> dict:
             outputs.append(got if isinstance(got, torch.Tensor) else f"returned {type(got).__name__}, not a tensor")
         except Exception as exc:
             outputs.append(error(exc))
-    return {"type": type(result).__name__, "outputs": outputs,
+    return {"type": type(result).__name__, "outputs": outputs, "graph": isinstance(getattr(result, "graph", None),
+                                                                                  torch.fx.Graph),
             "children": sorted(n for n, _ in result.named_children())[:8]}

@@ -217,9 +217,10 @@ def model(name: str, seed: int = 0) -> tuple[nn.Module, torch.Tensor]:
 
 
 def probes(name: str, seed: int = 0, dynamic: bool = False) -> list[torch.Tensor]:
-    """Inputs to run a program on: the example's batch, and with a dynamic batch two other batch sizes."""
+    """Inputs to run a program on: the example's batch, and with a dynamic batch three other batch sizes, one of them
+    far beyond the example's (a program that kept a small upper bound on its batch fails there)."""
     _, x = model(name, seed)
-    sizes = [x.shape[0]] + ([1 + x.shape[0], 7] if dynamic else [])
+    sizes = [x.shape[0]] + ([1 + x.shape[0], 7, 100] if dynamic else [])
     return [torch.randn(b, *x.shape[1:], generator=_gen(seed + 10 + b)) for b in sizes]
 
 

@@ -34,6 +34,16 @@ PROGRESSIVE: dict[str, list[str]] = {
 }
 
 HINTS: dict[str, str] = {
+    'ex13.leave_example_inputs_as_given':
+        'leave the example inputs as you were given them: register_replacement traces with them (fwd_only needs no '
+        'gradients), and they are the caller\'s tensors',
+    'ex13.apply_pass_to_graph_inductor':
+        'apply the pass to the graph inductor hands the hook (post_grad_custom_post_pass gets inductor\'s own '
+        'fx.Graph): a pass applied to a copy changes nothing inductor compiles',
+    'ex13.pass_runs_once_per_graph':
+        'inductor runs post_grad_custom_post_pass once on every graph it compiles, and a model with a graph break '
+        'is two graphs: hand the pass over once, as it is (pattern_pass.apply), not to two hooks, nor wrapped to '
+        'run only the first time',
     'ex13.return_pass_function_ended_without':
         'return the pass: the function ended without a `return` of it',
     'ex13.return_pass_itself_register_replacement':

@@ -8,7 +8,8 @@ from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.hints import hint_of
 from autograder.checks.ex13_inductor_passes.cases import PROBE, build_nothing, restore_config
 from autograder.checks.ex13_inductor_passes.evidence import applied, targets
-from autograder.checks.ex13_inductor_passes.models import aten_graph, change_weight, reference_pass, replacement
+from autograder.checks.ex13_inductor_passes.models import (COMPILED, aten_graph, change_weight, reference_pass,
+                                                           replacement)
 
 REGISTER = "ex13.register_replacement_search_fn_replace"
 OPTIONS = "ex13.hand_inductor_torch_compile_s"
@@ -42,6 +43,12 @@ def _make_judge(case: Case, ev: dict) -> None:
     expect(not ev.get("returned_before"), "make_pattern_pass returned the pass an earlier call had returned, for "
            f"the same replacement ({name})",
            "ex13.pass_of_its_own_same_functions")
+    expect(not ev.get("shared_table"), "make_pattern_pass returned a pass that shares its pattern table with a pass "
+           f"an earlier call returned (a copy of it?), for the same replacement ({name})",
+           "ex13.pass_of_its_own_same_functions")
+    changed = ev.get("inputs_changed", [])
+    expect(not changed, f"after make_pattern_pass the example input(s) {changed} require grad: it changed the "
+           "caller's tensors", "ex13.leave_example_inputs_as_given")
     for got in ev["applied"]:
         graph = got["graph"]
         expected = applied(reference_pass(name), graph)
@@ -114,14 +121,29 @@ def _compile_judge(case: Case, ev: dict) -> None:
                               "ex13.compile_inductor_torch_compile_s")
         raise CheckFailed("inductor compiled the model but never ran the pass",
                           "ex13.hand_inductor_torch_compile_s_2")
-    if not sum(count for count, _ in ev["runs"]):
-        if not any(aten for _, aten in ev["runs"]):
+    runs = ev["runs"]   # per run: [replacements, an ATen graph, inductor's hook that ran it, on inductor's graph]
+    if not sum(count for count, *_ in runs):
+        if not any(aten for _, aten, *_ in runs):
             raise CheckFailed(f"the pass ran {len(ev['runs'])} time(s), on graphs of torch functions, and replaced "
                               "nothing", "ex13.ran_before_aotautograd_pre_grad")
         raise CheckFailed(f"the pass ran {len(ev['runs'])} time(s) on ATen graphs and replaced nothing",
                           "ex13.compile_model_you_are_given")
+    if any(own is False for _, _, _, own in runs):
+        raise CheckFailed("the pass ran on another graph than the one inductor handed its hook (a copy?): "
+                          "inductor's graph kept what the pass should have replaced", "ex13.apply_pass_to_graph_inductor")
+    graphs = COMPILED[case.data["model"]][3]
+    if len(runs) != graphs:
+        hooks = sorted({hook for _, _, hook, _ in runs if hook})
+        raise CheckFailed(f"the pass ran {len(runs)} time(s) (as {' and '.join(hooks) or 'no hook of inductor'}) while "
+                          f"inductor compiled {graphs} graph(s) of the model (dynamo breaks it in two where the model "
+                          "has a graph break): once per graph expected",
+                          "ex13.pass_runs_once_per_graph")
     expect(not ev["leaked"], f"torch._inductor.config.{', '.join(ev['leaked'])} is still set after "
                              "compile_with_post_grad_pass returned: every later torch.compile of the process runs it",
+           "ex13.leave_torch_inductor_config_was")
+    changed = ev.get("changed", [])
+    expect(not changed, f"torch._inductor.config.{', '.join(changed)} changed when compile_with_post_grad_pass "
+                        "returned: every later torch.compile of the process sees it",
            "ex13.leave_torch_inductor_config_was")
     with torch.no_grad():
         for i, (x, got) in enumerate(zip(inputs, ev["outputs"])):

@@ -77,6 +77,9 @@ def _save_judge(case: Case, ev: dict) -> None:
         _CACHE[key] = histogram(program(data["model"], strict=data["strict"], dynamic=data["dynamic"],
                                         seed=data["seed"]).graph)
     expected = _CACHE[key]
+    expect(not ev["unsaved"], "the program returned carries node meta that no file holds (the case put it on ep's "
+           "nodes): it is a copy of ep, not the program torch.export.load read back",
+           "ex14.return_what_torch_export_load")
     if ev["histogram"] != expected:
         extra = sorted(set(ev["histogram"]) - set(expected))
         raise CheckFailed("the program read back calls other operators than the one saved"
@@ -168,6 +171,8 @@ def _decompose_judge(case: Case, ev: dict) -> None:
         raise CheckFailed(f"the decomposed program calls {_diff(got, expected).replace('node ', 'operator ')}"
                           + (f" (kept: {', '.join(kept)})" if kept else ""), hint)
     _expect_outputs(ev["outputs"], data, "the decomposed program", "ex14.decompositions_compute_same_numbers_change")
+    expect(not ev["same"], "decompose_except returned ep itself: the new program is another object, even where "
+           "nothing is left to decompose", "ex14.run_decompositions_returns_new_program")
 
 
 # ----------------------------------------------------------------------------------------- unflatten_module
@@ -195,3 +200,6 @@ def _unflatten_judge(case: Case, ev: dict) -> None:
                     hint_of("ex14.name_only_begins_with_fqn", fqn=fqn, other=namesakes[0]) if namesakes else
                     hint_of("ex14.submodule_itself_unflatten_ep_get", fqn=fqn))
             raise CheckFailed(f"{what} computes something else than the model's {fqn!r}", hint)
+    expect(ev.get("graph", True), f"the module returned ({ev['type']}) has no graph of its own (no fx.Graph as its "
+           ".graph): the unflattened program's submodule has one", hint_of("ex14.submodule_itself_unflatten_ep_get",
+                                                                           fqn=fqn))

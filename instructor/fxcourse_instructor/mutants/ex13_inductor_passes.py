@@ -106,6 +106,49 @@ def make_pattern_pass(search_fn, replace_fn, example_inputs):
     Mutant("compile_with_post_grad_pass", "compiles a deep copy of the model",
            hint="compile the model itself, not a copy",
            edits=(("torch.compile(model,", "torch.compile(__import__(\"copy\").deepcopy(model),"),)),
+    # written from the task text alone by someone who had not read the checks: no case knew which hook ran the
+    # pass, on which graph, how often, or what else of inductor's config changed; none looked at the inputs
+    Mutant("compile_with_post_grad_pass", "the pass as both post-grad hooks, pre and post: it runs twice on each graph",
+           hint="once on every graph it compiles",
+           edits=((_COMPILE, '    return torch.compile(model, backend="inductor",\n'
+                             '                         options={"post_grad_custom_pre_pass": pattern_pass.apply,\n'
+                             '                                  "post_grad_custom_post_pass": pattern_pass.apply})\n'),)),
+    Mutant("compile_with_post_grad_pass", "the pass applied to a copy of the graph inductor hands the hook",
+           hint="a copy changes nothing inductor compiles",
+           edits=((_COMPILE, "    def on_a_copy(graph):\n"
+                             "        pattern_pass.apply(fx.GraphModule(graph.owning_module, "
+                             "__import__('copy').deepcopy(graph)))\n\n"
+                             '    return torch.compile(model, backend="inductor",\n'
+                             '                         options={"post_grad_custom_post_pass": on_a_copy})\n'),)),
+    Mutant("compile_with_post_grad_pass", "a wrapper that runs the pass on the first graph only",
+           hint="once on every graph it compiles",
+           edits=((_COMPILE, "    done = []\n\n    def first_only(graph):\n        if not done:\n"
+                             "            done.append(graph)\n            return pattern_pass.apply(graph)\n\n"
+                             '    return torch.compile(model, backend="inductor",\n'
+                             '                         options={"post_grad_custom_post_pass": first_only})\n'),)),
+    Mutant("compile_with_post_grad_pass", "fullgraph=True: a model with a graph break raises",
+           hint='options={"post_grad_custom_post_pass"',
+           edits=(('backend="inductor",', 'backend="inductor", fullgraph=True,'),)),
+    Mutant("compile_with_post_grad_pass", "turns inductor's FX graph cache off for good", hint="leave torch._inductor.config",
+           edits=((_COMPILE, "    torch._inductor.config.fx_graph_cache = False\n" + _COMPILE),)),
+    Mutant("make_pattern_pass", "makes the example inputs require grad, the caller's tensors", hint="as you were given",
+           edits=((_REGISTER, "    for t in example_inputs:\n        t.requires_grad_()\n" + _REGISTER),)),
+    Mutant("make_pattern_pass", "a pass per pair of functions in a cache, handed out as copy.copy of it: the copies "
+           "share one pattern table", hint="a pass of its own, even for the same search and replace",
+           source='''
+import copy
+
+_KEPT = {}
+
+
+def make_pattern_pass(search_fn, replace_fn, example_inputs):
+    key = (search_fn, replace_fn)
+    if key not in _KEPT:
+        pattern_pass = PatternMatcherPass()
+        register_replacement(search_fn, replace_fn, list(example_inputs), fwd_only, pattern_pass)
+        _KEPT[key] = pattern_pass
+    return copy.copy(_KEPT[key])
+'''),
 ]
 
 MUTANTS = _MAKE_MUTANTS + _APPLY_MUTANTS + _COMPILE_MUTANTS + _ONCE_FULL_MARKS

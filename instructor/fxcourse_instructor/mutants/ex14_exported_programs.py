@@ -99,7 +99,41 @@ _UNFLATTEN_MUTANTS = [
            edits=((_UNFLAT, "    return torch.export.unflatten(ep).get_submodule(fqn.split(\".\")[-1])\n"),)),
 ]
 
-MUTANTS = _SAVE_MUTANTS + _MODULE_MUTANTS + _DECOMPOSE_MUTANTS + _UNFLATTEN_MUTANTS
+# Written from the task text alone by someone who had not read the checks; each kept full marks once: no case
+# asked for a batch far beyond the example's, whether the program came from the file, for a new program where
+# nothing was left to decompose, or for a module with a graph.
+_ONCE_FULL_MARKS = [
+    Mutant("save_and_reload", "saves ep, then returns a deep copy of it: nothing is read back", hint="reads back",
+           edits=(("    return torch.export.load(path)", "    return __import__('copy').deepcopy(ep)"),)),
+    Mutant("save_and_reload", "exports ep's module again with a batch of at most 64, saves and reads that back",
+           hint="dynamic batch", edits=(("    torch.export.save(ep, path)\n",
+                                         "    if ep.range_constraints:\n"
+                                         "        from torch.export import Dim\n"
+                                         "        x = ep.example_inputs[0][0]\n"
+                                         "        ep = torch.export.export(ep.module(), (x,), "
+                                         "dynamic_shapes=({0: Dim('batch', max=64)},))\n"
+                                         "    torch.export.save(ep, path)\n"),)),
+    Mutant("decompose_except", "returns ep itself when keep names nothing ep calls", hint="nothing was decomposed",
+           edits=(("    table = torch.export.default_decompositions()\n",
+                   "    called = {n.target for n in ep.graph.nodes if n.op == 'call_function'}\n"
+                   "    if keep and not (set(keep) & called):\n        return ep\n"
+                   "    table = torch.export.default_decompositions()\n"),)),
+    Mutant("decompose_except", "returns ep itself when every operator it calls is kept or core ATen already",
+           hint="returns a new program",
+           edits=(("    table = torch.export.default_decompositions()\n",
+                   "    table = torch.export.default_decompositions()\n"
+                   "    if all(n.target in keep or n.target not in table for n in ep.graph.nodes "
+                   "if n.op == 'call_function'):\n        return ep\n"),)),
+    Mutant("unflatten_module", "a wrapper module whose forward calls the submodule: no graph of its own",
+           hint="get_submodule",
+           edits=(("    return torch.export.unflatten(ep).get_submodule(fqn)",
+                   "    class Calls(nn.Module):\n        def __init__(self, sub):\n            super().__init__()\n"
+                   "            self.sub = sub\n\n        def forward(self, *args, **kwargs):\n"
+                   "            return self.sub(*args, **kwargs)\n\n"
+                   "    return Calls(torch.export.unflatten(ep).get_submodule(fqn))"),)),
+]
+
+MUTANTS = _SAVE_MUTANTS + _MODULE_MUTANTS + _DECOMPOSE_MUTANTS + _UNFLATTEN_MUTANTS + _ONCE_FULL_MARKS
 
 ALTERNATIVES = [
     Alternative("save_and_reload", "open files, handed to save and load", '''
