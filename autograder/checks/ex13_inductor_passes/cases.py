@@ -113,12 +113,20 @@ def build_nothing(on: bool) -> None:
     config.fallback_by_default = on
 
 
-def _compile_case(label: str, name: str, seed: int = 0, update: str = "") -> Case:
+def callers_hook(graph) -> None:
+    """A post-grad hook the caller had set before calling compile_with_post_grad_pass: it changes nothing, and it
+    must still be set when that function returns."""
+
+
+def _compile_case(label: str, name: str, seed: int = 0, update: str = "", caller_hook: bool = False) -> Case:
     """One case of compile_with_pass: `name` compiled with the course's pattern pass, recording what it saw (with
-    `update`, the name of a weight: the compiled model is called once more after that weight changed in place)."""
+    `update`, the name of a weight: the compiled model is called once more after that weight changed in place;
+    with `caller_hook`, inductor's post_grad_custom_post_pass is callers_hook when the answer is called)."""
     def make():
+        import torch._inductor.config as config
         torch._dynamo.reset()
         build_nothing(True)
+        config.post_grad_custom_post_pass = callers_hook if caller_hook else None
         model, inputs = compiled_model(name, seed)
         object.__setattr__(model, PROBE, inputs)
         object.__setattr__(model, UPDATE, update)
@@ -126,7 +134,7 @@ def _compile_case(label: str, name: str, seed: int = 0, update: str = "") -> Cas
         pattern_pass.config_before = config_state()
         pattern_pass.values_before = config_values()
         return model, pattern_pass
-    return Case(label, make, data={"model": name, "seed": seed, "update": update})
+    return Case(label, make, data={"model": name, "seed": seed, "update": update, "caller_hook": caller_hook})
 
 
 def _compile_cases(hidden: bool) -> list[Case]:

@@ -206,8 +206,18 @@ def _random_graph(seed: int):
     return fn, [torch.randn(width, width, generator=g), torch.randn(width, width, generator=g), *weights]
 
 
+def self_mm(x, w):
+    """relu(mm) whose mm multiplies x by itself: one node fills both inputs of the pattern."""
+    return torch.relu(torch.mm(x, x)) + w
+
+
 def _graph_inputs(name: str, seed: int):
     g = _gen(seed + 11)
+    if name.endswith(" in float64"):
+        fn, inputs = _graph_inputs(name[:-len(" in float64")], seed)
+        return fn, [t.double() for t in inputs]
+    if name == "self mm":
+        return self_mm, [torch.randn(4, 4, generator=g), torch.randn(4, 4, generator=g)]
     if name == "mlp":
         return mlp, [torch.randn(4, 5, generator=g), torch.randn(5, 6, generator=g), torch.randn(6, 6, generator=g),
                      torch.randn(6, 3, generator=g)]

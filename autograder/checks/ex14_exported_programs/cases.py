@@ -118,6 +118,7 @@ KEEPS = {
     "linear, hardswish": (aten.linear.default, aten.hardswish.default),
     "rsub.Scalar": (aten.rsub.Scalar,),
     "linear, layer_norm, silu": (aten.linear.default, aten.layer_norm.default, aten.silu.default),
+    "t": (aten.t.default,),
 }
 
 

@@ -55,6 +55,8 @@ CLAUSES = [
     Clause("decompose_except", "only the overloads in keep stay, not the other overloads of their operator",
            ("Prefixed(4), keep {aten.rsub.Scalar}",),
            mutant="keeps every overload of each kept operator's packet"),
+    Clause("decompose_except", "an overload a decomposition calls stays where it appears, when kept",
+           ("Shared(5), keep {aten.t.default}",), mutant="leaves out of the table only the kept overloads ep itself calls"),
     Clause("decompose_except", "an overload ep does not call may be in keep", ("Tower(4), keep {aten.layer_norm",),
            patch=(_POP, "        if op not in {n.target for n in ep.graph.nodes}:\n"
                         "            raise ValueError(f\"ep does not call {op}\")\n" + _POP)),
@@ -138,8 +140,11 @@ TASK_TEXT = {
         'set such as `{torch.ops.aten.linear.default}`), which stay as they are.':
             ("decomposed to core ATen", "the overloads in keep stay as they are",
              "only the overloads in keep stay, not the other overloads of their operator"),
-        'An overload in `keep` that core ATen has already, or that `ep` does not call, changes nothing.':
-            ("an overload core ATen has already may be in keep", "an overload ep does not call may be in keep"),
+        'An overload in `keep` that core ATen has already, or that neither `ep` nor a decomposition of its operators '
+        'calls, changes nothing; one that a decomposition calls stays where it appears (keep '
+        '`torch.ops.aten.t.default`, and the `t` inside `linear`\'s decomposition stays a `t`).':
+            ("an overload core ATen has already may be in keep", "an overload ep does not call may be in keep",
+             "an overload a decomposition calls stays where it appears, when kept"),
         'Return the new program and leave `ep` as it is.':
             ("returns the new program", "leaves ep as it is"),
         'ep decomposed to core ATen, except the overloads in keep.':

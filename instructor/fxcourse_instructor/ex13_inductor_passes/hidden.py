@@ -17,7 +17,8 @@ def _make_cases() -> list[Case]:
             return search, replace, inputs
         return Case(label, make, data={"replacement": name, "graphs": graphs})
     return [
-        case("relu(mm) again: a second pass of the same replacement (unseen graphs)", MM_RELU, ("random 3", "mixed")),
+        case("relu(mm) again: a second pass of the same replacement (unseen graphs: one in float64, one whose mm "
+             "multiplies a tensor by itself)", MM_RELU, ("random 3", "mixed", "mlp in float64", "self mm")),
         case("batch_norm(conv) -> folded conv, seven inputs (unseen)", CONV_BN, ("convnet", "mlp")),
         case("x * y + z on random graphs (unseen)", MUL_ADD, ("random 5", "random 9")),
         case("relu(x @ w.t()), example inputs of shapes (2, 3) and (4, 3) (unseen)", MM_T_RELU, ("linears", "mlp")),
@@ -38,5 +39,6 @@ def _apply_cases() -> list[Case]:
 
 
 def _compile_cases() -> list[Case]:
-    return [_compile_case("ConvBN with trained statistics, the fold of batch_norm(conv), then a weight changed in "
-                          "place (unseen)", "ConvBN (unseen)", seed=1, update="c1.weight")]
+    return [_compile_case("ConvBN with trained statistics and a graph break, the fold of batch_norm(conv), then a "
+                          "weight changed in place; a post-grad hook of the caller's is set before (unseen)",
+                          "ConvBN (unseen)", seed=1, update="c1.weight", caller_hook=True)]

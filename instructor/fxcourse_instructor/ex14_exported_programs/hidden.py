@@ -54,6 +54,8 @@ def _decompose_cases() -> list[Case]:
              "Tower(6)", "hardswish"),
         case("Tower(6), keep {aten.linear.default, aten.layer_norm.default, aten.silu.default}: all it calls is kept "
              "or core ATen, so nothing changes, in a new program (unseen)", "Tower(6)", "linear, layer_norm, silu"),
+        case("Shared(5), keep {aten.t.default}: ep calls no t, linear's decomposition does, and that t stays (unseen)",
+             "Shared(5)", "t"),
         case("Shared(5) with a dynamic batch, exported with strict=True, keep {aten.linear.default, "
              "aten.hardswish.default}", "Shared(5)", "linear, hardswish", dynamic=True, strict=True),
         case("Prefixed(4), keep {aten.rsub.Scalar}: rsub.Tensor, another overload of rsub, is decomposed (unseen)",

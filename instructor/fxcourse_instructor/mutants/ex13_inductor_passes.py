@@ -129,8 +129,28 @@ def make_pattern_pass(search_fn, replace_fn, example_inputs):
     Mutant("compile_with_post_grad_pass", "fullgraph=True: a model with a graph break raises",
            hint='options={"post_grad_custom_post_pass"',
            edits=(('backend="inductor",', 'backend="inductor", fullgraph=True,'),)),
+    Mutant("compile_with_post_grad_pass", "sets inductor's post-grad hook to None once compiled: a hook the caller had "
+           "set is gone", hint="leave torch._inductor.config",
+           edits=((_COMPILE, '    compiled = torch.compile(model, backend="inductor",\n'
+                             '                             options={"post_grad_custom_post_pass": pattern_pass.apply})\n'
+                             "    torch._inductor.config.post_grad_custom_post_pass = None\n"
+                             "    return compiled\n"),)),
     Mutant("compile_with_post_grad_pass", "turns inductor's FX graph cache off for good", hint="leave torch._inductor.config",
            edits=((_COMPILE, "    torch._inductor.config.fx_graph_cache = False\n" + _COMPILE),)),
+    Mutant("make_pattern_pass", "an extra_check that matches only the example inputs' dtypes: a float64 graph keeps "
+           "its calls", hint="register_replacement(search_fn, replace_fn",
+           edits=((_REGISTER, "    dtypes = {t.dtype for t in example_inputs}\n\n"
+                              "    def same_dtypes(match):\n"
+                              "        return all(n.meta['val'].dtype in dtypes for n in match.nodes\n"
+                              "                   if isinstance(n.meta.get('val'), torch.Tensor))\n\n"
+                              "    register_replacement(search_fn, replace_fn, list(example_inputs), fwd_only, "
+                              "pattern_pass,\n                         extra_check=same_dtypes)\n"),)),
+    Mutant("make_pattern_pass", "every argument of search_fn exclusive: an mm of a tensor by itself is not matched",
+           hint="register_replacement(search_fn, replace_fn",
+           edits=((_REGISTER, "    import inspect\n"
+                              "    register_replacement(search_fn, replace_fn, list(example_inputs), fwd_only, "
+                              "pattern_pass,\n                         exclusive_arg_names=tuple("
+                              "inspect.signature(search_fn).parameters))\n"),)),
     Mutant("make_pattern_pass", "makes the example inputs require grad, the caller's tensors", hint="as you were given",
            edits=((_REGISTER, "    for t in example_inputs:\n        t.requires_grad_()\n" + _REGISTER),)),
     Mutant("make_pattern_pass", "a pass per pair of functions in a cache, handed out as copy.copy of it: the copies "

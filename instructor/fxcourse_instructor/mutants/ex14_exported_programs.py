@@ -124,6 +124,10 @@ _ONCE_FULL_MARKS = [
                    "    table = torch.export.default_decompositions()\n"
                    "    if all(n.target in keep or n.target not in table for n in ep.graph.nodes "
                    "if n.op == 'call_function'):\n        return ep\n"),)),
+    Mutant("decompose_except", "leaves out of the table only the kept overloads ep itself calls",
+           hint="is in keep and must stay", edits=(("    for op in keep:\n",
+                                       "    called = {n.target for n in ep.graph.nodes if n.op == 'call_function'}\n"
+                                       "    for op in set(keep) & called:\n"),)),
     Mutant("unflatten_module", "a wrapper module whose forward calls the submodule: no graph of its own",
            hint="get_submodule",
            edits=(("    return torch.export.unflatten(ep).get_submodule(fqn)",
