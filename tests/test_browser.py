@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import warnings
 from pathlib import Path
 
 import pytest
@@ -180,16 +181,22 @@ def open_notebook(page, lab: Lab, path: str) -> None:
 
 
 def wait_kernel_idle(page, timeout: float) -> None:
-    """Until the notebook's kernel exists, is idle, and no cell is running or queued."""
+    """Until the notebook's kernel exists, is idle, and no cell is running or queued.
+
+    The status bar names the kernel and its state ("Python 3 (ipykernel) | Idle"); the toolbar's execution
+    indicator is no witness, it reads idle too while the bar still says "No Kernel | Initializing"."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         state = page.evaluate("""() => {
             const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
             if (!panel) return 'no panel';
+            const kernel = [...document.querySelectorAll('.jp-StatusBar-TextItem')]
+                .map(e => e.textContent.trim()).find(t => t.includes(' | '));
             const ind = panel.querySelector('.jp-Notebook-ExecutionIndicator');
             const status = ind ? ind.getAttribute('data-status') : null;
             const busy = [...panel.querySelectorAll('.jp-InputArea-prompt')].some(p => p.textContent.includes('*'));
-            return status === 'idle' && !busy ? 'idle' : `status=${status} busy=${busy}`;
+            const ready = kernel && kernel.endsWith('| Idle') && !kernel.startsWith('No Kernel');
+            return ready && status === 'idle' && !busy ? 'idle' : `kernel=${kernel} status=${status} busy=${busy}`;
         }""")
         if state == "idle":
             return
@@ -197,7 +204,27 @@ def wait_kernel_idle(page, timeout: float) -> None:
     raise AssertionError(f"the kernel did not become idle in {timeout:g} s ({state})")
 
 
+def close_dialog(page) -> None:
+    """Close a dialog the lab shows over the page with its default button, as a learner does, and say so in a warning.
+
+    The lab opens one on its own when, say, a kernel died and restarts ("Kernel Restarting") or the server stopped
+    answering for a while; a menu click would land on the dialog and wait in vain. What it said is kept: pytest lists
+    the warning, and a cell the restart lost runs again (the tests check what ran, not how often)."""
+    dialog = page.locator(".jp-Dialog")
+    if not dialog.count():
+        return
+    text = " ".join(dialog.first.inner_text().split())
+    warnings.warn(f"JupyterLab showed a dialog, closed with its default button: {text[:300]!r}")
+    accept = dialog.first.locator("button.jp-mod-accept")
+    if accept.count():
+        accept.first.click()
+    else:
+        page.keyboard.press("Escape")
+    dialog.first.wait_for(state="detached", timeout=30_000)
+
+
 def run_menu(page, menu: str, item: str) -> None:
+    close_dialog(page)
     page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click()
     page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
 
@@ -413,3 +440,28 @@ def test_a_part_ii_exercise_checks_in_the_notebook(page, lab):
     assert states == expected | {"capture_graphs": "true"}, states
     assert "graph_break_count is not defined in this kernel yet" in table.inner_text()
     shot(page, "ex09-check-all.png", table)
+
+
+def test_a_dialog_the_lab_opens_on_its_own_is_closed_and_named(page, lab):
+    """The kernel killed from outside, as the machine's out-of-memory killer would: the lab restarts it and says so
+    in a dialog over the page. Run All still runs every cell, and the dialog's words reach pytest as a warning."""
+    scratch = lab.root / "scratch.ipynb"
+    scratch.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "source": "x = 6 * 7\nx",
+                                              "outputs": [], "execution_count": None}],
+                                   "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                               "language": "python"}},
+                                   "nbformat": 4, "nbformat_minor": 5}))
+    open_notebook(page, lab, "scratch.ipynb")
+    with urllib.request.urlopen(f"{lab.base}/api/sessions?token={lab.token}", timeout=10) as r:
+        kernel = next(s["kernel"]["id"] for s in json.load(r) if s["path"] == "scratch.ipynb")
+    pids = subprocess.run(["pgrep", "-f", f"kernel-{kernel}"], capture_output=True, text=True).stdout.split()
+    assert pids, f"no process of kernel {kernel}"
+    for pid in pids:
+        os.kill(int(pid), 9)
+    page.locator(".jp-Dialog").first.wait_for(state="visible", timeout=60_000)
+    with pytest.warns(UserWarning, match="JupyterLab showed a dialog") as shown:
+        run_all_cells(page, 120)
+    print("the dialog:", shown[0].message)
+    assert page.locator(".jp-Dialog").count() == 0
+    assert code_prompts(page) == ["[1]:"]
+    assert "42" in cells(page).first.locator(".jp-OutputArea").inner_text()
