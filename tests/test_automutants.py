@@ -72,6 +72,31 @@ def test_every_automatic_mutant_is_caught_or_listed_as_equivalent(assignment):
     assert all(reason.strip() and "\n" not in reason for reason in listed.values())
 
 
+def test_no_mutant_runs_unless_the_answer_it_was_mutated_from_passes(monkeypatch):
+    """The unmutated answer runs first: were it failing, every mutant would count as caught."""
+    from autograder.checks import keyring
+    from autograder.grader.quality import automutants
+
+    real = keyring.instructor
+
+    class Failing:
+        def __init__(self, purpose):
+            self.key = real(purpose)
+
+        def __getattr__(self, name):
+            return getattr(self.key, name)
+
+        def run_answer(self, assignment, function, ns):
+            return False, f"{function} failed on purpose"
+
+    ran = []
+    monkeypatch.setattr(keyring, "instructor", Failing)
+    monkeypatch.setattr(automutants, "run_mutant", lambda *args: ran.append(args))
+    with pytest.raises(AssertionError, match="ex01_tracing's solution fails .* before any mutant"):
+        automutants.evaluate_auto("ex01_tracing", ROOT / "solutions")
+    assert ran == []
+
+
 def test_validate_reports_the_automatic_kill_rate_beside_the_hand_written_one(capsys, monkeypatch):
     import functools
     import json
