@@ -131,6 +131,37 @@ def test_an_answer_that_sets_inductor_s_config_for_good_is_failed_and_its_settin
         cases.restore_config()
 
 
+class _LibrarysPass:
+    """A pass object another library set in inductor's config before grading (torchao's x86 quantizer sets
+    pre_grad_custom_pass when it is imported): like it, a copy of it equals nothing."""
+
+    def __call__(self, graph):
+        pass
+
+
+def test_a_pass_another_library_set_before_the_answer_is_no_change_of_the_answer_s_but_replacing_it_is():
+    import torch._inductor.config as config
+    check = get_check(A, "compile_with_post_grad_pass")
+    case = check.cases(False)[0]
+
+    def right(model, pattern_pass):
+        return torch.compile(model, options={"post_grad_custom_post_pass": pattern_pass.apply})
+
+    def replaces(model, pattern_pass):
+        config.pre_grad_custom_pass = _LibrarysPass()
+        return right(model, pattern_pass)
+
+    try:
+        for answer, passes in ((right, True), (replaces, False)):
+            config.pre_grad_custom_pass = _LibrarysPass()
+            result = judge_evidence(check, case, collect_evidence(check, answer, case))
+            assert result.passed is passes, (answer.__name__, result.message)
+            if not passes:
+                assert "pre_grad_custom_pass changed when compile_with_post_grad_pass returned" in result.message
+    finally:
+        cases.restore_config()
+
+
 def test_an_answer_that_raises_leaves_inductor_generating_code_again():
     """A compile case turns inductor's fallback_by_default on before the answer runs; when the answer raises there
     is no evidence to collect, and judging the raise turns it off again."""

@@ -89,9 +89,10 @@ def grad_probes() -> list[tuple[torch.Tensor, float, torch.Tensor]]:
 
 def _grad(op) -> Any:
     """Each call's x.grad (grad_probes), or the error."""
-    xs = [x.clone().requires_grad_() for x, _, _ in grad_probes()]
+    calls = grad_probes()
+    xs = [x.clone().requires_grad_() for x, _, _ in calls]
     try:
-        sum((op(x, scale) * w).sum() for x, (_, scale, w) in zip(xs, grad_probes())).backward()
+        sum((op(x, scale) * w).sum() for x, (_, scale, w) in zip(xs, calls)).backward()
     except Exception as exc:
         return _error(exc)
     return [x.grad.detach().clone() if x.grad is not None else "x.grad is None after backward" for x in xs]

@@ -79,10 +79,18 @@ def config_state() -> list:
 
 
 def config_values() -> dict:
-    """Every setting of torch._inductor.config but fallback_by_default (which a compile case sets itself)."""
+    """Every setting of torch._inductor.config but fallback_by_default (which a compile case sets itself).
+
+    Numbers, strings and containers are copies, compared by value; any other value (a pass object, a function) is
+    the setting's own object, compared by identity: a copy of a pass object equals nothing, so a pass another
+    library had set (torchao's x86 quantizer sets pre_grad_custom_pass when it is imported) would otherwise read as
+    changed by every answer."""
     import torch._inductor.config as config
     values = config.get_config_copy()
     values.pop("fallback_by_default", None)
+    for key, value in values.items():
+        if not isinstance(value, (type(None), bool, int, float, str, bytes, tuple, list, dict, set, frozenset)):
+            values[key] = getattr(config, key)
     return values
 
 
