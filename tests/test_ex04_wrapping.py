@@ -98,3 +98,40 @@ def test_concrete_args_leaves_guard_placeholders_with_the_original_default():
     assert placeholders == {"x": (), "use_extra_1": (True,), "repeats": (1,)}  # repeats: not fixed, kept as is
     with pytest.raises(AssertionError, match="has been specialized"):
         gm(torch.randn(2, 6))
+
+
+def test_a_model_given_again_is_the_same_object_under_a_course_secret(solution):
+    """The cases that hand the same model over again (data["kept"]) share one salt under a course secret, so the
+    learner's function meets the very object it was given before: an answer that caches by model is caught in
+    graded runs too, not only where hidden cases are unsalted."""
+    from autograder.checks.framework import salted
+    from autograder.checks.secrecy import hidden_cases
+
+    fn = solution["trace_gated"]  # noqa: F841 (the notebook namespace, found on the stack by kept())
+    for function in ("trace_gated", "trace_with_leaves", "trace_specialized"):
+        made: dict = {}
+        for case in hidden_cases(checks.CHECKS[function].cases(True), 987654321):
+            if case.data.get("kept"):
+                with salted(case.salt):
+                    model = case.make()[0]
+                assert made.setdefault(case.data["kept"], model) is model, (function, case.label)
+        assert made, function
+
+
+def test_a_method_of_fx_tracer_replaced_on_the_class_fails_with_its_hint(solution):
+    """An answer that replaces fx.Tracer.is_leaf_module on the class itself (every tracer of the process, later
+    ones included) fails, naming the method, even where its own graphs are right; the class is restored here."""
+    original = fx.Tracer.__dict__["is_leaf_module"]
+
+    def is_leaf_module(self, m, name):
+        return isinstance(m, checks.REF["Block"]) or original(self, m, name)
+
+    check = get_check(A, "trace_with_leaves")
+    case = check.cases(False)[1]   # MixerNet with (RowNorm, Block) leaves: the patched rule gives the right graph
+    fx.Tracer.is_leaf_module = is_leaf_module
+    try:
+        result = judge_evidence(check, case, collect_evidence(check, solution["trace_with_leaves"], case))
+    finally:
+        fx.Tracer.is_leaf_module = original
+    assert not result.passed and "torch.fx.Tracer.is_leaf_module is no longer torch's own" in result.message
+    assert "subclass fx.Tracer" in result.text

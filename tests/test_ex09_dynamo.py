@@ -113,3 +113,17 @@ def test_the_pass_decides_which_graphs_dynamo_hands_over(solution):
     torch._dynamo.reset()
     assert _reference_graph_count(case) == 3 and len(plain) == 2
     assert judge_evidence(check, case, collect_evidence(check, solution["compile_with_pass"], case)).passed
+
+
+def test_a_case_called_under_no_grad_is_so_called_in_the_jail_too():
+    """Case.around reaches the jailed worker's cases, and the framework calls the function inside it: the answer
+    is called under torch.no_grad() there, as in pytest."""
+    from autograder.grader.jail.jailside import worker_cases
+
+    _, cases = worker_cases([{"kind": "check", "assignment": A, "function": "capture_graphs", "hidden": True}])
+    case = next(c for c in cases[(A, "capture_graphs", True, 0)] if "called under torch.no_grad()" in c.label)
+    assert case.around is torch.no_grad
+    seen = []
+    ev = collect_evidence(get_check(A, "capture_graphs"), lambda fn, *inputs: seen.append(torch.is_grad_enabled()),
+                          case)
+    assert seen == [False] and torch.is_grad_enabled(), ev

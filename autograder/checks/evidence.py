@@ -96,7 +96,11 @@ def graph_module_evidence(result: Any, function: str, inputs: Sequence[torch.Ten
                 # an import that costs seconds the first time a learner's graph raises.
                 outputs.append(result.forward(*x) if isinstance(x, tuple) else result.forward(x))
             except Exception as exc:
-                raise CheckFailed(f"the returned GraphModule raised {type(exc).__name__}: {exc} when run") from None
+                given = len(x) if isinstance(x, tuple) else 1
+                takes = sum(1 for n in result.graph.nodes if n.op == "placeholder")
+                raise CheckFailed(f"the returned GraphModule raised {type(exc).__name__}: {exc} when run",
+                                  hint_of("shared.erase_no_placeholder", takes=takes, given=given)
+                                  if isinstance(exc, TypeError) and takes < given else None) from None
     evidence["outputs"] = outputs
     return evidence
 

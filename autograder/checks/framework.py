@@ -63,6 +63,7 @@ class Case:
     # data["raises"] = "ValueError": the function must raise; its error evidence
     # ({"__raised__": type name, "message", "where", "bases"}) then goes to judge() instead of failing the case.
     salt: int = 0  # a hidden case's salt (hidden_cases): its inputs are built, run and judged under it (randmodels)
+    around: Callable[[], Any] = contextlib.nullcontext  # the context it is called in: torch.no_grad, say
 
 
 @dataclass(frozen=True)
@@ -195,16 +196,18 @@ def _quiet() -> Iterable[io.StringIO]:
 
 def args_state(args: tuple) -> list:
     """What a function may not change in its arguments, as plain data: per module its parameters and
-    buffers, every submodule's training flag and, for a GraphModule, its graph; tensors themselves."""
+    buffers, which parameters require grad, every submodule's training flag and, for a GraphModule, its graph and
+    its generated code; tensors themselves."""
     out = []
     for a in args:
         if isinstance(a, torch.nn.Module):
             state = {k: v.detach().clone() for k, v in a.state_dict(keep_vars=True).items()
                      if isinstance(v, torch.Tensor)}
             entry = {"type": type(a).__name__, "state": state,
-                     "training": [[name, bool(m.training)] for name, m in a.named_modules()]}
+                     "training": [[name, bool(m.training)] for name, m in a.named_modules()],
+                     "frozen": [name for name, p in a.named_parameters() if not p.requires_grad]}
             if isinstance(a, torch.fx.GraphModule):
-                entry["graph"] = str(a.graph)
+                entry["graph"], entry["code"] = str(a.graph), a.code   # code: what runs till the next recompile()
             entry["hooks"] = [[name, n] for name, m in a.named_modules()
                               for n in [len(m._forward_hooks) + len(m._forward_pre_hooks) + len(m._backward_hooks)]
                               if n]
@@ -230,6 +233,8 @@ def _state_change(before: list, after: list, modes: bool = True) -> str | None:
         what = f"{what} (the {b['type']} passed in)"
         if b.get("graph") != a.get("graph"):
             return f"{what}: its graph was changed"
+        if b.get("code") != a.get("code"):
+            return f"{what}: its generated code was changed (recompile() ran on a graph edited since its last one)"
         if b.get("hooks", []) != a.get("hooks", []):
             gained = [n for n, k in a.get("hooks", []) if k > dict(b.get("hooks", [])).get(n, 0)]
             where = f" on {gained[0] or 'the model itself'}" if gained else ""
@@ -241,6 +246,10 @@ def _state_change(before: list, after: list, modes: bool = True) -> str | None:
             was = dict((n, t) for n, t in b["training"]).get(changed[0]) if changed else None
             mode = "" if was is None else f" from {'training' if was else 'eval'} to {'eval' if was else 'training'} mode"
             return f"{what}: the mode of {name} was switched{mode}"
+        if b.get("frozen", []) != a.get("frozen", []):
+            name = sorted(set(b.get("frozen", [])) ^ set(a.get("frozen", [])))[0]
+            return (f"{what}: its parameter {name} " +
+                    ("no longer requires grad" if name in a.get("frozen", []) else "requires grad now"))
         for k, t in b["state"].items():
             u = a["state"].get(k)
             if not isinstance(u, torch.Tensor) or t.shape != u.shape or t.dtype != u.dtype or not torch.equal(t, u):
@@ -310,7 +319,8 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
         except Exception:   # arguments the snapshot cannot describe: nothing to compare, never a crash
             before = None
         try:
-            result = fn(*args, **kwargs)
+            with case.around():
+                result = fn(*args, **kwargs)
         except NotImplementedError as exc:  # the released stub raises it bare; torch raises it with a message
             return (_raised(exc) if str(exc) else {"__todo__": ""}), args, before
         except BaseException as exc:  # the learner's error (even SystemExit) is evidence, not a crash
@@ -383,6 +393,8 @@ def _judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
                                         f"{change}",
                           "shared.do_not_switch_caller_s" if "the mode of" in change else
                           "shared.remove_every_hook_you_register" if "hooks were left" in change else
+                          "shared.leave_requires_grad_caller_s" if "requires grad" in change else
+                          "shared.leave_recompile_to_caller" if "generated code" in change else
                           "shared.work_copy_copy_deepcopy_only")
     if isinstance(evidence, dict) and len(evidence) and next(iter(evidence)).startswith("__"):
         kind = next(iter(evidence))

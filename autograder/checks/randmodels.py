@@ -278,3 +278,35 @@ def randomize_batchnorm(model: nn.Module, seed: int, var_low: float = 0.5, var_h
                     m.weight.copy_(0.5 + torch.rand(n, generator=g))
                     m.bias.copy_(torch.randn(n, generator=g) * bias_scale)
     return model
+
+
+# --------------------------------------------------------------------------- graphs as passes leave them
+
+def edited_not_recompiled(model: nn.Module) -> "torch.fx.GraphModule":
+    """model's trace after a pass put torch.neg after its first torch.relu node and did not call recompile() yet:
+    the graph has the node, gm.code (what gm runs) does not, until the caller recompiles."""
+    gm = torch.fx.symbolic_trace(model)
+    relu = next(n for n in gm.graph.nodes if n.target is torch.relu)
+    with gm.graph.inserting_after(relu):
+        neg = gm.graph.call_function(torch.neg, (relu,))
+    relu.replace_all_uses_with(neg, delete_user_cb=lambda user: user is not neg)
+    return gm
+
+
+def split_in_two(model: nn.Module, first: tuple[str, ...]) -> "torch.fx.GraphModule":
+    """model's trace split by torch.fx's split_module: the nodes named in `first` go to submod_0, the others to
+    submod_1. Its graph calls the two submodules, each a GraphModule with a graph of its own."""
+    from torch.fx.passes.split_module import split_module
+
+    gm = torch.fx.symbolic_trace(model)
+    return split_module(gm, model, lambda node: 0 if node.name in first else 1)
+
+
+def with_unread_call(gm: "torch.fx.GraphModule", target: str) -> "torch.fx.GraphModule":
+    """gm with one more call of its submodule `target`, on its first input, whose value nothing reads (tracing keeps
+    such calls, and so do passes that leave dead code alone)."""
+    x = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    with gm.graph.inserting_after(x):
+        gm.graph.call_module(target, (x,))
+    gm.recompile()
+    return gm

@@ -25,12 +25,14 @@ GRADING_HOMES = ("autograder.", "fxcourse_instructor.")
 
 def hidden_cases(cases: Iterable[Any], salt: int) -> list[Any]:
     """`cases` (a function's hidden ones) salted: case i under a salt drawn from `salt` and i, so that every seed
-    it draws is another (randmodels.seed_of). Salt 0 leaves them as written (pytest, validation, run_check)."""
+    it draws is another (randmodels.seed_of); the cases of one model that is given again (their data["kept"], the
+    same for each) share one salt, drawn from `salt` and that name. Salt 0 leaves them as written (pytest,
+    validation, run_check)."""
     cases = list(cases)
     if not salt:
         return cases
-    return [dataclasses.replace(c, salt=int.from_bytes(hashlib.sha256(f"{salt}:{i}".encode()).digest()[:8], "big") | 1)
-            for i, c in enumerate(cases)]
+    return [dataclasses.replace(c, salt=int.from_bytes(hashlib.sha256(
+        f"{salt}:{c.data.get('kept') or i}".encode()).digest()[:8], "big") | 1) for i, c in enumerate(cases)]
 
 
 _GRADING_KINDS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.ModuleType, type,

@@ -81,3 +81,21 @@ class Spectrum(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.fft.rfft(x)
 
+
+def times_grad_flag(x: torch.Tensor) -> torch.Tensor:
+    """x doubled while autograd records, x as it is under torch.no_grad(): GradModeNet's forward as a function a
+    graph can call, so a GraphModule that calls it reads the grad mode when it runs (a trace of GradModeNet reads
+    it once, while tracing)."""
+    return x * (2.0 if torch.is_grad_enabled() else 1.0)
+
+
+class DropoutNet(nn.Module):
+    """A Linear and a Dropout: in training mode two runs drop other values, in eval mode they agree."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.fc(x))

@@ -9,6 +9,7 @@ from fxplayground import Net, ThreeReluNet, TinyNet
 
 from autograder.checks import keyring
 from autograder.checks.framework import Case
+from autograder.checks.ex02_nodes.models import Bias
 
 
 # --------------------------------------------------------------------------------- hand-made graphs
@@ -24,6 +25,56 @@ def _users_out_of_order() -> fx.GraphModule:
     s = g.call_function(torch.cat, ([a, b, c],), {"dim": -1})
     g.output(s)
     return fx.GraphModule(nn.Module(), g)
+
+
+def _two_users_out_of_order() -> fx.GraphModule:
+    """x's two users were created relu, then sigmoid, but sigmoid was inserted before relu."""
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_function(torch.relu, (x,))
+    with g.inserting_before(a):
+        b = g.call_function(torch.sigmoid, (x,))
+    g.output(g.call_function(torch.add, (a, b)))
+    return fx.GraphModule(nn.Module(), g)
+
+
+def _module_inserted_first() -> fx.GraphModule:
+    """Net's trace after a pass inserted a call_module node 'pre' before fc1: graph order is pre, fc1, act, fc2;
+    the order the nodes were made in is fc1, act, fc2, pre. Not recompiled (a pass may leave that to its caller)."""
+    gm = fx.symbolic_trace(Net())
+    gm.add_submodule("pre", nn.Identity())
+    x = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    first = next(iter(x.users))
+    with gm.graph.inserting_before(first):
+        pre = gm.graph.call_module("pre", (x,))
+    first.replace_input_with(x, pre)
+    return gm
+
+
+def _getattr_twice() -> fx.GraphModule:
+    """Two get_attr nodes of one target, w and w_1 (a pass that took a module apart at two call sites makes such)."""
+    root = nn.Module()
+    root.w = nn.Parameter(torch.ones(3, 3))
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_function(torch.matmul, (x, g.get_attr("w")))
+    b = g.call_function(torch.matmul, (a, g.get_attr("w")))
+    g.output(b)
+    return fx.GraphModule(root, g)
+
+
+def _called_with_nothing() -> fx.GraphModule:
+    """A call_module node with no argument, 'bias' (a module that returns its parameter), between fc and add: no
+    path from the input leads to it, and it is called all the same."""
+
+    root = nn.Module()
+    root.fc = nn.Linear(3, 3)
+    root.bias = Bias()
+    g = fx.Graph()
+    x = g.placeholder("x")
+    h = g.call_module("fc", (x,))
+    g.output(g.call_function(torch.add, (h, g.call_module("bias"))))
+    return fx.GraphModule(root, g)
 
 
 def _chain(g: fx.Graph, node: fx.Node, fns) -> fx.Node:

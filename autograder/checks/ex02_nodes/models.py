@@ -191,3 +191,56 @@ class UnusedCall(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.probe(x)
         return self.fc(x)
+
+
+class Bias(nn.Module):
+    """A module called with no input at all: it returns its own parameter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.b = nn.Parameter(torch.zeros(3))
+
+    def forward(self) -> torch.Tensor:
+        return self.b
+
+
+class SequentialBlock(nn.Module):
+    """A Sequential and a Linear: a tracer that keeps Sequentials as leaves calls 'block' itself, a module with
+    children."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+        self.head = nn.Linear(3, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.block(x))
+
+
+class DictOutput(nn.Module):
+    """Returns a dict holding a tuple holding a list: the output node reads h and x only from deep inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> dict:
+        h = self.fc(x).relu()
+        return {"h": torch.sigmoid(h), "pair": (x, [h])}
+
+
+class Relus(nn.Module):
+    """Nodes named relu and relu_1: the name of one is a part of the other's."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.relu(x)
+        b = torch.relu(x * 2)
+        return torch.sum(a) + b.neg()
+
+
+class InputNamed(nn.Module):
+    """An input named `input`: symbolic_trace names its placeholder input_1 (the name input is taken), its target
+    stays 'input'."""
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:  # noqa: A002
+        return torch.relu(input)

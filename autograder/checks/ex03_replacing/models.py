@@ -226,6 +226,28 @@ class InplaceAfterLinearNet(nn.Module):
         return self.head(h)
 
 
+class DeadNodesNet(nn.Module):
+    """Calls whose results nobody reads: a torch.relu, an nn.ReLU, an nn.Linear and a torch.tanh, dead nodes of the
+    graph that a pass must treat as any other node (replace what it replaces, keep what it keeps); and h.add_(1.0),
+    an in-place call whose own result is unused but which changes h, so dropping dead code changes the output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.act = nn.ReLU()
+        self.probe = nn.Linear(6, 2)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        torch.relu(h)
+        self.act(h)
+        self.probe(h)
+        torch.tanh(h)
+        h.add_(1.0)
+        return self.head(h)
+
+
 class _EagerSwap(TorchFunctionMode):
     """Run eager code with some torch functions replaced: the reference for passes that change an op."""
 

@@ -12,8 +12,9 @@ from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import current_salt, random_mlp, seeded_randn
 from autograder.checks.ex04_wrapping.models import (
-    _ClipNet, _GateCell, _InPlaceFlag, _ModeGated, _NameClash, _Nested, _NormTower, _ParamFree, _seed, _SeqModel,
-    _SnakeNames, _SubBlockTower, _Tower, _TwoGates, _TwoInputFlags, _TwoInputs, Block, REF, RowNorm,
+    _ClipNet, _GateCell, _InPlaceFlag, _InPlaceGated, _InPlaceTower, _ModeFlags, _ModeGated, _ModeTower, _NameClash,
+    _Nested, _NormTower, _ParamFree, _seed, _SeqModel, _SnakeNames, _SubBlockTower, _SuffixNames, _Tower, _TwoGates,
+    _TwoInputFlags, _TwoInputs, Block, REF, RowNorm,
 )
 
 
@@ -24,6 +25,31 @@ FlagNet: type = REF["FlagNet"]
 def _with_inputs(model: nn.Module, inputs: list[tuple[torch.Tensor, ...]]) -> nn.Module:
     """Attach the probe inputs the evidence runs the learner's module on (the judge rebuilds its own)."""
     model.probe_inputs = inputs
+    return model
+
+
+_KEPT: dict[tuple[str, int], tuple[dict, nn.Module]] = {}
+
+
+def kept(key: str | None, build: Any, owner: dict | None = None) -> nn.Module:
+    """`build()`, or, for a `key` an earlier case built a model under for the same notebook, that very model (which
+    the learner's function was given then): a function called again on the same model must trace it as it is
+    now, not hand back what it made of it before, nor meet marks it left on it. Another notebook (another
+    answer graded in this process), or none (the judge), gets a model of its own. The cases of one key share
+    their salt (their data["kept"]: secrecy.hidden_cases), so each builds the same model. `owner`: the notebook's
+    namespace, when the caller has found it already."""
+    if key is None:
+        return build()
+    owner, index = owner if owner is not None else notebook_namespace(), (key, current_salt())
+    if index not in _KEPT or _KEPT[index][0] is not owner:
+        _KEPT[index] = (owner, build())   # holding the namespace keeps its id from going to another one
+    return _KEPT[index][1]
+
+
+def set_modes(model: nn.Module, modes: dict | None) -> nn.Module:
+    """Each named submodule ('' the model itself, set first) in training (True) or eval mode (False)."""
+    for name, training in (modes or {}).items():
+        model.get_submodule(name).train(training)
     return model
 
 
@@ -78,6 +104,7 @@ GATED_KINDS = {
     "_TwoInputs": (1, 2),
     "_ModeGated in training mode": (1, 1),
     "_ModeGated in eval mode": (1, 1),
+    "_InPlaceGated": (1, 1),
 }
 
 
@@ -91,7 +118,7 @@ def build_gated(kind: str, seed: int, g: dict) -> nn.Module:
         return _Nested(seed, _bind(_GateCell, g))
     if kind.startswith("_ModeGated"):
         return _bind(_ModeGated, g)(seed).train(kind.endswith("training mode"))
-    return _bind({"_TwoGates": _TwoGates, "_TwoInputs": _TwoInputs}[kind], g)(seed)
+    return _bind({"_TwoGates": _TwoGates, "_TwoInputs": _TwoInputs, "_InPlaceGated": _InPlaceGated}[kind], g)(seed)
 
 
 def _first_gate_sums(model_of, inputs: tuple) -> list[float]:
@@ -126,7 +153,7 @@ def gated_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]], l
 def _search_probe(kind: str, seed: int) -> tuple[list[tuple[torch.Tensor, ...]], list[float]]:
     n_in = GATED_KINDS[kind][1]
     d = {"GatedNet": 6, "GatedNet(4, 10, 2)": 4, "_TwoGates": 5, "_Nested": 6, "_TwoInputs": 4,
-         "_ModeGated in training mode": 5, "_ModeGated in eval mode": 5}[kind]
+         "_ModeGated in training mode": 5, "_ModeGated in eval mode": 5, "_InPlaceGated": 5}[kind]
     for trial in range(50):
         base = [seeded_randn(3, d, seed=1000 * seed + 10 * trial + i) for i in range(n_in)]
         if n_in == 1:
@@ -144,11 +171,13 @@ def gated_inputs(kind: str, seed: int) -> list[tuple[torch.Tensor, ...]]:
     return gated_probe(kind, seed)[0]
 
 
-def _gated_case(label: str, kind: str, seed: int) -> Case:
+def _gated_case(label: str, kind: str, seed: int, modes: dict | None = None, key: str | None = None) -> Case:
+    """`modes`: the submodules' modes to set (set_modes); `key`: the model is kept under it (kept)."""
     def make():
-        model = build_gated(kind, seed, notebook_namespace())
+        g = notebook_namespace()
+        model = set_modes(kept(key, lambda: build_gated(kind, seed, g), g), modes)
         return (_with_inputs(model, gated_inputs(kind, seed)),)
-    return Case(label, make, data={"kind": kind, "seed": seed})
+    return Case(label, make, data={"kind": kind, "seed": seed, "modes": modes, "kept": key})
 
 
 def _gated_cases(hidden: bool) -> list[Case]:
@@ -167,20 +196,23 @@ def _leaf_models() -> dict:
         "_ParamFree": _ParamFree,
         "_NameClash": _NameClash,
         "random_mlp": random_mlp,
+        "_ModeTower": _ModeTower,
+        "_InPlaceTower": _InPlaceTower,
     }
 
 
 _IN_FEATURES = {"MixerNet": 6, "_Tower": 5, "_NormTower": 4, "_SeqModel": 6, "_SubBlockTower": 6, "_ParamFree": 5,
-                "_NameClash": 6}
+                "_NameClash": 6, "_ModeTower": 5, "_InPlaceTower": 5}
 
 
-def _leaf_case(label: str, kind: str, seed: int, leaf_types: Any) -> Case:
+def _leaf_case(label: str, kind: str, seed: int, leaf_types: Any, modes: dict | None = None,
+               key: str | None = None) -> Case:
     def make():
         _seed(seed)
-        model = _leaf_models()[kind](seed)
+        model = set_modes(kept(key, lambda: _leaf_models()[kind](seed)), modes)
         d = model.width if kind == "random_mlp" else _IN_FEATURES[kind]
         return _with_inputs(model, [(seeded_randn(4, d, seed=seed + 100),)]), leaf_types()
-    return Case(label, make, data={"kind": kind, "seed": seed})
+    return Case(label, make, data={"kind": kind, "seed": seed, "kept": key})
 
 
 def _leaf_cases(hidden: bool) -> list[Case]:
@@ -191,18 +223,21 @@ def _leaf_cases(hidden: bool) -> list[Case]:
 
 
 _SPEC_MODELS = {"FlagNet": lambda seed: FlagNet(), "_TwoInputFlags": _TwoInputFlags, "_ClipNet": _ClipNet,
-                "_SnakeNames": _SnakeNames, "_InPlaceFlag": _InPlaceFlag}
-_SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,), "_SnakeNames": (4,), "_InPlaceFlag": (4,)}
+                "_SnakeNames": _SnakeNames, "_InPlaceFlag": _InPlaceFlag, "_ModeFlags": _ModeFlags,
+                "_SuffixNames": _SuffixNames}
+_SPEC_INPUTS = {"FlagNet": (6,), "_TwoInputFlags": (5, 5), "_ClipNet": (4,), "_SnakeNames": (4,), "_InPlaceFlag": (4,),
+                "_ModeFlags": (5,), "_SuffixNames": (4, 4)}
 
 
-def _spec_case(label: str, kind: str, seed: int, flags: dict) -> Case:
+def _spec_case(label: str, kind: str, seed: int, flags: dict, modes: dict | None = None,
+               key: str | None = None) -> Case:
     def make():
         _seed(seed)
-        model = _SPEC_MODELS[kind](seed)
+        model = set_modes(kept(key, lambda: _SPEC_MODELS[kind](seed)), modes)
         inputs = [tuple(seeded_randn(3, d, seed=seed + 10 * t + i) for i, d in enumerate(_SPEC_INPUTS[kind]))
                   for t in range(2)]
         return (_with_inputs(model, inputs),)
-    return Case(label, make, kwargs=lambda: dict(flags))
+    return Case(label, make, kwargs=lambda: dict(flags), data={"kept": key})
 
 
 ORDER_HINT = "ex04.flags_by_name_not_position"

@@ -153,6 +153,16 @@ class _ModeGated(nn.Module):
         return self.fc2(h)
 
 
+class _InPlaceGated(_ModeGated):
+    """_ModeGated's layers; gate, then torch.relu_ on its result: an in-place call nobody reads the result of,
+    which changes h."""
+
+    def forward(self, x):
+        h = gate(self.fc1(x))  # noqa: F821
+        torch.relu_(h)
+        return self.fc2(h)
+
+
 class _TwoInputs(nn.Module):
     """Two tensor inputs; gate sees their difference."""
 
@@ -295,6 +305,43 @@ class _NameClash(nn.Module):
         return self.head(self.other(self.block(self.stem(x))))
 
 
+class _Shift(nn.Module):
+    """A module of the model's own that adds one in training mode only: its forward reads self.training, so a
+    trace records the mode it is in."""
+
+    def forward(self, x):
+        if self.training:
+            return x + 1.0
+        return x
+
+
+class _ModeTower(nn.Module):
+    """Two _Shift modules around a Block; each case sets every submodule's mode (cases.set_modes), some
+    differently from the model's own."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        _seed(seed)
+        self.stem = nn.Linear(5, 6)
+        self.up = _Shift()
+        self.block = Block(6)
+        self.down = _Shift()
+        self.head = nn.Linear(6, 2)
+
+    def forward(self, x):
+        return self.head(self.down(self.block(self.up(self.stem(x)))))
+
+
+class _InPlaceTower(_ModeTower):
+    """_ModeTower's layers without its _Shift modules: a Block, then torch.relu_ on its output (an in-place call
+    nobody reads the result of)."""
+
+    def forward(self, x):
+        h = self.block(self.stem(x))
+        torch.relu_(h)
+        return self.head(h)
+
+
 # =============================================================================== trace_specialized
 
 class _TwoInputFlags(nn.Module):
@@ -366,3 +413,26 @@ class _InPlaceFlag(nn.Module):
         if rectify:
             torch.relu_(h)
         return self.out(h)
+
+
+class _ModeFlags(_ModeTower):
+    """_ModeTower with flags: use_up picks whether the first _Shift runs, scale multiplies the output."""
+
+    def forward(self, x, use_up: bool = True, scale: float = 1.0):
+        h = self.stem(x)
+        if use_up:
+            h = self.up(h)
+        return self.head(self.down(self.block(h))) * scale
+
+
+class _SuffixNames(nn.Module):
+    """Two tensor inputs, the second named x_1, the way the guard placeholders of flags are named."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        _seed(seed)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, x_1, use_fc: bool = True):
+        h = x - x_1
+        return self.fc(h) if use_fc else h[:, :3]

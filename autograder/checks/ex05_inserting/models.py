@@ -245,3 +245,19 @@ class SubclassLinearNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.proj(torch.relu(self.fc(x)))
+
+
+class DeadDropNet(nn.Module):
+    """Dropouts whose results nothing reads (tracing keeps their nodes): an nn.Dropout call and an F.dropout call.
+    The dropout nodes go, dead or not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        self.drop(h)
+        F.dropout(h, 0.5, training=self.training)
+        return h.relu()

@@ -65,6 +65,50 @@ def _relu_to_f_relu_one(gm: fx.GraphModule) -> fx.GraphModule:
     return gm
 
 
+def _retarget_relu(gm: fx.GraphModule, swap: dict) -> fx.GraphModule:
+    """Retargets every relu call by `swap` (torch.relu <-> F.relu): the code changes, the numbers do not."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target in swap:
+            node.target = swap[node.target]
+    gm.recompile()
+    return gm
+
+
+def _toggle_relu(gm):
+    return _retarget_relu(gm, {torch.relu: F.relu, F.relu: torch.relu})
+
+
+def _all_to_f_relu(gm):
+    return _retarget_relu(gm, {torch.relu: F.relu})
+
+
+def _all_to_torch_relu(gm):
+    return _retarget_relu(gm, {F.relu: torch.relu})
+
+
+def _misspell_op(gm: fx.GraphModule) -> fx.GraphModule:
+    """Broken on purpose: gives the first call_function node the opcode 'call_functon'; forgets recompile()
+    (recompiling would fail on it: only lint names what is wrong)."""
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    node.op = "call_functon"
+    return gm
+
+
+_SHARED_LOG: list = [None]
+
+
+def shared_relu_to_f_relu(gm: fx.GraphModule) -> fx.GraphModule:
+    """One pass function for several cases, as a caller hands the same passes to every call: it logs into the
+    log of the case that made it current (_shared_pass)."""
+    _SHARED_LOG[0].calls.append(["shared_relu_to_f_relu", len(gm.graph.nodes)])
+    return _relu_to_f_relu_one(gm)
+
+
+def _shared_pass(log: _Log):
+    _SHARED_LOG[0] = log
+    return shared_relu_to_f_relu
+
+
 def _grow(limit: int | None):
     """A pass that wraps the output in neg(neg(.)) on each of its first `limit` calls (always if None)."""
     state = {"n": 0}
@@ -123,15 +167,17 @@ _NEW_EACH_ROUND = ("{name} returns a new GraphModule every round, also when noth
 
 
 def _pipeline_case(label, build, *, kwargs=None, raises=None, hint=None, error="RuntimeError", repaired=False,
-                   converges=None, returns="None", new_gm=False):
+                   converges=None, returns="None", new_gm=False, unrecompilable=False):
     """build() -> (gm, passes, *rest) with the probes' log on gm; `raises`: what the `error` must mention.
 
     `hint`: what to say when a case that must raise because no fixed point is reached returns normally (the judge
     finds every other hint in what the answer did); `repaired`: a later pass repairs the graph a pass broke;
     `converges`: why this case, whose passes break nothing, reaches its fixed point (said when the answer gives
     up on it with a no-fixed-point error: see explain_raise); `returns`: what the pass of a TypeError case returns
-    instead of a GraphModule; `new_gm`: the pass that breaks the graph returns a new GraphModule."""
-    data = {"hint": hint, "repaired": repaired, "converges": converges, "returns": returns, "new_gm": new_gm}
+    instead of a GraphModule; `new_gm`: the pass that breaks the graph returns a new GraphModule;
+    `unrecompilable`: gm.recompile() fails on the graph that pass leaves, with an error that names no pass."""
+    data = {"hint": hint, "repaired": repaired, "converges": converges, "returns": returns, "new_gm": new_gm,
+            "unrecompilable": unrecompilable}
     if raises is not None:
         data.update(raises=error, must_mention=raises)
 

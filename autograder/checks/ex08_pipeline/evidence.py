@@ -26,7 +26,7 @@ def _trial_inputs(example_inputs: tuple) -> list[tuple]:
     g = generator(1234)
     trials = [tuple(example_inputs)]
     for _ in range(1):
-        trials.append(tuple(torch.randn(x.shape, generator=g) for x in example_inputs))
+        trials.append(tuple(torch.randn(x.shape, generator=g, dtype=x.dtype) for x in example_inputs))
     return trials
 
 
@@ -49,4 +49,5 @@ def _opt_evidence(result, args):
     ev["training"] = [name or "(the GraphModule itself)" for name, m in result.named_modules() if m.training]
     ev["unused"] = _unused_submodules(result)
     ev["model_state"] = dict(model.state_dict())
+    ev["model_training"] = [[name, bool(m.training)] for name, m in model.named_modules()]
     return ev

@@ -200,3 +200,45 @@ class SubclassLinearNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc3(torch.relu(self.fc2(self.fc1(x))))
+
+
+class AlphaDropoutNet(nn.Module):
+    """The dropout modules met less often: nn.FeatureAlphaDropout and nn.AlphaDropout (neither is an nn.Dropout)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.feature_drop = nn.FeatureAlphaDropout(0.2)
+        self.alpha_drop = nn.AlphaDropout(0.1)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.feature_drop(torch.tanh(self.conv(x)))
+        return self.fc(self.alpha_drop(h.mean(dim=(2, 3))))
+
+
+class UnusedInputNet(nn.Module):
+    """forward(x, mask) never reads mask: its placeholder has no users, and it stays (the caller passes both)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(6, 8)
+        self.drop = nn.Dropout(0.2)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.drop(self.fc1(x)))
+
+
+class BatchStatsBNNet(nn.Module):
+    """A Conv2d -> BatchNorm2d(track_running_stats=False): in eval mode too it normalises with the batch's own
+    statistics (it has no running ones), so it cannot be folded into the conv's weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4, track_running_stats=False)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.relu(self.bn(self.conv(x))).mean(dim=(2, 3)))

@@ -19,7 +19,7 @@ __all__ = ["PARTS"]
 
 PARTS = {
     "capture_graphs": Part("capture_graphs", _capture_cases, _capture_evidence),
-    "graph_break_count": Part("graph_break_count", _breaks_cases, _breaks_evidence),
+    "graph_break_count": Part("graph_break_count", _breaks_cases, _breaks_evidence, "always"),
     "compile_with_pass": Part("compile_with_pass", _pass_cases, _pass_evidence, "always"),
 }
 

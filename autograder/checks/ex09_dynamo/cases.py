@@ -10,7 +10,7 @@ from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed
 from autograder.checks.ex09_dynamo.models import (
-    GRAD, GateNet, PROBE, PlainMLP, STEP, SigmoidPass, _gen, _remember_settings, _reset, sin_item_scale
+    GRAD, FailingPass, GateNet, PROBE, PlainMLP, STEP, SigmoidPass, _gen, _remember_settings, _reset, sin_item_scale
 )
 
 
@@ -80,12 +80,20 @@ def _breaks_cases(hidden: bool) -> list[Case]:
     return _fn_cases(hidden, warm=False)
 
 
+_PASSES: dict[str, SigmoidPass] = {}
+
+
 def _pass_spec(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: int, dtype=torch.float32,
-               train: bool = False, step: bool = False, grad: bool = False):
+               train: bool = False, step: bool = False, grad: bool = False, shared: str | None = None,
+               failing: bool = False):
     """How a relu_to_sigmoid case is made: (make, the model's factory, its dtype), for `_pass_case`. `step`: the
-    model's weights change in place between two calls; `grad`: the compiled model is called with grad enabled."""
+    model's weights change in place between two calls; `grad`: the compiled model is called with grad enabled;
+    `shared`: the cases of one name hand over one pass object (its counts cleared), each with its own model;
+    `failing`: the pass raises on every graph (FailingPass)."""
     def make():
         _reset()
+        pass_fn = FailingPass() if failing else _PASSES.setdefault(shared, SigmoidPass()) if shared else SigmoidPass()
+        pass_fn.__init__()
         manual_seed(seed)
         m = factory("relu").train(train).to(dtype)   # PlainMLP computes the same in either mode
         object.__setattr__(m, PROBE, [torch.randn(*s, generator=_gen(seed + i), dtype=dtype)
@@ -93,14 +101,14 @@ def _pass_spec(factory: Callable[[str], nn.Module], shapes: list[tuple], seed: i
         object.__setattr__(m, STEP, step)
         object.__setattr__(m, GRAD, grad)
         _remember_settings()
-        return (m, SigmoidPass())
+        return (m, pass_fn)
     return make, factory, dtype
 
 
-def _pass_case(label: str, spec: tuple) -> Case:
-    """A relu_to_sigmoid case from `_pass_spec`'s (make, factory, dtype)."""
+def _pass_case(label: str, spec: tuple, **data) -> Case:
+    """A relu_to_sigmoid case from `_pass_spec`'s (make, factory, dtype), with more `data` for the judge."""
     make, factory, dtype = spec
-    return Case(label, make, data={"factory": factory, "dtype": dtype})
+    return Case(label, make, data={"factory": factory, "dtype": dtype, **data})
 
 
 def _pass_cases(hidden: bool) -> list[Case]:

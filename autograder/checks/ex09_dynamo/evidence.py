@@ -39,13 +39,16 @@ def _capture_evidence(result: Any, args: tuple) -> dict:
     items = []
     for i, g in enumerate(result):
         if isinstance(g, fx.GraphModule):
-            items.append(_graph_summary(g))
+            # dynamo's own graphs carry the example values it traced with; a retrace or a rebuilt graph does not
+            items.append({**_graph_summary(g), "dynamo_meta": any("example_value" in n.meta for n in g.graph.nodes)})
         else:
             items.append({"type": type(g).__name__})
     fn = args[0] if args else None
     # the mode the caller's model was left in (a case's model in training mode must still be in it)
     training = bool(fn.training) if isinstance(fn, torch.nn.Module) else None
-    return {"graphs": items, "training": training}
+    # which of the caller's inputs require grad after the call (the answer must not change them)
+    inputs_grad = [bool(t.requires_grad) for t in args[1:] if isinstance(t, torch.Tensor)]
+    return {"graphs": items, "training": training, "inputs_grad": inputs_grad}
 
 
 def _breaks_evidence(result: Any, args: tuple) -> Any:
@@ -89,7 +92,9 @@ def _pass_evidence(result: Any, args: tuple) -> dict:
         if steps % 2:
             weight_step(model)   # two steps give the weights back: the model's as the case handed it over
     _settings_kept("compile_with_pass")
-    frozen = [name for name, p in model.named_parameters() if not p.requires_grad]   # every case's all require grad
     return {"outputs": outputs, "calls": int(pass_fn.calls), "aten_graphs": int(pass_fn.aten_graphs),
-            "is_model": result is model, "requires_grad": needs_grad, "frozen": frozen[:4],
+            "at_run_time": int(pass_fn.at_run_time),
+            "is_model": result is model, "wraps_model": getattr(result, "_orig_mod", None) is model,
+            "returned": type(result).__name__, "wraps": type(getattr(result, "_orig_mod", None)).__name__,
+            "requires_grad": needs_grad,
             "dtype": str(next(model.parameters()).dtype)}

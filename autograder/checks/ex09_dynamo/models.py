@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import sys
 from typing import Callable
 
 import torch
@@ -179,6 +180,16 @@ class PlainMLP(nn.Module):
         return self.b(h)
 
 
+class TailNet(PlainMLP):
+    """PlainMLP with a graph break before its last Linear: the second graph has no ReLU for the pass to change."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.a(x)
+        h = h.relu() if self.act == "relu" else h.sigmoid()
+        torch._dynamo.graph_break()
+        return self.b(h)
+
+
 class Stepper(nn.Module):
     """Counts its calls in a Python int attribute and scales by it: dynamo guards on the attribute, so every
     further call of the compiled model compiles (and hands the backend) one more graph."""
@@ -243,9 +254,14 @@ class SigmoidPass:
     def __init__(self) -> None:
         self.calls = 0
         self.aten_graphs = 0
+        self.at_run_time = 0   # calls made while no compile was under way (by the callable a backend returned)
 
     def __call__(self, gm: fx.GraphModule) -> fx.GraphModule:
         self.calls += 1
+        frame = sys._getframe(1)
+        while frame is not None and not frame.f_code.co_filename.endswith("convert_frame.py"):
+            frame = frame.f_back
+        self.at_run_time += frame is None
         if any(isinstance(n.target, torch._ops.OpOverload) for n in gm.graph.nodes):
             self.aten_graphs += 1
         graph = fx.Graph()
@@ -260,6 +276,19 @@ class SigmoidPass:
         return fx.GraphModule(gm, graph)
 
     __name__ = "relu_to_sigmoid"
+
+
+FAILED = "relu_to_sigmoid failed on this graph (on purpose)"
+
+
+class FailingPass(SigmoidPass):
+    """relu_to_sigmoid with a bug: it raises ValueError(FAILED) on every graph it is given. The caller's compiled
+    model then fails at its first call, with the pass's error; an answer that catches the error and runs the graph
+    without the pass gives the caller outputs the pass never made, and says nothing."""
+
+    def __call__(self, gm: fx.GraphModule) -> fx.GraphModule:
+        super().__call__(gm)   # counts the call
+        raise ValueError(FAILED)
 
 
 def grad_gated(x: torch.Tensor) -> torch.Tensor:
@@ -296,6 +325,65 @@ class TrainNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.drop(torch.relu(self.bn(self.fc(x))))
+
+
+def sin_thrice(x: torch.Tensor) -> torch.Tensor:
+    """The same graph three times: sin, a break, sin, a break, sin (dynamo hands the backend each of them)."""
+    x = torch.sin(x)
+    torch._dynamo.graph_break()
+    x = torch.sin(x)
+    torch._dynamo.graph_break()
+    return torch.sin(x)
+
+
+def contiguity_path(x: torch.Tensor) -> torch.Tensor:
+    """Branches on x.is_contiguous() (dynamo guards on it): a transposed input takes sin, a contiguous copy cos."""
+    if x.is_contiguous():
+        return torch.cos(x) + 1
+    return torch.sin(x) * 2
+
+
+def _halve(module: nn.Module, inputs: tuple, output: torch.Tensor) -> torch.Tensor:
+    return torch.tanh(output) * 0.5
+
+
+def hooked_mlp(width: int) -> nn.Module:
+    """A PlainMLP with a forward hook the caller registered: calling the model runs it, its forward alone does
+    not (dynamo puts the hook's tanh in the graph)."""
+    model = PlainMLP(width)
+    model.register_forward_hook(_halve)
+    return model
+
+
+class TrainBreak(nn.Module):
+    """A .item() in training mode only: how many graph breaks compiling it causes depends on its mode."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        manual_seed(width)
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        if self.training:
+            h = h * h.mean().item()
+        return torch.relu(h)
+
+
+def break_if_grad(x: torch.Tensor) -> torch.Tensor:
+    """A graph break only for an input that requires grad: a detached copy of x compiles whole."""
+    h = torch.sin(x)
+    if x.requires_grad:
+        torch._dynamo.graph_break()
+    return torch.cos(h)
+
+
+def break_if_same(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """A graph break only when both inputs are one tensor (dynamo sees it): copies of them compile whole."""
+    h = a * b
+    if a is b:
+        torch._dynamo.graph_break()
+    return h + 1
 
 
 STEP = "_ex09_step"   # set on a compile_with_pass case's model: its weights change in place between calls

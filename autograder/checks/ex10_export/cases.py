@@ -63,6 +63,8 @@ SWAPS = {
     "relu -> sigmoid": (aten.relu.default, aten.sigmoid.default),
     "sum.dim_IntList -> mean.dim": (aten.sum.dim_IntList, aten.mean.dim),
     "gelu -> relu": (aten.gelu.default, aten.relu.default),
+    "add.Tensor -> sub.Tensor": (aten.add.Tensor, aten.sub.Tensor),
+    "div.Tensor -> mul.Tensor": (aten.div.Tensor, aten.mul.Tensor),
 }
 
 

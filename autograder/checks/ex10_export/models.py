@@ -123,6 +123,21 @@ class Sums(nn.Module):
         return h.sum(dim=1, keepdim=True) * 0.5 + h.sum() + h
 
 
+class DeadEnds(nn.Module):
+    """A sin nobody reads (export keeps its node), torch.add with alpha= (a keyword argument of its node), and two
+    overloads of div side by side: div.Tensor and div.Tensor_mode (rounding_mode=)."""
+
+    def __init__(self, width: int = 4) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x.sin()
+        h = torch.relu(self.fc(x))
+        s = torch.add(h, x, alpha=3.0)
+        return torch.div(s, 2.0) + torch.div(s, 3.0, rounding_mode="floor")
+
+
 _LIBS: list = []   # the torch.library.Library objects: an operator lives as long as its library
 
 
@@ -178,6 +193,7 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], tuple]] = {
     "CondRouter(4)": (lambda: CondRouter(4), (3, 4)),
     "Sums(5)": (lambda: Sums(5), (3, 5)),
     "Namesakes(4)": (lambda: Namesakes(4), (3, 4)),
+    "DeadEnds(4)": (lambda: DeadEnds(4), (3, 4)),
 }
 
 

@@ -103,6 +103,15 @@ HINTS: dict[str, str] = {
     'ex01.inf_minus_inf_is_nan':
         'these outputs are exactly equal, -inf included, but -inf - (-inf) is nan, so their difference is never '
         '<= atol: with atol == 0 compare with torch.equal(a, b)',
+    'ex01.nan_matches_nothing':
+        'nan matches nothing, not even nan: leave equal_nan at its default (False), as torch.equal and '
+        'torch.allclose do',
+    'ex01.read_graph_not_code':
+        'walk gm.graph.nodes, not gm.code: a graph edited since its last recompile() has nodes its code does not '
+        'show yet',
+    'ex01.run_both_in_their_mode':
+        'run model and gm in the mode they come in, without .eval() (even one put back afterwards) and without '
+        'torch.manual_seed: in training mode a Dropout drops other values at each run, and so they differ',
     'ex01.compare_outputs_as_they_are':
         'compare the outputs as they are: these are complex, and a cast to a real dtype (.double(), .float()) '
         'drops their imaginary parts, which differ',

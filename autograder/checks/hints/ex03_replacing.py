@@ -49,6 +49,9 @@ PROGRESSIVE: dict[str, list[str]] = {
 }
 
 HINTS: dict[str, str] = {
+    'ex03.keep_dead_nodes':
+        'no eliminate_dead_code() and no skipping of nodes nobody reads: a dead node is a node of the graph like any '
+        'other, and an in-place call whose result is unused (h.add_(1.0)) still changes what it was called on',
     'ex03.this_nn_linear_has_no':
         'this nn.Linear has no bias (bias=None): leave the add out for it',
     'ex03.node_s_target_does_not':

@@ -78,6 +78,12 @@ HINTS: dict[str, str] = {
         'only instances of leaf_types, plus what torch.nn makes a leaf anyway, stay whole',
     'ex04.flags_by_name_not_position':
         'flags arrive as keyword arguments: pass them to concrete_args by name, not by position',
+    'ex04.subclass_fx_tracer_change_class':
+        'subclass fx.Tracer (or set is_leaf_module on one tracer instance) instead of replacing a method of the '
+        'class fx.Tracer itself: that changes every trace of the process, later ones included',
+    'ex04.do_not_redefine_gate_make':
+        'do not redefine gate: make the one the notebook defines a leaf function (fx.wrap("gate") at the top level, '
+        'or autowrap_functions=(gate,))',
     'ex04.trace_model_mode_it_is':
         'trace the model in the mode it is in: an `if self.training` in forward is decided while tracing, so a '
         'copy switched to eval() or train() gives another graph (and the model itself must keep its mode)',

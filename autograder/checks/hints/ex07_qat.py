@@ -56,6 +56,12 @@ PROGRESSIVE: dict[str, list[str]] = {
 }
 
 HINTS: dict[str, str] = {
+    'ex07.unread_node_counts_too':
+        'a fake-quantize node whose value nothing reads is a node of the graph too: count every call_module node '
+        'whose module is a FakeQuantizeBase, with users or not',
+    'ex07.disabled_fake_quant_counts_too':
+        'a fake-quantize module whose fake-quant is switched off (disable_fake_quant) is still a fake-quantize '
+        'module: count by its type, not by fake_quant_enabled',
     'ex07.return_number_nodes_int_len':
         'return the number of nodes, an int (len(...) or sum(...))',
     'ex07.return_prepared_same_object_trained':

@@ -84,6 +84,25 @@ HINTS: dict[str, str] = {
         "max_rounds={wanted} rounds'",
     'ex08.raise_subclass_fine_not':
         'raise a {expected} (a subclass is fine), not a {raised}',
+    'ex08.code_seen_before_is_no_fixed_point':
+        'a round that brings back the code of an earlier round is no fixed point: only a round that leaves gm.code '
+        'as that round found it is one; passes that undo each other round after round never settle, and after '
+        'max_rounds changing rounds run_pipeline raises a RuntimeError',
+    'ex08.run_passes_on_every_call_keep_nothing':
+        'run the passes on the GraphModule each call is given: keep nothing from an earlier call (another '
+        'GraphModule with the same code may hold other weights, and the passes may log or count their calls)',
+    'ex08.lint_before_recompile':
+        'call gm.graph.lint() right after the pass and before gm.recompile(): recompiling a broken graph fails with '
+        'an error of its own that names no pass, and lint says what is broken',
+    'ex08.erase_dropout_node_not_module':
+        'erase the dropout\'s node from the graph (after node.replace_all_uses_with(its input)); a module that does '
+        'nothing in its place still leaves a call in the graph',
+    'ex08.leave_caller_s_model_mode_or_eval':
+        "leave the mode of the caller's model as it was, or in eval mode: work on copy.deepcopy(model) and put the "
+        'copy in eval mode, so there is nothing to switch back',
+    'ex08.fold_only_bn_with_running_stats':
+        'a BatchNorm2d made with track_running_stats=False has no running statistics (running_mean is None): in '
+        "eval mode too it normalises with the batch's own, which no conv weight can hold, so leave it unfolded",
     'ex08.raise_runtimeerror_message_says_what':
         'raise RuntimeError(...) with a message that says what went wrong and where',
     'ex08.call_gm_recompile_after_every':

@@ -73,8 +73,6 @@ HINTS: dict[str, str] = {
         "the graph_break_count of torch._dynamo.explain's report counts them",
     'ex09.return_torch_compile_model_backend_2':
         'return torch.compile(model, backend=...) with a backend that applies pass_fn',
-    'ex09.leave_model_torch_compile_needs':
-        'leave the model as it is: torch.compile needs no frozen parameters, and the caller may still train it',
     'ex09.run_pass_fn_once_per':
         'run pass_fn once per graph, in the backend when the graph arrives, and return what it made: not again in '
         'the callable the backend returns (that runs at every call), nor twice to look at the result',
@@ -151,6 +149,15 @@ HINTS: dict[str, str] = {
     'ex09.capture_model_in_its_own_mode':
         'compile the model in the mode the caller handed it over (train or eval) and leave it so: model.eval() '
         'changes what it computes (BatchNorm, Dropout) and switches the caller\'s model for good',
+    'ex09.let_failing_pass_raise':
+        'let an error of pass_fn through: no try/except around it in the backend. torch.compile then fails the call '
+        'with it (BackendCompilerFailed names it); a graph run without the pass gives outputs the pass never made',
+    'ex09.keep_caller_s_no_grad':
+        'you were called under torch.no_grad(): call compiled(*inputs) in that mode, with no torch.enable_grad() or '
+        'torch.set_grad_enabled(True) around it; fn may compute otherwise with grad enabled (torch.is_grad_enabled())',
+    'ex09.explain_under_caller_s_no_grad':
+        'you were called under torch.no_grad(): explain fn in that mode, with no torch.enable_grad() or '
+        'torch.set_grad_enabled(True) around it; with grad enabled fn may take another path and break elsewhere',
     'ex09.explain_in_caller_s_grad_mode':
         'explain fn in the grad mode you are called in, with no torch.no_grad() around it: fn may take another path '
         'under it (torch.is_grad_enabled()) and break its graph elsewhere, or not at all',

@@ -47,6 +47,9 @@ PROGRESSIVE: dict[str, list[str]] = {
 }
 
 HINTS: dict[str, str] = {
+    'ex10.dead_nodes_are_nodes':
+        'a node whose value nothing reads is a node of the graph too (export keeps it): count it, record it and '
+        'leave it where it is; no eliminate_dead_code(), no skipping of nodes without users',
     'ex10.return_exportedprogram_itself_ep_module':
         'return the ExportedProgram itself: ep.module() is a GraphModule made from it, without its graph signature',
     'ex10.build_return_dict':

@@ -9,14 +9,23 @@ HINTS: dict[str, str] = {
     'shared.keep_signature_task_text_gives':
         'keep the signature the task text gives {name}: the same parameter names and defaults, each one accepted by '
         'position and by keyword',
+    'shared.erase_no_placeholder':
+        'the GraphModule takes {takes} input(s) and the model {given}: a placeholder is an argument of forward '
+        'whether anything reads it or not, so erase no placeholder (graph.eliminate_dead_code() keeps them)',
     'shared.fix_first_own_test_says':
         'fix {helpers} first: its own test says what is wrong with it',
+    'shared.leave_requires_grad_caller_s':
+        "leave requires_grad of the caller's parameters as it was: a model whose weights no longer require grad "
+        'cannot be trained, and nothing in the task asks to freeze them',
     'shared.do_not_switch_caller_s':
         "do not switch the caller's model with .eval() or .train(): leave its mode as it was (what runs on it, or "
         'is exported from it, in another mode computes otherwise; deepcopy it first if you need another mode)',
     'shared.remove_every_hook_you_register':
         'remove every hook you register (handle.remove(), in a finally: block), or record with an fx.Interpreter or '
         'ShapeProp instead of hooks',
+    'shared.leave_recompile_to_caller':
+        "only read gm: no gm.recompile(). A graph edited since its last recompile still runs its old code, and when "
+        "to make it run the new one is the caller's choice",
     'shared.work_copy_copy_deepcopy_only':
         'work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them',
     'shared.write_quotes_using_one':

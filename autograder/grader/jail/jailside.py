@@ -27,7 +27,9 @@ INSTRUCTOR_WORKER_MODULES = frozenset({"__init__", "hidden", "inputs"})
 def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
     """({(assignment, function): Part}, {(assignment, function, hidden, salt): [Case with inputs only]}) of a job's
     calls, each case under its hidden salt (the job's "salt" of the call: 0 for visible cases)."""
-    from autograder.checks.framework import Case, get_part
+    import dataclasses
+
+    from autograder.checks.framework import get_part
     from autograder.checks.keyring import KeyMissing, load_worker_side
     from autograder.checks.secrecy import hidden_cases
 
@@ -43,8 +45,8 @@ def worker_cases(calls: list[dict]) -> tuple[dict, dict]:
             built = part.cases(call["hidden"])
         except KeyMissing:   # no instructor's side here: no cases, and the judge says what is missing
             built = []
-        cases[(*key, call["hidden"], salt)] = [
-            Case(c.label, c.make, c.kwargs, {"raises": True} if "raises" in c.data else {}, salt=c.salt)
+        cases[(*key, call["hidden"], salt)] = [   # every field of the case but the judge's data
+            dataclasses.replace(c, data={"raises": True} if "raises" in c.data else {})
             for c in (hidden_cases(built, salt) if call["hidden"] else built)]
     return parts, cases
 

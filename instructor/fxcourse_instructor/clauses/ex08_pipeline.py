@@ -96,6 +96,12 @@ CLAUSES += [
            "else (an answer that checks its own numbers, and raises)", ("ConvSkipNet",),
            patch=("len(conv_node.users) != 1 or sites[conv_node.target]", "sites[conv_node.target]"),
            hint="your own check of the numbers failed on this model"),
+    Clause("optimize_for_inference", "a BatchNorm2d without running statistics stays", ("BatchStatsBNNet",),
+           patch=("or sites[conv_node.target] != 1 or bn.running_mean is None:", "or sites[conv_node.target] != 1:"),
+           hint="has no running statistics"),
+    Clause("optimize_for_inference", "a model handed over in eval mode is not switched to training mode",
+           ("SharedChainNet",), patch=("rtol=1e-4, atol=1e-5)\n", "rtol=1e-4, atol=1e-5)\n    model.train()\n"),
+           hint="from eval to training mode"),
     Clause("optimize_for_inference", "a Linear is any instance of nn.Linear: torch.nn's subclass of it fuses too",
            ("SubclassLinearNet",), mutant="recognises modules by their exact type: torch.nn's subclass of nn.Linear "
            "is not fused", hint="is a subclass of nn.Linear"),
@@ -179,11 +185,13 @@ TASK_TEXT = {
         "**no dropout** is left: no dropout module of any kind (`nn.Dropout`, `nn.Dropout2d`, ...) and no functional "
         "dropout call (`F.dropout`, ...);": ("every dropout kind", "every functional dropout, not only F.dropout"),
         "every `BatchNorm2d` that directly follows a `Conv2d` is **folded** into it, when that conv module is called "
-        "from one site only and its output is used only by the BatchNorm;":
+        "from one site only and its output is used only by the BatchNorm; a `BatchNorm2d` without running statistics "
+        "(`track_running_stats=False`) normalises with each batch's own, in eval mode too, and stays;":
             ("a BatchNorm2d is folded only into a conv called from one site: a shared conv keeps its BatchNorms",
              "a conv called from two sites is left alone",
              "a BatchNorm2d is folded only when the conv's output is used by nothing else",
-             "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its BatchNorm2d"),
+             "only a BatchNorm2d after a Conv2d is folded: a ConvTranspose2d keeps its BatchNorm2d",
+             "a BatchNorm2d without running statistics stays"),
         "every `Linear -> Linear` **chain**, of any length, is fused into one `Linear`, when the first output has one "
         "user and neither module is called from another site;":
             ("chains of any length", "a Linear output with two users ends the chain",
@@ -194,9 +202,11 @@ TASK_TEXT = {
             ("dead code eliminated", "no submodule the graph no longer uses"),
         "the result and all its submodules are in **eval mode** (modules you create start in training mode).":
             ("the result and all its submodules are in eval mode",),
-        "Leave `model` itself unchanged (its weights and buffers; switching it to eval mode is fine).":
+        "Leave `model` itself unchanged (its weights, buffers and modes; switching it to eval mode is fine, to "
+        "training mode is not).":
             ("the caller's model is left as it was",
-             "the caller's weights and buffers are left as they were (eval mode is fine)"),
+             "the caller's weights and buffers are left as they were (eval mode is fine)",
+             "a model handed over in eval mode is not switched to training mode"),
         "It may arrive in training mode: think about *when* you switch to eval mode, given what tracing freezes.":
             ("eval mode before tracing",),
         "Write your helper passes in this same cell, each a `gm -> gm` function ending with `gm.graph.lint()` and "

@@ -60,7 +60,7 @@ CLAUSES = [
            mutant="puts the caller's model in eval mode", hint="switched from training to eval"),
     Clause("compile_with_pass", "the caller's model keeps its parameters trainable", ("PlainMLP(6)",
                                                                                       "BreakNet seed 3 with relu_to_sigmoid"),
-           mutant="freezes the caller's model's parameters (requires_grad_(False))", hint="no longer require grad"),
+           mutant="freezes the caller's model's parameters (requires_grad_(False))", hint="no longer requires grad"),
     Clause("compile_with_pass", "the caller's model keeps its dtype", ("GateNet(4) in float64",),
            mutant="casts the caller's model to float32 before compiling", hint="cast to torch.float32"),
     Clause("compile_with_pass", "pass_fn gets dynamo's graphs, not ATen graphs", ("PlainMLP(6)",
@@ -96,6 +96,10 @@ CLAUSES = [
     Clause("capture_graphs", "called in the caller's grad mode, not under torch.no_grad()", ("grad_gated",),
            mutant="calls the compiled function under torch.no_grad(): fn may take another path there",
            hint="torch.no_grad()"),
+    Clause("capture_graphs", "called in the caller's grad mode, not with grad enabled when the caller turned it off",
+           ("grad_gated called under torch.no_grad()",),
+           mutant="written from the task text alone: turns grad on around the call (torch.enable_grad()), whatever "
+                  "mode the caller is in", hint="you were called under torch.no_grad()"),
     Clause("capture_graphs", "the inputs themselves, not copies: one tensor given twice is one input",
            ("product_plus",),
            mutant="calls the compiled function on clones of the inputs: one tensor given twice becomes two",
@@ -110,6 +114,14 @@ CLAUSES = [
            hint="in the mode the caller handed it over"),
     Clause("graph_break_count", "explained in the caller's grad mode, not under torch.no_grad()", ("grad_gated",),
            mutant="explains fn under torch.no_grad(): fn may take another path there", hint="torch.no_grad()"),
+    Clause("graph_break_count", "explained in the caller's grad mode, not with grad enabled when the caller turned "
+           "it off", ("grad_gated called under torch.no_grad()",),
+           mutant="written from the task text alone: explains fn with grad enabled (torch.set_grad_enabled(True)), "
+                  "whatever mode the caller is in", hint="you were called under torch.no_grad()"),
+    Clause("compile_with_pass", "a pass that raises fails the call with its error",
+           ("PlainMLP(4) with a pass that raises",),
+           mutant="written from the task text alone: catches an error of pass_fn and runs the graph as dynamo gave it",
+           hint="let an error of pass_fn through"),
     Clause("compile_with_pass", "the caller's model itself is compiled, not a copy: a change of its weights shows",
            ("PlainMLP(5) in training mode, called with grad enabled",),
            mutant="compiles a deep copy of the model: a later change of its weights is not seen",
@@ -120,6 +132,7 @@ CLAUSES = [
 ]
 
 _CALLER = ("called in the caller's grad mode, not under torch.no_grad()",
+           "called in the caller's grad mode, not with grad enabled when the caller turned it off",
            "the inputs themselves, not copies: one tensor given twice is one input",
            "the inputs as they are, nothing detached", "a model in the mode it came in, and left in it",
            "a model compiled in the mode it came in, even when put back afterwards")
@@ -203,7 +216,9 @@ TASK_TEXT = {
             ("breaks, not graphs", "graph_break_count as dynamo reports it, not the entries of break_reasons"),
         'Explain `fn` as the caller runs it: on the inputs as they are, in the grad mode you are called in (under '
         '`torch.no_grad()`, `fn` may take another path).':
-            ("explained in the caller's grad mode, not under torch.no_grad()", 'the inputs are passed on as they are'),
+            ("explained in the caller's grad mode, not under torch.no_grad()",
+             "explained in the caller's grad mode, not with grad enabled when the caller turned it off",
+             'the inputs are passed on as they are'),
         'Return a Python `int`.':
             ("an int", "an int, not another kind of number"),
         'How many graph breaks compiling `fn` for these inputs causes.':
@@ -231,6 +246,9 @@ TASK_TEXT = {
         'returns (that one runs at every call);':
             ('pass_fn runs once per graph, when the backend receives it',
              'pass_fn runs in the backend, not at every call'),
+        "a pass that raises makes the compile fail: let its error through (no `try` around `pass_fn`), so the "
+        "caller's call fails with it; never run the graph without the pass instead;":
+            ("a pass that raises fails the call with its error",),
         "leave the caller's model as it is: its mode (train or eval), its dtype, its parameters' `requires_grad`;":
             ("the caller's model keeps its mode", "the caller's model keeps its parameters trainable",
              "the caller's model keeps its dtype"),

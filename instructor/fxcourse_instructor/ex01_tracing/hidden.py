@@ -11,10 +11,13 @@ import torch.nn as nn
 from fxplayground import ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import manual_seed, random_mlp, seeded_randn
+from autograder.checks.randmodels import (
+    edited_not_recompiled, manual_seed, random_mlp, seeded_randn, split_in_two
+)
 from autograder.checks.ex01_tracing.cases import _match_case, _op_cases, _tiny_pair, _traced
 from autograder.checks.ex01_tracing.models import (
-    DeadBranch, GradModeNet, LogNet, Namesakes, OpcodeNames, ScaledSkip, Spectrum, TwiceAndSpare
+    DeadBranch, DropoutNet, GradModeNet, LogNet, Namesakes, OpcodeNames, ScaledSkip, Spectrum, TwiceAndSpare,
+    times_grad_flag,
 )
 
 
@@ -30,6 +33,12 @@ def _renamed_by_a_pass() -> tuple[fx.GraphModule]:
     return (gm,)
 
 
+def _seeded(seed: int, make):
+    """make(), with torch's random numbers seeded first (its weights)."""
+    manual_seed(seed)
+    return make()
+
+
 def _graph_cases() -> list[Case]:
     return [Case("ThreeReluNet (unseen)", _traced(ThreeReluNet)),
             Case("ScaledSkip with get_attr and two inputs (unseen)", _traced(ScaledSkip)),
@@ -38,7 +47,11 @@ def _graph_cases() -> list[Case]:
         Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (11, 12)] + [
         Case("Namesakes: inputs named input and output, so placeholder input_1 and output node output_1 (unseen)",
              _traced(Namesakes)),
-        Case("TinyNet with a node a pass named flip_sign (unseen)", _renamed_by_a_pass)]
+        Case("TinyNet with a node a pass named flip_sign (unseen)", _renamed_by_a_pass),
+        Case("TinyNet with a node a pass inserted, gm not recompiled yet (unseen)",
+             lambda: (edited_not_recompiled(TinyNet()),)),
+        Case("TinyNet split in two GraphModules by split_module, each with a graph of its own (unseen)",
+             lambda: (split_in_two(_seeded(5, TinyNet), ("x", "fc1")),))]
 
 
 def _with_tail(model: nn.Module, op: str, target, *args) -> fx.GraphModule:
@@ -90,6 +103,21 @@ def _match_cases() -> list[Case]:
         m = Spectrum()
         return m, _with_tail(m, "call_function", torch.conj_physical), seeded_randn(2, 8, seed=10)
 
+    def grad_read_at_run_time():   # gm calls times_grad_flag, which reads the grad mode whenever gm runs
+        m = GradModeNet()
+        g = fx.Graph()
+        g.output(g.call_function(times_grad_flag, (g.placeholder("x"),)))
+        return m, fx.GraphModule(nn.Module(), g), seeded_randn(3, 2, seed=15)
+
+    def with_nan():      # log of a negative number is nan, in both outputs
+        m = LogNet()
+        return m, fx.symbolic_trace(m), -seeded_randn(2, 3, seed=16).abs() - 0.1
+
+    def dropout_training():   # both in training mode: each run drops other values
+        manual_seed(17)
+        m = DropoutNet().train()
+        return m, fx.symbolic_trace(m), seeded_randn(5, 4, seed=17)
+
     return [   # atol=0 passed first: an answer that floors atol is told so before a case that keeps the default
         _match_case("TinyNet with outputs near 1e-3, off by about 1e-9, atol=0 (exact)",
                     lambda: _tiny_pair(1e-9, seed=9, scale=1e-3), atol=0.0),
@@ -109,6 +137,13 @@ def _match_cases() -> list[Case]:
         _match_case("outputs of shapes (1, 4) and (4, 1) holding one value, atol=0.1", transposed, atol=0.1),
         _match_case("outputs holding -inf at the same places (log of 0)", with_inf),
         _match_case("complex outputs whose imaginary parts differ (rfft, and its conjugate)", conjugated),
+        _match_case("outputs holding nan at the same places (log of a negative number)", with_nan),
+        _match_case("outputs holding nan at the same places (log of a negative number), atol=1e-3", with_nan,
+                    atol=1e-3),
+        _match_case("a GraphModule that reads the grad mode each time it runs, and the model it computes",
+                    grad_read_at_run_time),
+        _match_case("a model with a Dropout and its trace, both in training mode (each run drops other values), "
+                    "atol=1e-3", dropout_training, atol=1e-3),
     ]
 
 
@@ -120,7 +155,7 @@ def _plain_count_cases() -> list[Case]:
     out.append(Case("a module called twice and one never called, op='call_module' (unseen)",
                     lambda: (fx.symbolic_trace(TwiceAndSpare()), "call_module"), data={"op": "call_module"}))
     # ops no node has: an empty string is not None, a typo, a part of opcodes, another case or a space match nothing
-    for op in ("", "call_modle", "call", "Placeholder", " placeholder"):
+    for op in ("", "call_modle", "call", "Placeholder", " placeholder", "all"):
         out.append(Case(f"TinyNet, op={op!r} (no node has it)", lambda op=op: (fx.symbolic_trace(TinyNet()), op),
                         data={"op": op}))
     return out

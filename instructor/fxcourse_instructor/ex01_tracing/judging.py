@@ -32,7 +32,9 @@ def _summary_judge(case, ev):
     if missing and [row for row in expected if row in got] == got:   # a part of the nodes, nothing else
         ops = list(dict.fromkeys(op for op, _ in missing))
         hint = removed_nodes_hint(gm, ev.get("left", []))
-        if hint is None and {name for _, name in missing} <= unused:
+        if hint is None and not [name for op, name in missing if name in gm.code or op in ("placeholder", "output")]:
+            hint = "ex01.read_graph_not_code"   # every node it left out is missing from gm.code only
+        elif hint is None and {name for _, name in missing} <= unused:
             hint = hint_of("ex01.node_nobody_uses_node_too", unused=', '.join(name for _, name in missing[:3]))
         elif hint is None:
             hint = ("ex01.placeholder_output_nodes_count_too" if set(ops) <= {"placeholder", "output"} else
@@ -74,6 +76,8 @@ def _count_judge(case, ev):
                      (0, "ex01.op_none_means_count_every")]
     elif op == "" and "truth" in (ev.get("op_used") or ()):   # it tested `not op` (or `if op`)
         mistakes += [(len(nodes), "ex01.only_op_none_means_every")]
+    elif op == "all":   # a word some APIs take for "every": here only None means that
+        mistakes += [(len(nodes), "ex01.only_op_none_means_every")]
     elif "==" not in (ev.get("op_used") or ()) and ev.get("op_used") is not None:   # it never compared op
         mistakes += [(len(nodes), "ex01.when_op_given_count_only")]
     if op and any(n.name == op and n.op != op for n in nodes):
@@ -106,7 +110,7 @@ def _match_judge(case, ev):
     loose = [c for c in compared if c["fn"] != "equal" and c.get("rtol") not in (0, 0.0)]
     why = case.data["why"]
     hint = None
-    if why == "grad" and with_grad:
+    if why in ("grad", "grad_at_run") and with_grad:
         hint = hint_of("ex01.ran_autograd_run_both_modules", which=' and '.join(dict.fromkeys(with_grad)))
     elif why == "shape":
         hint = (("ex01.outputs_different_shapes_do_not" if atol else "ex01.outputs_different_shapes_do_not_2"))
@@ -130,6 +134,10 @@ def _match_judge(case, ev):
                 "ex01.atol_0_outputs_must_exactly")
     elif why == "inf" and "equal" not in used:
         hint = "ex01.inf_minus_inf_is_nan"
+    elif why == "nan":
+        hint = "ex01.nan_matches_nothing"
+    elif why == "dropout":
+        hint = "ex01.run_both_in_their_mode"
     elif why == "complex":
         hint = "ex01.compare_outputs_as_they_are"
     expect(False, f"returned {got}, expected {expected}" + (f": {_WHY[why]}" if why in _WHY else ""), hint)
@@ -149,6 +157,10 @@ _WHY = {
     "tiny": "with atol == 0 the outputs must be exactly equal, and these, near 1e-3, differ by about 1e-9",
     "inf": "the outputs are exactly equal, -inf in the same places included (torch.equal(a, b) is True)",
     "complex": "the outputs are complex and their imaginary parts differ (gm's are negated)",
+    "nan": "the outputs hold nan, which matches nothing, not even nan (torch.equal and torch.allclose say False)",
+    "grad_at_run": "gm reads the grad mode each time it runs, as the model does: under torch.no_grad() both compute "
+                   "the same",
+    "dropout": "both are in training mode, where each run of a Dropout drops other values, so the outputs differ",
 }
 
 
@@ -171,6 +183,11 @@ _MATCH = {
     "outputs of shapes (1, 4) and (4, 1) holding one value, atol=0.1": (False, "shape"),
     "outputs holding -inf at the same places (log of 0)": (True, "inf"),
     "complex outputs whose imaginary parts differ (rfft, and its conjugate)": (False, "complex"),
+    "outputs holding nan at the same places (log of a negative number)": (False, "nan"),
+    "outputs holding nan at the same places (log of a negative number), atol=1e-3": (False, "nan"),
+    "a GraphModule that reads the grad mode each time it runs, and the model it computes": (True, "grad_at_run"),
+    "a model with a Dropout and its trace, both in training mode (each run drops other values), atol=1e-3":
+        (False, "dropout"),
 }
 
 

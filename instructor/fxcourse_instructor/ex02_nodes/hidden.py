@@ -2,18 +2,40 @@
 instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
 from __future__ import annotations
 
-from fxplayground import SmallResNet, ThreeReluNet
+import torch.fx as fx
+import torch.nn as nn
+
+from fxplayground import Net, SmallResNet, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_mlp
+from autograder.checks.randmodels import edited_not_recompiled, manual_seed, random_mlp, split_in_two
 from autograder.checks.ex02_nodes.models import (
-    CallOrder, DeadBranch, NestedUses, NoModules, Outer, ParamChain, ReadsBias, SecondInputDeeper, ShallowFirst,
-    SixOps, Square, Stacked, TwoOutputs, UnusedCall
+    CallOrder, DeadBranch, DictOutput, InputNamed, NestedUses, NoModules, Outer, ParamChain, ReadsBias, Relus,
+    SecondInputDeeper, SequentialBlock, ShallowFirst, SixOps, Square, Stacked, TwoOutputs, UnusedCall
 )
 from autograder.checks.ex02_nodes.cases import (
-    _args0_neither, _cons_case, _constant_source, _graph_only, _interleaved, _long_keyword_branch, _renamed_modules,
-    _traced, _users_out_of_order, _with_spare
+    _args0_neither, _called_with_nothing, _cons_case, _constant_source, _getattr_twice, _graph_only, _interleaved,
+    _long_keyword_branch, _module_inserted_first, _renamed_modules, _traced, _two_users_out_of_order,
+    _users_out_of_order, _with_spare
 )
+
+
+class _LeafSequential(fx.Tracer):
+    """A tracer that keeps every nn.Sequential as one call, as a pass's author may: call_module nodes of modules
+    with children."""
+
+    def is_leaf_module(self, m, qualname: str) -> bool:
+        return isinstance(m, nn.Sequential) or super().is_leaf_module(m, qualname)
+
+
+def _leaf_sequential() -> fx.GraphModule:
+    model = SequentialBlock()
+    return fx.GraphModule(model, _LeafSequential().trace(model))
+
+
+def _split_net() -> fx.GraphModule:
+    manual_seed(7)
+    return split_in_two(Net(), ("x", "fc1"))
 
 
 def _hist_cases() -> list[Case]:
@@ -25,6 +47,11 @@ def _hist_cases() -> list[Case]:
         Case("a model without submodules (unseen)", _traced(NoModules)),
         Case("an unused chain: dead nodes count too (unseen)", _traced(DeadBranch)),
         Case("a Linear's bias read as a tensor: get_attr 'fc.bias' (unseen)", _traced(ReadsBias)),
+        Case("two get_attr nodes of one target, 'w' (hand-made graph)", _graph_only(_getattr_twice)),
+        Case("TinyNet with a node a pass inserted, gm not recompiled yet (unseen)",
+             lambda: (edited_not_recompiled(TinyNet()),)),
+        Case("Net split in two GraphModules by split_module, each with a graph of its own (unseen)",
+             _graph_only(_split_net)),
     ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (21, 22)]
 
 
@@ -39,6 +66,14 @@ def _called_cases() -> list[Case]:
         Case("SmallResNet (unseen)", _traced(lambda: SmallResNet(channels=4, blocks=2))),
         Case("a model without submodules (unseen)", _traced(NoModules)),
         Case("a module called for nothing: its result is never used (unseen)", _traced(UnusedCall)),
+        Case("a module called with no argument at all, so no path from the input leads to it (hand-made graph)",
+             _graph_only(_called_with_nothing)),
+        Case("an nn.Sequential kept whole by its tracer: a call_module node of a module with children (unseen)",
+             _graph_only(_leaf_sequential)),
+        Case("Net split in two GraphModules by split_module, each with a graph of its own (unseen)",
+             _graph_only(_split_net)),
+        Case("Net with a call_module node a pass inserted first, not recompiled (graph order is not the order the "
+             "nodes were made in)", _graph_only(_module_inserted_first)),
         Case("random model with a shared layer, seed 23",
              _traced(lambda: random_mlp(23, steps=("shared", "relu_mod", "chain", "residual")))),
     ]
@@ -57,6 +92,12 @@ def _cons_cases() -> list[Case]:
         _cons_case("a dead node, node 'tanh' (unseen)", _traced(DeadBranch), "tanh"),
         _cons_case("the output node itself (unseen)", _traced(DeadBranch), "output"),
         _cons_case("ThreeReluNet, unknown node 'relu_7'", _traced(ThreeReluNet), "relu_7", raises=True),
+        _cons_case("a dict output holding a tuple holding a list, node 'relu' (unseen)", _traced(DictOutput), "relu"),
+        _cons_case("nodes relu and relu_1, node 'relu' (unseen)", _traced(Relus), "relu"),
+        _cons_case("an input named input, whose placeholder is input_1: 'input' is its target, not a node name "
+                   "(unseen)", _traced(InputNamed), "input", raises=True),
+        _cons_case("two users created out of graph order, node 'x' (hand-made graph)",
+                   _graph_only(_two_users_out_of_order), "x"),
         _cons_case("random model, node 'x'",
                    _traced(lambda: random_mlp(24, steps=("residual", "branch", "shared"))), "x"),
     ]
@@ -76,4 +117,5 @@ def _depth_cases() -> list[Case]:
         Case("an unused chain longer than the live path (unseen)", _traced(DeadBranch)),
         Case("two branches interleaved in graph order (hand-made graph)", _graph_only(_interleaved)),
         Case("SmallResNet with two residual blocks (unseen)", _traced(lambda: SmallResNet(channels=4, blocks=2))),
+        Case("a dict output holding a tuple holding a list (unseen)", _traced(DictOutput)),
     ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (25, 26)]

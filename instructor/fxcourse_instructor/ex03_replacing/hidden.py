@@ -12,9 +12,9 @@ from fxplayground import LinearChain, Net, ThreeReluNet, TinyNet
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp
 from autograder.checks.ex03_replacing.models import (
-    ClampFunctionNet, InplaceAfterLinearNet, InplaceReluNet, KeywordReluNet, NamesakeReluNet, NestedAndTopLinear,
-    PlainAndInplaceReluNet, ReluCousinsNet, ReluLikeNet, ReluOutputNet, KwargsNet, SharedLinearNet, SharedReluNet,
-    SubclassLinearNet, SwapNet
+    ClampFunctionNet, DeadNodesNet, InplaceAfterLinearNet, InplaceReluNet, KeywordReluNet, NamesakeReluNet,
+    NestedAndTopLinear, PlainAndInplaceReluNet, ReluCousinsNet, ReluLikeNet, ReluOutputNet, KwargsNet,
+    SharedLinearNet, SharedReluNet, SubclassLinearNet, SwapNet
 )
 from autograder.checks.ex03_replacing.cases import _prepare
 
@@ -43,6 +43,9 @@ def _swap_cases() -> list[Case]:
              lambda: _prepare(lambda: random_mlp(31, width=6, steps=("residual", "relu_fn", "linear", "residual")),
                               (3, 6), seed=31),
              torch.relu, torch.sigmoid, [(torch.relu, torch.sigmoid)]),
+        case("DeadNodesNet: a torch.relu nobody reads, a dead torch.tanh and an in-place h.add_(1.0), torch.relu -> "
+             "torch.sigmoid", lambda: _prepare(DeadNodesNet, (4, 6), seed=32), torch.relu, torch.sigmoid,
+             [(torch.relu, torch.sigmoid)]),
     ]
 
 
@@ -72,6 +75,8 @@ def _clamp_cases() -> list[Case]:
         case("a function of the model's own named relu (fx.wrap) next to torch.relu, max_value=1.0",
              lambda: _prepare(NamesakeReluNet, (4, 6), seed=45), 1.0),
         case("TinyNet, max_value=0 (every torch.relu becomes 0)", lambda: _prepare(TinyNet, (5, 4), seed=46), 0),
+        case("DeadNodesNet: a torch.relu nobody reads, a dead torch.tanh and an in-place h.add_(1.0), max_value=0.5",
+             lambda: _prepare(DeadNodesNet, (4, 6), seed=47), 0.5),
     ]
 
 
@@ -96,6 +101,8 @@ def _gelu_cases() -> list[Case]:
              lambda: (_prepare(ReluCousinsNet, (4, 6), seed=54),)),
         Case("a function of the model's own named relu (fx.wrap) next to torch.relu",
              lambda: (_prepare(NamesakeReluNet, (4, 6), seed=55),)),
+        Case("DeadNodesNet: a torch.relu and an nn.ReLU nobody reads, a dead torch.tanh and an in-place h.add_(1.0)",
+             lambda: (_prepare(DeadNodesNet, (4, 6), seed=56),)),
     ]
 
 
@@ -116,4 +123,6 @@ def _matmul_cases() -> list[Case]:
              lambda: (_prepare(SubclassLinearNet, (3, 5), seed=14),)),
         Case("h.relu_() on a Linear's output, its result unused",
              lambda: (_prepare(InplaceAfterLinearNet, (4, 6), seed=15),)),
+        Case("DeadNodesNet: an nn.Linear call nobody reads, a dead torch.tanh and an in-place h.add_(1.0)",
+             lambda: (_prepare(DeadNodesNet, (4, 6), seed=16),)),
     ]

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (
-    deleted_while_called_hint, describe_graph, expect_close, expect_lint, flat_outputs, qualified,
+    deleted_while_called_hint, describe_graph, expect, expect_close, expect_lint, flat_outputs, qualified,
 )
 from autograder.checks.ex03_replacing.models import _EagerSwap
 from autograder.checks.ex03_replacing.cases import STASH
@@ -65,7 +65,12 @@ def _first_changed_line(old: str, new: str) -> str:
     return ""
 
 
-def _judge_common(ev: dict) -> None:
+# dead nodes of the cases' models (DeadNodesNet) that none of the passes changes: a torch.tanh nobody reads, and an
+# in-place h.add_(1.0) whose own result nobody reads but which changes h
+_KEPT_DEAD = (torch.tanh, "add_")
+
+
+def _judge_common(ev: dict, gm0) -> None:
     for n in ev["graph"]:
         if n["lambda_"]:
             where = ("gm.code calls it as `" + _callee(ev["code"], n["name"]) + "`" if n["op"] == "call_function"
@@ -82,6 +87,11 @@ def _judge_common(ev: dict) -> None:
         raise CheckFailed("the graph was changed but gm.code (and so forward) is out of date"
                           + (f": the graph now says `{line}`, which gm.code does not contain" if line else ""),
                           RECOMPILE_HINT)
+    names = {n["name"] for n in ev["graph"]}
+    gone = [n.name for n in gm0.graph.nodes if n.op.startswith("call_") and not n.users and n.target in _KEPT_DEAD
+            and n.name not in names]
+    expect(not gone, f"node '{gone[0] if gone else ''}', which nobody reads, is gone from the graph: the pass "
+           "changes only the nodes it is asked to change", "ex03.keep_dead_nodes")
     if ev.get("given"):   # a new GraphModule returned, the one passed in left with a changed graph and old code
         line = _first_changed_line(ev["given"]["code"], ev["given"]["graph_code"])
         raise CheckFailed("your function returned a new GraphModule, but it changed the graph of the GraphModule "
@@ -138,7 +148,7 @@ def _fewer(before: list[dict], graph: list[dict], pred) -> list[dict]:
 def _swap_judge(case: Case, ev: dict) -> None:
     gm0, model, inputs = _fresh(case)
     old, new = qualified(case.data["old"]), qualified(case.data["new"])
-    _judge_common(ev)
+    _judge_common(ev, gm0)
     graph = ev["graph"]
     before = describe_graph(gm0)
     left = [n for n in graph if n["op"] == "call_function" and n["target"] == old]
@@ -198,7 +208,7 @@ def _is_torch_relu(n: dict) -> bool:
 def _clamp_judge(case: Case, ev: dict) -> None:
     gm0, model, inputs = _fresh(case)
     max_value = case.data["max_value"]
-    _judge_common(ev)
+    _judge_common(ev, gm0)
     graph, before = ev["graph"], _facts(gm0, model)
     left = [n for n in graph if _is_torch_relu(n)]
     if left:
@@ -262,7 +272,7 @@ FORM_HINTS = {   # by the kind of ReLU a node still computes
 
 def _gelu_judge(case: Case, ev: dict) -> None:
     gm0, model, inputs = _fresh(case)
-    _judge_common(ev)
+    _judge_common(ev, gm0)
     graph, before = ev["graph"], _facts(gm0, model)
     left = [n for n in graph if n["relu"]]
     if left:
@@ -305,7 +315,7 @@ LINEAR_TYPE = "torch.nn.modules.linear.Linear"
 
 def _matmul_judge(case: Case, ev: dict) -> None:
     gm0, model, inputs = _fresh(case)
-    _judge_common(ev)
+    _judge_common(ev, gm0)
     graph, before = ev["graph"], _facts(gm0, model)
     calls = [n for n in before if n["op"] == "call_module" and n["linear"]]
     for n in graph:

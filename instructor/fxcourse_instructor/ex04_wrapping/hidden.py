@@ -18,6 +18,12 @@ def _gated_cases() -> list[Case]:
         _gated_case("a model in training mode whose forward reads self.training (unseen)",
                     "_ModeGated in training mode", 9),
         _gated_case("a model in eval mode (unseen)", "_ModeGated in eval mode", 10),
+        _gated_case("a model in training mode whose fc1 is in eval mode (unseen)", "_ModeGated in training mode", 11,
+                    modes={"": True, "fc1": False}, key="gated"),
+        _gated_case("the same model object again, switched to eval mode since (unseen)",
+                    "_ModeGated in training mode", 11, modes={"": False}, key="gated"),
+        _gated_case("torch.relu_ on gate's result, an in-place call whose result nobody reads (unseen)",
+                    "_InPlaceGated", 12),
     ]
 
 
@@ -36,6 +42,15 @@ def _leaf_cases() -> list[Case]:
                    "mode (unseen)", "_ParamFree", 36, lambda: ()),
         _leaf_case("another class named Block (not the notebook's Block, nor a subclass), leaf_types=(Block,) "
                    "(unseen)", "_NameClash", 37, lambda: (Block,)),
+        _leaf_case("submodules in other modes than the model's: the model and 'up' in training mode, 'block' and "
+                   "'down' in eval mode, leaf_types=(Block,) (unseen)", "_ModeTower", 38, lambda: (Block,),
+                   modes={"": True, "block": False, "down": False}, key="tower"),
+        _leaf_case("the same model object again, its modes changed since, leaf_types=(Block,) (unseen)",
+                   "_ModeTower", 38, lambda: (Block,), modes={"": False, "down": True}, key="tower"),
+        _leaf_case("the same model object again, leaf_types=() (unseen)", "_ModeTower", 38, lambda: (),
+                   modes={"": True}, key="tower"),
+        _leaf_case("torch.relu_ on a Block's output, an in-place call whose result nobody reads, leaf_types=(Block,) "
+                   "(unseen)", "_InPlaceTower", 39, lambda: (Block,)),
     ]
 
 
@@ -57,4 +72,9 @@ def _spec_cases() -> list[Case]:
                    {"gain_db": 6.0, "use_bias": False}),
         _spec_case("rectify=True adds torch.relu_(h), an in-place call whose result nobody reads, the model in eval "
                    "mode (unseen)", "_InPlaceFlag", 49, {"rectify": True}),
+        _spec_case("the model in eval mode, its submodule 'up' in training mode, use_up=True, scale=0.5 (unseen)",
+                   "_ModeFlags", 50, {"use_up": True, "scale": 0.5}, modes={"": False, "up": True}, key="flags"),
+        _spec_case("the same model object again, its modes changed since, use_up=True, scale=0.5 (unseen)",
+                   "_ModeFlags", 50, {"use_up": True, "scale": 0.5}, modes={"": True, "block": False}, key="flags"),
+        _spec_case("a second tensor input named x_1, use_fc=True (unseen)", "_SuffixNames", 51, {"use_fc": True}),
     ]

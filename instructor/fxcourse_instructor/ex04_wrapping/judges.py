@@ -13,13 +13,17 @@ from autograder.checks.evidence import (
     describe_graph, expect, expect_close, expect_fresh, expect_lint, first_difference, qualified,
 )
 from autograder.checks.ex04_wrapping.models import REF
-from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ORDER_HINT
+from autograder.checks.ex04_wrapping.cases import build_gated, GATED_KINDS, gated_probe, ORDER_HINT, set_modes
 from fxcourse_instructor.ex04_wrapping.references import ReferenceLeafTracer
 
 
 def _lint_ok(ev: dict) -> None:
     expect_fresh(ev["stale"], "ex04.call_gm_recompile_after_changing")
     expect_lint(ev)   # lint fails on a broken graph, whether or not the answer called it
+    patched = ev.get("tracer_patched", [])
+    expect(not patched, f"torch.fx.Tracer.{patched[0] if patched else ''} is no longer torch's own: it was replaced "
+           "on the class, for every tracer of the process, so every later trace (symbolic_trace too) changes",
+           "ex04.subclass_fx_tracer_change_class")
 
 
 def _short(target: str) -> str:
@@ -54,7 +58,7 @@ WRAP_HINT = "ex04.make_gate_leaf_function_recorded"
 
 def _gated_judge(case, ev):
     kind, seed = case.data["kind"], case.data["seed"]
-    reference = build_gated(kind, seed, REF)
+    reference = set_modes(build_gated(kind, seed, REF), case.data.get("modes"))
     expected = _graph_sequence(fx.Tracer(autowrap_functions=(REF["gate"],)).trace(reference), "gate")
     n_expected = GATED_KINDS[kind][0]
     gates = [n for n in ev["graph"] if n["op"] == "call_function" and _short(n["target"]) == "gate"]
@@ -78,6 +82,9 @@ def _gated_judge(case, ev):
         raise CheckFailed(f"{len(gates)} call_function node(s) call gate ({', '.join(n['name'] for n in gates)}), "
                           f"expected {n_expected}: one per call of gate in the model's forward",
                           hint_of("ex04.trace_model_you_are_given", modules=modules) if other else None)
+    expect(not ev.get("gate_redefined"), "the notebook's gate is no longer the function its first cell defines: "
+           "the models of other code call that one, which a trace through it cannot follow",
+           "ex04.do_not_redefine_gate_make")
     _lint_ok(ev)
     got = _sequence(ev["graph"], "gate")
     if got != expected:

@@ -9,9 +9,9 @@ from fxplayground import ThreeReluNet, TinyNet
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_convnet, random_mlp, seeded_randn
 from autograder.checks.ex05_inserting.models import (
-    BufferNet, DropoutZooNet, EncoderDropNet, EncoderHeadNet, FunctionalDropNet, FunctionalLinearNet, OutputDropNet,
-    ReshapeNet, RowsNet, ShapeZoo, SharedDropNet, SharedUse, SideBranch, SingleOut, SubclassLinearNet, TwoInputs,
-    UnusedNodesDropNet
+    BufferNet, DeadDropNet, DropoutZooNet, EncoderDropNet, EncoderHeadNet, FunctionalDropNet, FunctionalLinearNet,
+    OutputDropNet, ReshapeNet, RowsNet, ShapeZoo, SharedDropNet, SharedUse, SideBranch, SingleOut, SubclassLinearNet,
+    TwoInputs, UnusedNodesDropNet
 )
 from autograder.checks.ex05_inserting.cases import (
     DropoutLeafTracer, _drop_case, _flops_case, _insert_case, _shape_case, _traced, _width, double
@@ -33,6 +33,8 @@ def _insert_cases() -> list[Case]:
                      lambda: random_mlp(22), _width(3), None, double, pick="last before output"),
         _insert_case("'relu' followed by a node that does not read it (sigmoid): its only user comes later",
                      SideBranch, ((3, 4),), "relu", torch.tanh, seed=9),
+        _insert_case("after 'sin', a node nobody reads: the new node reads it, and nothing reads the new node",
+                     UnusedNodesDropNet, ((3, 4),), "sin", torch.tanh, seed=10),
         Case("TinyNet, an unknown node name 'fc9'", lambda: (_traced(TinyNet(), seeded_randn(2, 4)), "fc9", torch.tanh),
              data={"raises": "KeyError", "name": "fc9"}),
     ]
@@ -58,6 +60,8 @@ def _drop_cases() -> list[Case]:
                    UnusedNodesDropNet, ((3, 4),), train=True, seed=9),
         _drop_case("an nn.Dropout before a leaf nn.TransformerEncoderLayer, which owns dropout submodules that no "
                    "node calls (eval mode)", EncoderDropNet, ((3, 2, 8),), train=False, seed=10),
+        _drop_case("dropouts whose results nothing reads: an nn.Dropout call, an F.dropout call", DeadDropNet,
+                   ((3, 4),), train=True, seed=11),
         _drop_case("a model with no dropout at all (random model seed 42)",
                    lambda: random_mlp(42, steps=("linear", "relu_mod", "branch")), _width(3), train=False, seed=7),
     ]
@@ -71,6 +75,8 @@ def _shape_cases() -> list[Case]:
         _shape_case("a single tensor output from a function call", SingleOut, ((2, 3, 4),), 4),
         _shape_case("a model that reads a buffer (a get_attr node whose value is no nn.Parameter)", BufferNet,
                     ((2, 4),), 7),
+        _shape_case("nodes whose values nothing reads (torch.sin(x), a call of 'probe')", UnusedNodesDropNet,
+                    ((3, 4),), 8),
         _shape_case("random model seed 51", lambda: random_mlp(51), _width(3), 5),
         _shape_case("random conv model seed 52", lambda: random_convnet(52), ((2, 3, 6, 6),), 6),
     ]

@@ -3,12 +3,13 @@ instructor's side: reached through autograder.checks.keyring.hidden, never insta
 from __future__ import annotations
 
 import torch.fx as fx
+from torch.ao.quantization import disable_fake_quant
 import torch.nn as nn
 
 from fxplayground import ConvBNNet, DropoutNet, Net, QATNet
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_mlp, seeded_randn
+from autograder.checks.randmodels import random_mlp, seeded_randn, with_unread_call
 from autograder.checks.ex07_qat.models import BufferNet, SigmoidHead, TiedNet
 from autograder.checks.ex07_qat.cases import (
     _calibrated, _custom_fq, _fresh, _ft_case, _handmade, _lookalikes, _mlp_no_dropout, _prep_case, _prepare_ref,
@@ -23,6 +24,8 @@ def _prep_cases() -> list[Case]:
                    lambda: _seeded(DropoutNet, 3).eval(), (4, 6)),
         _prep_case("random model seed 47 with tanh, sigmoid and a shared layer", lambda: random_mlp(47), (3, 8)),
         _prep_case("QATNet with backend='qnnpack'", lambda: _seeded(QATNet, 5), (4, 16), backend="qnnpack"),
+        _prep_case("QATNet with backend='onednn' (its own mapping, not x86's)", lambda: _seeded(QATNet, 6), (4, 16),
+                   backend="onednn"),
     ]
 
 
@@ -38,6 +41,11 @@ def _count_cases() -> list[Case]:
         Case("QATNet prepared with prepare_fx for post-training quantization: observers, no fake-quant",
              lambda: (_fresh("ptq", _ptq_prepared),)),
         Case("QATNet traced with symbolic_trace, not prepared", lambda: (fx.symbolic_trace(_seeded(QATNet, 0)),)),
+        Case("ConvBNNet prepared for QAT, its fake-quant switched off (disable_fake_quant): still fake-quantize "
+             "modules", lambda: (_fresh("count disabled", lambda: _prepare_ref(_seeded(ConvBNNet, 3),
+                                (seeded_randn(2, 3, 8, 8),)).apply(disable_fake_quant)),)),
+        Case("a hand-built graph with a fake-quant call on the input whose value nobody reads",
+             lambda: (with_unread_call(_handmade(), "input_quant"),)),
         Case("a hand-built graph: one fake-quant called twice, a learnable fake-quant, an observer named "
              "'fake_quant_stats'", lambda: (_handmade(),)),
         Case("a hand-built graph: a FakeQuantizeBase subclass named RoundTrip, an nn.Identity subclass named "

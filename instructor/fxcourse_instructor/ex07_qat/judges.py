@@ -184,6 +184,8 @@ def _count_judge(case: Case, got: int) -> None:
             "first_part": sum(1 for n in nodes
                               if isinstance(getattr(gm, n.target.split(".")[0], None), FakeQuantizeBase)),
             "by_attribute": sum(1 for m in mods if hasattr(m, "fake_quant_enabled")),
+            "read_only": sum(1 for n, m in zip(nodes, mods) if isinstance(m, FakeQuantizeBase) and n.users),
+            "enabled_only": sum(1 for m in mods if isinstance(m, FakeQuantizeBase) and bool(m.fake_quant_enabled[0])),
         }
     ref = _reference("fake_quant_count", case, build)
     expected = ref["expected"]
@@ -212,6 +214,10 @@ def _count_judge(case: Case, got: int) -> None:
         hints.append("ex07.look_each_module_up_whole")
     if got == ref["by_attribute"] != expected:
         hints.append("ex07.attribute_proves_nothing_module_fake")
+    if got == ref["read_only"] != expected:
+        hints.append("ex07.unread_node_counts_too")
+    if got == ref["enabled_only"] != expected:
+        hints.append("ex07.disabled_fake_quant_counts_too")
     if got == 0:   # many mistakes count nothing (testing the node or its target, a misspelt op, ...)
         hints.append("")
     # A diagnosis is confirmed only when the count it predicts is the learner's count and no other diagnosis

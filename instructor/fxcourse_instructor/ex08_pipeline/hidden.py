@@ -8,17 +8,19 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 
-from fxplayground import ConvBNNet, DropoutNet, SharedConvNet
+from fxplayground import ConvBNNet, DropoutNet, LinearChain, SharedConvNet
 
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp, randomize_batchnorm, seeded_randn
 from autograder.checks.ex08_pipeline.models import (
-    _Log, BranchyLinearNet, ConvSkipNet, DropBetweenNet, FunctionalDropoutNet, MisplaceNeg, ModuleFedNet,
-    SharedChainNet, SharedFirstLinearNet, SubclassLinearNet, TrainBranchNet, UpsampleBNNet
+    _Log, AlphaDropoutNet, BatchStatsBNNet, BranchyLinearNet, ConvSkipNet, DropBetweenNet, FunctionalDropoutNet,
+    MisplaceNeg, ModuleFedNet, SharedChainNet, SharedFirstLinearNet, SubclassLinearNet, TrainBranchNet,
+    UnusedInputNet, UpsampleBNNet
 )
 from autograder.checks.ex08_pipeline.cases import (
-    _NEW_EACH_ROUND, _bypass_missing_modules, _cancel_one_double_neg, _delete_dropout_modules, _drop_mul_one_copy,
-    _grow, _knots, _mlp_width, _opt_case, _pipeline_case, _probe, _relu_to_f_relu_one, _seeded
+    _NEW_EACH_ROUND, _all_to_f_relu, _all_to_torch_relu, _bypass_missing_modules, _cancel_one_double_neg,
+    _delete_dropout_modules, _drop_mul_one_copy, _grow, _knots, _misspell_op, _mlp_width, _opt_case, _pipeline_case,
+    _probe, _relu_to_f_relu_one, _seeded, _shared_pass, _toggle_relu
 )
 
 
@@ -100,6 +102,26 @@ def _pipeline_cases() -> list[Case]:
         return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
                     _probe(log, "misplace_neg_in_copy", _misplace_neg_in_copy)]
 
+    def h_toggle():
+        gm, log = _knots(15)
+        return gm, [_probe(log, "toggle_relu", _toggle_relu)]
+
+    def h_undo():
+        gm, log = _knots(16)
+        return gm, [_probe(log, "relu_to_f_relu_all", _all_to_f_relu),
+                    _probe(log, "f_relu_to_relu_all", _all_to_torch_relu)]
+
+    def h_shared(seed):
+        def make():
+            gm, log = _knots(seed)
+            return gm, [_shared_pass(log)]
+        return make
+
+    def h_misspelt():
+        gm, log = _knots(19)
+        return gm, [_probe(log, "cancel_double_neg", _cancel_one_double_neg),
+                    _probe(log, "misspell_op", _misspell_op)]
+
     return [
         _pipeline_case("Knots with [relu_to_f_relu, drop_mul_one]: round 1 removes nodes, round 2 changes the "
                        "code but not the node count", h_retarget_after_drop),
@@ -135,6 +157,21 @@ def _pipeline_cases() -> list[Case]:
         _pipeline_case("Knots with [cancel_double_neg, misplace_neg_in_copy]: the second pass returns a new "
                        "GraphModule whose graph is broken (and forgets recompile())", h_broken_copy,
                        raises="misplace_neg_in_copy", new_gm=True),
+        _pipeline_case("Knots with [toggle_relu]: every call turns torch.relu into F.relu and back, so the code "
+                       "of round 3 is that of round 1 again, and no round leaves it as the round found it",
+                       h_toggle, raises="10", hint="ex08.code_seen_before_is_no_fixed_point"),
+        _pipeline_case("Knots with [relu_to_f_relu_all, f_relu_to_relu_all]: the second pass undoes the first",
+                       h_undo, converges="each pass changes gm.code, and f_relu_to_relu_all changes it back: the "
+                                         "round as a whole leaves gm.code as it found it, which is the fixed point "
+                                         "(compare the code before and after the whole round, not around each "
+                                         "pass)"),
+        _pipeline_case("Knots seed 17 with [shared_relu_to_f_relu], a pass function the next case is given too",
+                       h_shared(17)),
+        _pipeline_case("Knots seed 18 with [shared_relu_to_f_relu], the pass function the case before was given: "
+                       "a new GraphModule with the same code", h_shared(18)),
+        _pipeline_case("Knots with [cancel_double_neg, misspell_op]: misspell_op gives a node the opcode "
+                       "'call_functon', which lint names and gm.recompile() fails on", h_misspelt,
+                       raises="misspell_op", unrecompilable=True),
     ]
 
 
@@ -172,5 +209,15 @@ def _opt_cases() -> list[Case]:
                   "training mode", lambda: _seeded(FunctionalDropoutNet, 18), (2, 3, 5, 5), 18),
         _opt_case("SubclassLinearNet: fc1 is torch.nn's NonDynamicallyQuantizableLinear, a subclass of nn.Linear, "
                   "followed by an nn.Linear", lambda: _seeded(SubclassLinearNet, 19).eval(), (4, 6), 19),
+        _opt_case("AlphaDropoutNet: nn.FeatureAlphaDropout and nn.AlphaDropout modules; arrives in training mode",
+                  lambda: _seeded(AlphaDropoutNet, 22), (2, 3, 5, 5), 22),
+        Case("LinearChain 6 -> 8 -> 8 -> 5 in float64, and a float64 input",
+             lambda: (_seeded(LinearChain, 24, (6, 8, 8, 5)).double().eval(),
+                      (seeded_randn(4, 6, seed=24).double(),))),
+        Case("UnusedInputNet: forward(x, mask) never reads mask; the caller passes both",
+             lambda: (_seeded(UnusedInputNet, 25).eval(), (seeded_randn(4, 6, seed=25), seeded_randn(4, 6, seed=26)))),
+        _opt_case("BatchStatsBNNet: a BatchNorm2d(track_running_stats=False) after a Conv2d normalises with the "
+                  "batch's statistics in eval mode too", lambda: _seeded(BatchStatsBNNet, 27).eval(),
+                  (2, 3, 5, 5), 27),
     ]
     return cases

@@ -11,8 +11,8 @@ from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
-from autograder.checks.evidence import (cached_reference, describe_graph, expect_close, expect_fresh, expect_lint, first_difference,
-                                        lint_error, stale_code)
+from autograder.checks.evidence import (cached_reference, describe_graph, expect, expect_close, expect_fresh,
+                                        expect_lint, first_difference, lint_error, stale_code)
 from fxcourse_instructor.ex08_pipeline.references import _reference_pipeline
 from autograder.checks.ex08_pipeline.evidence import _trial_inputs
 
@@ -159,6 +159,8 @@ def _raise_judge(case: Case, ev) -> None:
     elif other is not None and any(_pass_name(p) not in (wanted, "") and _pass_name(p) in message
                                    for p in case.make()[1]):   # the lint ran on the GraphModule passed in
         hint = other
+    elif case.data.get("unrecompilable") and raised == "NotImplementedError":   # gm.recompile()'s own error
+        hint = "ex08.lint_before_recompile"
     else:
         hint = _lint_hint(case, message, wanted)
     raise CheckFailed(found, hint)
@@ -182,6 +184,8 @@ def _pipeline_judge(case: Case, ev) -> None:
         found = _rounds_text(got_calls, per_round)
         wanted = _rounds_text(expected_calls, per_round)
         hint = _named_mistake(case, ev)
+        expect(got_calls, f"the passes were never called, expected {wanted}: run_pipeline returned without running "
+               "a round on the GraphModule it was given", "ex08.run_passes_on_every_call_keep_nothing")
         if len(got_calls) < len(expected_calls):
             raise CheckFailed(f"the passes ran {found}, expected {wanted}: the pipeline stopped before a whole "
                               "round left gm.code unchanged", hint)
@@ -256,18 +260,22 @@ def _eval_trace(model) -> list[dict]:
     return describe_graph(fx.symbolic_trace(copy.deepcopy(model).eval()))
 
 
-def _expect_no_dropout(model, graph: list[dict]) -> None:
+def _expect_no_dropout(traced: list[dict], graph: list[dict]) -> None:   # traced: _eval_trace of the model
     left = [n for n in graph if _dropout_kind(n)]
+    was = {(n["name"], n["target"]) for n in traced if _dropout_kind(n) == "module"}
+    kept = [n for n in graph if n["op"] == "call_module" and (n["name"], n["target"]) in was]   # an Identity now?
+    expect(left or not kept, kept and f"{_node_text(kept[0])} is still called where the dropout module "
+           f"'{kept[0]['target']}' was: remove the dropout's node, not only its module",
+           "ex08.erase_dropout_node_not_module")
     if not left:
         return
     n, kind = left[0], _dropout_kind(left[0])
-    traced = _eval_trace(model)
     now = {m["name"] for m in graph}
     # the learner's pass removes dropouts of this kind elsewhere: only some types or functions are missing
     removes_some = any(_dropout_kind(m) == kind and m["name"] not in now for m in traced)
-    if kind == "module":
-        hint = (hint_of("ex08.nn_not_nn_dropout_nor", mod_kind=_mod_kind(n)) if removes_some else
-                "ex08.dropout_does_nothing_eval_mode")
+    if kind == "module":   # a kind other than nn.Dropout left: the answer most likely tests for nn.Dropout alone
+        hint = (hint_of("ex08.nn_not_nn_dropout_nor", mod_kind=_mod_kind(n))
+                if removes_some or _mod_kind(n) != "Dropout" else "ex08.dropout_does_nothing_eval_mode")
     elif n["kwargs"].get("training") is True:
         hint = "ex08.this_dropout_was_traced_training"
     else:
@@ -399,10 +407,19 @@ RULE_OF_CASE = {
 }
 
 
+def _batch_stats_only(model) -> list[str]:
+    """The model's BatchNorms without running statistics (track_running_stats=False)."""
+    return [name for name, m in model.named_modules()
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is None]
+
+
 def _opt_raise(case: Case, raised: dict):
-    """The rule of a case built for one, when the answer's own self-check raised there (else None)."""
+    """The rule of a case built for one, when the answer's own self-check raised there; a BatchNorm without running
+    statistics, when the fold raised on it (else None)."""
     rule = next((h for k, h in RULE_OF_CASE.items() if case.label.startswith(k)), None)
     said = f"{raised.get('message', '')} {raised.get('where', '')}".lower()
+    if raised.get("__raised__") == "TypeError" and "nonetype" in said and _batch_stats_only(case.make()[0]):
+        return "ex08.fold_only_bn_with_running_stats"
     if rule is None or raised.get("__raised__") != "AssertionError" or "close" not in said:
         return None
     return hint_of("ex08.own_check_failed_on_case", advice=str(hint_of(rule)))
@@ -411,7 +428,8 @@ def _opt_raise(case: Case, raised: dict):
 def _opt_judge(case: Case, ev) -> None:
     model, example_inputs = case.make()
     expect_lint(ev, "ex08.end_every_pass_gm_graph")
-    _expect_no_dropout(model, ev["graph"])   # a dropout left in training mode makes the numbers random
+    traced = {n["name"]: n for n in _eval_trace(model)}
+    _expect_no_dropout(list(traced.values()), ev["graph"])   # a dropout left in training mode makes the numbers random
     reference = copy.deepcopy(model).eval()
     with torch.no_grad():
         for i, (x, got) in enumerate(zip(_trial_inputs(example_inputs), ev["outputs"])):
@@ -431,6 +449,10 @@ def _opt_judge(case: Case, ev) -> None:
         raise CheckFailed(f"optimize_for_inference changed the model it was given: {changed[0]!r} {how}",
                           "ex08.caller_s_batchnorm_statistics_moved" if stats and how == "differs"
                           else "ex08.work_copy_deepcopy_model_folding")
+    was = {name: m.training for name, m in model.named_modules()}
+    switched = [n and f"submodule {n!r} of " for n, on in ev.get("model_training", []) if on and not was.get(n, 1)]
+    expect(not switched, f"optimize_for_inference switched {(switched or [''])[0]}the model it was given from eval to "
+           "training mode (switching it to eval mode is fine)", "ex08.leave_caller_s_model_mode_or_eval")
     if ev["training"]:
         raise CheckFailed(f"the returned GraphModule is not in eval mode: {ev['training'][0]} is in training mode",
                           "ex08.call_eval_result_modules_you")
@@ -438,7 +460,6 @@ def _opt_judge(case: Case, ev) -> None:
     graph = ev["graph"]
     by_name = {n["name"]: n for n in graph}
     sites = Counter(n["target"] for n in graph if n["op"] == "call_module")
-    traced = {n["name"]: n for n in _eval_trace(model)}
 
     def hidden(first: dict, second: dict) -> bool:
         """Whether, in the graph the pipeline received, the pair was not yet adjacent: a dropout between them or a
@@ -451,8 +472,9 @@ def _opt_judge(case: Case, ev) -> None:
 
     order = (" In the traced graph a dropout or a dead user hid this pair: it appears once those are gone.")
     order_hint = "ex08.remove_dropout_first_then_dead"
+    batch_stats_only = _batch_stats_only(model)   # such a BatchNorm normalises with the batch's own: no fold
     for n in graph:
-        if _mod_kind(n) == "BatchNorm2d":
+        if _mod_kind(n) == "BatchNorm2d" and n["target"] not in batch_stats_only:
             conv = _input_node(n, by_name)
             if conv is not None and _mod_kind(conv) == "Conv2d" and conv["users"] == [n["name"]] \
                     and sites[conv["target"]] == 1:

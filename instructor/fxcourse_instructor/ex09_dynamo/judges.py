@@ -11,7 +11,7 @@ from autograder.checks.randmodels import current_salt
 from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import expect
-from autograder.checks.ex09_dynamo.models import GRAD, PROBE, STEP, _recording_backend, _reset, weight_step
+from autograder.checks.ex09_dynamo.models import FAILED, GRAD, PROBE, STEP, _recording_backend, _reset, weight_step
 from autograder.checks.ex09_dynamo.evidence import _graph_summary
 
 
@@ -34,14 +34,14 @@ def _reference_capture(label: str, make: Callable[[], tuple], grad: bool = False
                        variant: str | None = None) -> list[dict]:
     """What a recording backend receives when the case's function is compiled and called once, from a reset
     (`grad`: with grad enabled, as the answer is called; `variant`: called the way a wrong answer calls it, see
-    _called_as, or "no_grad": under torch.no_grad())."""
+    _called_as, "no_grad": under torch.no_grad(), or "enable_grad": with grad enabled whatever `grad` says)."""
     key = ("capture", label, current_salt(), grad, variant)
     if key not in _CACHE:
         fn, *inputs = make()
         fn, inputs = _called_as(fn, inputs, variant)
         _reset()
         graphs: list = []
-        with torch.set_grad_enabled(grad and variant != "no_grad"):
+        with torch.set_grad_enabled({"no_grad": False, "enable_grad": True}.get(variant, grad)):
             torch.compile(fn, backend=_recording_backend(graphs))(*inputs)
         _reset()
         _CACHE[key] = [_graph_summary(g) for g in graphs]
@@ -61,6 +61,16 @@ def _reference_breaks(label: str, make: Callable[[], tuple], grad: bool = False)
         _reset()
         kinds = {str(r.reason).splitlines()[0] for r in report.break_reasons}
         _CACHE[key] = (int(report.graph_break_count), int(report.graph_count), len(report.break_reasons), len(kinds))
+    return _CACHE[key]
+
+
+def _inputs_grad(case: Case) -> list[bool]:
+    """requires_grad of each tensor input of a capture case, as the case hands them over (from its cold maker: a
+    warm case's own make compiles fn first)."""
+    key = ("inputs_grad", case.label, current_salt())
+    if key not in _CACHE:
+        _, *inputs = case.data.get("cold", case.make)()
+        _CACHE[key] = [t.requires_grad for t in inputs if isinstance(t, torch.Tensor)]
     return _CACHE[key]
 
 
@@ -95,6 +105,8 @@ def _flat(graphs: list[dict]) -> list[str]:
 _CALLED_AS = {
     "no_grad": ("fn called under torch.no_grad(), where it takes another path (it reads torch.is_grad_enabled()); "
                 "called as the caller calls it, with grad enabled", "ex09.call_in_caller_s_grad_mode"),
+    "enable_grad": ("fn called with grad enabled, where it takes another path (it reads torch.is_grad_enabled()); "
+                    "called as the caller calls it, under torch.no_grad()", "ex09.keep_caller_s_no_grad"),
     "clone": ("fn called on new tensors made from the inputs (clone() or detach() makes them), which are two "
               "tensors; given one tensor as both inputs, dynamo sees one input",
               "ex09.pass_inputs_themselves_not_copies"),
@@ -108,10 +120,14 @@ _CALLED_AS = {
 def _capture_judge(case: Case, ev: dict) -> None:
     grad = bool(case.data.get("grad"))
     expected = _reference_capture(case.label, case.data.get("cold", case.make), grad)
-    got = ev["graphs"]
+    got = [{k: v for k, v in g.items() if k != "dynamo_meta"} for g in ev["graphs"]]
     for i, g in enumerate(got):
         expect("type" not in g, f"item {i} of the list is a {g.get('type')}, expected an fx.GraphModule",
                "ex09.append_gm_first_argument_dynamo")
+    changed = [i + 1 for i, (before, after) in enumerate(zip(_inputs_grad(case), ev.get("inputs_grad", [])))
+               if before != after]
+    expect(not changed, f"capture_graphs changed requires_grad of the caller's input {changed[0] if changed else 0}",
+           "ex09.pass_inputs_themselves_not_copies")
     expect(not case.data.get("train") or ev.get("training") is not False,
            "capture_graphs left the caller's model in eval mode; it was handed over in training mode",
            "ex09.capture_model_in_its_own_mode")
@@ -144,6 +160,11 @@ def _capture_judge(case: Case, ev: dict) -> None:
             f"returned {len(got)} graph(s), but dynamo hands the backend {len(expected)} for this function "
             f"{' (graph breaks make several)' if len(got) < len(expected) else ''}",
             "ex09.keep_every_graph_append_each_2" if more else "ex09.call_compiled_function_once_return")
+    retraced = [i + 1 for i, g in enumerate(ev["graphs"]) if g.get("dynamo_meta") is False]
+    expect(got != expected or not retraced,
+           f"graph {retraced[0] if retraced else 0} is not the GraphModule dynamo handed the backend: its nodes carry "
+           "none of the example values dynamo traced with (a retrace, or a graph built anew)",
+           "ex09.return_each_graph_exactly_dynamo")
     for i, (g, e) in enumerate(zip(got, expected)):
         if g != e:
             order = [x for x in expected if x == g]
@@ -171,6 +192,10 @@ def _breaks_judge(case: Case, got: int) -> None:
         raise CheckFailed(f"returned {got}, the count of fn under torch.no_grad(), where it takes another path (it "
                           f"reads torch.is_grad_enabled()); called as the caller calls it, with grad enabled, it "
                           f"causes {breaks} graph break(s) ({graphs} graph(s))", "ex09.explain_in_caller_s_grad_mode")
+    if "enable_grad" in case.data.get("variants", ()) and got == _reference_breaks(case.label, case.make, True)[0]:
+        raise CheckFailed(f"returned {got}, the count of fn with grad enabled, where it takes another path (it reads "
+                          f"torch.is_grad_enabled()); called as the caller calls it, under torch.no_grad(), it causes "
+                          f"{breaks} graph break(s) ({graphs} graph(s))", "ex09.explain_under_caller_s_no_grad")
     if first_only is not None and got == _reference_breaks(case.label + " (first input only)", first_only)[0]:
         hint = hint_of("ex09.count_fn_called_first_input", inputs=len(case.make()) - 1)
     elif got == kinds and kinds != reasons:
@@ -197,6 +222,13 @@ def _pass_judge(case: Case, ev: dict) -> None:
     reference = case.data["factory"]("sigmoid").to(case.data["dtype"]).eval()
     reference.load_state_dict(model.state_dict())
     inputs = getattr(model, PROBE)
+    if case.data.get("pass_raises"):
+        raised = ev["outputs"] if isinstance(ev["outputs"], str) else ""
+        expect(FAILED in raised, f"the pass raised ValueError({FAILED!r}) on the graph it was given, but calling what "
+               f"compile_with_pass returned {'raised ' + raised[:120] if raised else 'gave outputs'}: a pass that "
+               "fails must fail the call with its own error, as torch.compile reports a backend's; running the "
+               "graph without the pass hides the failure", "ex09.let_failing_pass_raise")
+        return
     if isinstance(ev["outputs"], str):
         raised = ev["outputs"]
         if "did not return callable" in raised:
@@ -254,18 +286,30 @@ def _pass_judge(case: Case, ev: dict) -> None:
                           hint_of("ex09.pass_fn_ran_graphs_dynamo", calls=ev['calls'], graphs=graphs)
                           if ev["calls"] < graphs else
                           "ex09.run_what_pass_fn_returns")
-    expect(not ev.get("frozen"), f"compile_with_pass changed the caller's model: its parameters "
-                                 f"{', '.join(ev.get('frozen') or [])} no longer require grad",
-           "ex09.leave_model_torch_compile_needs")
     lost = [i + 1 for i, needs in enumerate(ev.get("requires_grad") or []) if not needs]
     expect(not getattr(model, GRAD, False) or not lost,
            f"call {lost[0] if lost else 0}, with grad enabled: the output does not require grad, but the eager "
            "model's does (its parameters require grad), so backward() cannot train the model through it",
            "ex09.return_compiled_itself_keep_autograd")
     graphs = _reference_graph_count(case)
-    expect(ev["calls"] <= graphs,
-           f"pass_fn ran {ev['calls']} times, but dynamo handed the backend {graphs} graph(s) for these calls",
+    expect(ev["calls"] == graphs,
+           f"pass_fn ran {ev['calls']} times, but dynamo handed the backend {graphs} graph(s) for these calls: "
+           "each of them goes through pass_fn once",
            "ex09.run_pass_fn_once_per")
+    if not ev.get("wraps_model", True):
+        wraps = ev.get("wraps")
+        what, hint = ((f"a {ev.get('returned')}, a wrapper", "ex09.return_compiled_itself_keep_autograd")
+                      if wraps == "NoneType" else
+                      (f"a compiled {wraps} traced from the model (fx.symbolic_trace, which raises TraceError on "
+                       "a model that branches on a tensor's value)", "ex09.torch_compile_needs_no_fx")
+                      if wraps == "GraphModule" else
+                      (f"a compiled {wraps} that is another object than the caller's model",
+                       "ex09.compile_caller_s_model_itself"))
+        raise CheckFailed(f"compile_with_pass returned {what}, not what torch.compile(model, ...) returns: an "
+                          "OptimizedModule whose _orig_mod is the caller's model itself", hint)
+    expect(not ev.get("at_run_time"), f"pass_fn ran {ev.get('at_run_time')} time(s) outside a compile (while the "
+           "compiled model ran, or before torch.compile), not in the backend when dynamo handed it the graph: a pass "
+           "that fails then fails the caller's call, not the compile", "ex09.run_pass_fn_once_per")
 
 
 def _reference_graph_count(case: Case) -> int:

@@ -18,7 +18,8 @@ __all__ = ["CHECKS", "BreakNet", "PlainMLP", "SigmoidPass"]
 
 CHECKS = {
     "capture_graphs": Check("capture_graphs", _capture_cases, _capture_evidence, _capture_judge),
-    "graph_break_count": Check("graph_break_count", _breaks_cases, _breaks_evidence, _breaks_judge),
+    "graph_break_count": Check("graph_break_count", _breaks_cases, _breaks_evidence, _breaks_judge,
+                               unchanged="always"),
     "compile_with_pass": Check("compile_with_pass", _pass_cases, _pass_evidence, _pass_judge, unchanged="always",
                                explain_raise=_pass_raise),
 }

@@ -18,6 +18,8 @@ def _ep_cases() -> list[Case]:
         _ep_case("Tagger(6), exported: a non-persistent buffer, a lifted constant, a chunk (unseen)", "Tagger(6)"),
         _ep_case("Namesakes(4): the Linears a.b and a_b (p_a_b_weight, p_a_b_weight_1), aten.relu and fxc10.relu "
                  "(unseen)", "Namesakes(4)"),
+        _ep_case("DeadEnds(4): a sin nobody reads, add with alpha=, div.Tensor beside div.Tensor_mode (unseen)",
+                 "DeadEnds(4)"),
     ]
 
 
@@ -60,4 +62,8 @@ def _swap_cases() -> list[Case]:
              "relu -> sigmoid"),
         case("Namesakes(4): relu -> sigmoid; fxc10.relu, another operator of the same name, stays (unseen)",
              "Namesakes(4)", "relu -> sigmoid"),
+        case("DeadEnds(4): add.Tensor -> sub.Tensor, its alpha= kept; a sin nobody reads stays (unseen)", "DeadEnds(4)",
+             "add.Tensor -> sub.Tensor"),
+        case("DeadEnds(4): div.Tensor -> mul.Tensor; div.Tensor_mode, another overload, stays (unseen)",
+             "DeadEnds(4)", "div.Tensor -> mul.Tensor"),
     ]

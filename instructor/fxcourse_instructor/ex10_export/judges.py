@@ -45,6 +45,11 @@ def _export_judge(case: Case, ev: dict) -> None:
                    ("ex10.export_model_mode_training_here" if model.training else "ex10.export_model_mode"))
 
 
+def _dead_targets(ep) -> set[str]:
+    """str(target) of the call_function nodes of ep.graph whose values nothing reads (export keeps them)."""
+    return {str(n.target) for n in ep.graph.nodes if n.op == "call_function" and not n.users}
+
+
 def _histogram_judge(case: Case, got: dict) -> None:
     ep, = case.make()
     expected = _histogram(ep.graph)
@@ -63,8 +68,11 @@ def _histogram_judge(case: Case, got: dict) -> None:
     with_inner = dict(expected)
     for k, v in inner.items():
         with_inner[k] = with_inner.get(k, 0) + v
+    fewer = [k for k in expected if got.get(k, 0) < expected[k]]
     if inner and got == with_inner:
         hint = "ex10.count_nodes_ep_graph_only"
+    elif fewer and set(fewer) <= _dead_targets(ep) and set(got) <= set(expected):
+        hint = "ex10.dead_nodes_are_nodes"
     elif set(got) == set(expected) and all(type(v) is int for v in got.values()):
         k = next(k for k in expected if got[k] != expected[k])
         hint = hint_of("ex10.keys_are_right_counts_are", k=k, got=got[k], expected=expected[k])
@@ -158,6 +166,8 @@ def _shapes_judge(case: Case, got: dict) -> None:
     constants = set(dict(getattr(ep.graph_signature, "inputs_to_lifted_tensor_constants", {}) or {}))
     if extra and not any(k in nodes for k in extra):
         hint = "ex10.name_nodes_ep_graph_read"
+    elif missing and all(k in nodes and not nodes[k].users and nodes[k].op != "placeholder" for k in missing):
+        hint = "ex10.dead_nodes_are_nodes"
     elif missing and all(k in constants for k in missing):
         hint = "ex10.lifted_constant_s_placeholder_c"
     elif missing and all(expected[k] == () for k in missing):
@@ -197,6 +207,8 @@ def _swap_judge(case: Case, ev: dict) -> None:
             hint = "ex10.nothing_changed_ep_graph_edit"
         elif 0 < left < moved:
             hint = "ex10.every_call_function_node_targeting"
+        elif (fewer := [k for k in expected if got.get(k, 0) < expected[k]]) and set(fewer) <= _dead_targets(ep):
+            hint = "ex10.dead_nodes_are_nodes"
         elif set(got) - set(before) - {str(new)}:
             hint = "ex10.operators_program_did_not_call"
         elif namesakes := [k for k in before if k != str(old) and got.get(k, 0) < before[k]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_mlp
+from autograder.checks.randmodels import random_mlp, with_unread_call
 from autograder.checks.ex11_pt2e.models import (
     PairNet, SigmoidHead, _diagnostic, _dropout, _handmade_qdq, _nested_fake_quants, _qatnet, _seeded, _x
 )
@@ -25,6 +25,15 @@ def _prep_cases() -> list[Case]:
     ]
 
 
+def _switched_off(key: str):
+    """The prepared model of `key` with every fake-quant switched off (disable_fake_quant()): still fake-quants."""
+    gm = _prepared(key)
+    for m in gm.modules():
+        if hasattr(m, "disable_fake_quant") and hasattr(m, "fake_quant_enabled"):
+            m.disable_fake_quant()
+    return gm
+
+
 def _count_cases() -> list[Case]:
     return [
         Case("DropoutNet prepared (unseen)", lambda: (_prepared("DropoutNet"),)),
@@ -37,6 +46,10 @@ def _count_cases() -> list[Case]:
              lambda: (_diagnostic(_HIDDEN_ORDER, spares=3),)),
         Case("a hand-built graph with fake-quants in a submodule, called as 'blk.fq' (unseen)",
              lambda: (_nested_fake_quants(),)),
+        Case("DropoutNet prepared, every fake-quant switched off (disable_fake_quant): still fake-quantize modules",
+             lambda: (_switched_off("DropoutNet"),)),
+        Case("the hand-built graph with a fake-quant call on the input whose value nobody reads",
+             lambda: (with_unread_call(_diagnostic(), "activation_post_process_0"),)),
     ]
 
 

@@ -225,7 +225,8 @@ def _fold_bn(gm):
     for node in list(gm.graph.nodes):
         src = node.args[0] if node.args else None
         if isinstance(_mod(gm, node), nn.BatchNorm2d) and isinstance(src, fx.Node) \\
-                and isinstance(_mod(gm, src), nn.Conv2d) and len(src.users) == 1 and sites[src.target] == 1:
+                and isinstance(_mod(gm, src), nn.Conv2d) and len(src.users) == 1 and sites[src.target] == 1 \\
+                and _mod(gm, node).running_mean is not None:   # no running statistics: nothing to fold
             gm.add_submodule(src.target, fold_bn_into_conv(_mod(gm, src), _mod(gm, node)))
             node.replace_all_uses_with(src)
             gm.graph.erase_node(node)
@@ -403,7 +404,8 @@ def fold_one_bn(gm):
     for node in gm.graph.nodes:
         prev = node.args[0] if node.args else None
         conv, bn = _submodule(gm, prev, nn.Conv2d), _submodule(gm, node, nn.BatchNorm2d)
-        if conv is not None and bn is not None and len(prev.users) == 1 and uses[prev.target] == 1:
+        if conv is not None and bn is not None and bn.running_mean is not None and len(prev.users) == 1 \\
+                and uses[prev.target] == 1:
             gm.add_submodule(prev.target, fuse_conv_bn_eval(conv, bn))
             node.replace_all_uses_with(prev)
             gm.graph.erase_node(node)

@@ -140,7 +140,7 @@ _PASS_MUTANTS = [
            edits=(("    return torch.compile(model, backend=pass_backend)",
                    "    model.eval()\n    return torch.compile(model, backend=pass_backend)"),)),
     Mutant("compile_with_pass", "freezes the caller's model's parameters (requires_grad_(False))",
-           hint="no longer require grad",
+           hint="no longer requires grad",
            edits=(("    return torch.compile(model, backend=pass_backend)",
                    "    model.requires_grad_(False)\n    return torch.compile(model, backend=pass_backend)"),)),
     Mutant("compile_with_pass", "runs the pass twice per graph: once to print the result, once to run it",
