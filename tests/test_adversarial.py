@@ -102,6 +102,19 @@ def test_a_bool_subclass_that_lies_earns_nothing(tmp_path):
     expect(scores, {"test_outputs_match": 0.0})
 
 
+def test_an_answer_kept_from_an_earlier_call_fails_in_the_jail_with_its_hint(tmp_path):
+    """A case given again (framework.given_again) is given again in the jailed worker too: count_nodes behind
+    functools.lru_cache answers for the graph it was first handed, not for the graph a pass changed since."""
+    cached = "import functools\n" + CORRECT["count_nodes"].replace(
+        "def count_nodes", "@functools.lru_cache(maxsize=None)\ndef count_nodes")
+    assert cached.count("lru_cache") == 1
+    report, scores = grade(submit(tmp_path, {"count_nodes": cached}))
+    expect(scores, {"test_count_nodes": 0.0})
+    (test,) = [t for t in report.tests if t.id == "test_count_nodes"]
+    assert "that is what count_nodes gave back the first time" in test.message, test.message
+    assert test.hint_id == "shared.answer_for_objects_as_they_are_now", (test.hint_id, test.hint)
+
+
 def test_printing_all_tests_passed_earns_nothing(tmp_path):
     cheat = ("import sys\nprint('\u2714 node_summary: 6 hidden case(s) passed')\n"
              "print('All tests passed', file=sys.stderr)\n"

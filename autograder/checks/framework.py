@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import re
 import traceback
 import warnings
@@ -25,6 +26,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
+from autograder.checks.argstate import args_state, state_change
 from autograder.checks.keyring import judging as judging_side
 from autograder.checks.errors import hint_for_error
 from autograder.checks.randmodels import salted
@@ -64,6 +66,19 @@ class Case:
     # ({"__raised__": type name, "message", "where", "bases"}) then goes to judge() instead of failing the case.
     salt: int = 0  # a hidden case's salt (hidden_cases): its inputs are built, run and judged under it (randmodels)
     around: Callable[[], Any] = contextlib.nullcontext  # the context it is called in: torch.no_grad, say
+    # (build, change) of a case given again (given_again): the function is called on build()'s objects, then on the
+    # same objects once change(*args) changed them in place; the second call is judged, against make()'s.
+    again: tuple[Callable[[], tuple], Callable[..., None]] | None = None
+
+
+def given_again(label: str, build: Callable[[], tuple], change: Callable[..., None], **fields: Any) -> Case:
+    """A case that hands the function the same objects twice, changed in place between the calls (as by a pass):
+    an answer kept from the first call, say in a cache keyed by the object or its id, is out of date."""
+    def make() -> tuple:
+        args = build()
+        change(*args)
+        return args
+    return Case(label, make, again=(build, change), **fields)
 
 
 @dataclass(frozen=True)
@@ -194,72 +209,6 @@ def _quiet() -> Iterable[io.StringIO]:
         torch.set_num_threads(threads)
 
 
-def args_state(args: tuple) -> list:
-    """What a function may not change in its arguments, as plain data: per module its parameters and
-    buffers, which parameters require grad, every submodule's training flag and, for a GraphModule, its graph and
-    its generated code; tensors themselves."""
-    out = []
-    for a in args:
-        if isinstance(a, torch.nn.Module):
-            state = {k: v.detach().clone() for k, v in a.state_dict(keep_vars=True).items()
-                     if isinstance(v, torch.Tensor)}
-            entry = {"type": type(a).__name__, "state": state,
-                     "training": [[name, bool(m.training)] for name, m in a.named_modules()],
-                     "frozen": [name for name, p in a.named_parameters() if not p.requires_grad]}
-            if isinstance(a, torch.fx.GraphModule):
-                entry["graph"], entry["code"] = str(a.graph), a.code   # code: what runs till the next recompile()
-            entry["hooks"] = [[name, n] for name, m in a.named_modules()
-                              for n in [len(m._forward_hooks) + len(m._forward_pre_hooks) + len(m._backward_hooks)]
-                              if n]
-            out.append(entry)
-        elif isinstance(a, torch.Tensor):
-            out.append({"tensor": a.detach().clone()})
-        else:
-            out.append(None)
-    return out
-
-
-def _state_change(before: list, after: list, modes: bool = True) -> str | None:
-    """The first difference between two args_state snapshots, in words, or None (modes: training flags too)."""
-    for i, (b, a) in enumerate(zip(before, after)):
-        what = f"argument {i + 1}"
-        if b is None or a is None:
-            continue
-        if "tensor" in b:
-            t, u = b["tensor"], a.get("tensor")
-            if not isinstance(u, torch.Tensor) or t.shape != u.shape or t.dtype != u.dtype or not torch.equal(t, u):
-                return f"{what} (a tensor) was changed"
-            continue
-        what = f"{what} (the {b['type']} passed in)"
-        if b.get("graph") != a.get("graph"):
-            return f"{what}: its graph was changed"
-        if b.get("code") != a.get("code"):
-            return f"{what}: its generated code was changed (recompile() ran on a graph edited since its last one)"
-        if b.get("hooks", []) != a.get("hooks", []):
-            gained = [n for n, k in a.get("hooks", []) if k > dict(b.get("hooks", [])).get(n, 0)]
-            where = f" on {gained[0] or 'the model itself'}" if gained else ""
-            return f"{what}: hooks were left{where}" if gained else f"{what}: its hooks were removed"
-        if modes and b["training"] != a["training"]:
-            changed = [n for (n, t), (_, u) in zip(b["training"], a["training"]) if t != u] \
-                if len(b["training"]) == len(a["training"]) else []
-            name = (changed[0] or "the model itself") if changed else "a submodule"
-            was = dict((n, t) for n, t in b["training"]).get(changed[0]) if changed else None
-            mode = "" if was is None else f" from {'training' if was else 'eval'} to {'eval' if was else 'training'} mode"
-            return f"{what}: the mode of {name} was switched{mode}"
-        if b.get("frozen", []) != a.get("frozen", []):
-            name = sorted(set(b.get("frozen", [])) ^ set(a.get("frozen", [])))[0]
-            return (f"{what}: its parameter {name} " +
-                    ("no longer requires grad" if name in a.get("frozen", []) else "requires grad now"))
-        for k, t in b["state"].items():
-            u = a["state"].get(k)
-            if not isinstance(u, torch.Tensor) or t.shape != u.shape or t.dtype != u.dtype or not torch.equal(t, u):
-                return f"{what}: its {k} was changed" if u is not None else f"{what}: its {k} disappeared"
-        extra = [k for k in a["state"] if k not in b["state"]]
-        if extra:
-            return f"{what}: it gained {extra[0]}"
-    return None
-
-
 def collect_evidence(check: Check, fn: Any, case: Case) -> Any:
     """Call the learner's `fn` on a fresh copy of the case's inputs and return plain evidence.
 
@@ -312,30 +261,49 @@ def _collect_unchanged(check: Check, fn: Any, case: Case) -> Any:
 def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
     """(evidence, the arguments the function was called with, their args_state before the call or None)."""
     with _quiet():
-        args = case.make()
-        kwargs = case.kwargs()
-        try:
-            before = plain(args_state(args)) if check.unchanged else None
-        except Exception:   # arguments the snapshot cannot describe: nothing to compare, never a crash
-            before = None
-        try:
-            with case.around():
-                result = fn(*args, **kwargs)
-        except NotImplementedError as exc:  # the released stub raises it bare; torch raises it with a message
-            return (_raised(exc) if str(exc) else {"__todo__": ""}), args, before
-        except BaseException as exc:  # the learner's error (even SystemExit) is evidence, not a crash
-            return _raised(exc), args, before
-        course = grading_object(result)
-        if course is not None:
-            return _borrowed(check.function, f"{check.function} returned {course}"), args, before
-        try:
-            return plain(check.evidence(result, args)), args, before
-        except CheckFailed as exc:
-            return {"__failed__": exc.message, "hint": None if exc.hint is None else str(exc.hint),
-                    "hint_id": getattr(exc.hint, "id", None)}, args, before
-        except Exception as exc:
-            return {"__failed__": f"could not inspect what {check.function} returned: "
-                                  f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}, args, before
+        args, kwargs, first = case.make() if case.again is None else case.again[0](), case.kwargs(), None
+        for turn in range(1 if case.again is None else 2):
+            if turn:   # given again: the same objects, changed in place, a second time (the call judged)
+                case.again[1](*args)
+            try:
+                before = plain(args_state(args)) if check.unchanged else None
+            except Exception:   # arguments the snapshot cannot describe: nothing to compare, never a crash
+                before = None
+            try:
+                with case.around():
+                    result = fn(*args, **kwargs)
+            except NotImplementedError as exc:  # the released stub raises it bare; torch raises it with a message
+                return (_raised(exc) if str(exc) else {"__todo__": ""}), args, before
+            except BaseException as exc:  # the learner's error (even SystemExit) is evidence, not a crash
+                return _raised(exc), args, before
+            course = grading_object(result)
+            if course is not None:
+                return _borrowed(check.function, f"{check.function} returned {course}"), args, before
+            evidence, value = _evidence_of(check, result, args), _as_text(result) if case.again else None
+            first = value if not turn else first
+        if case.again is None:
+            return evidence, args, before
+        return {"__again__": first is not None and first == value, "__second__": evidence}, args, before
+
+
+def _as_text(result: Any) -> str | None:
+    """A value the function returned as JSON text, taken at once (a cache may hand back the same list, changed
+    later), or None where it holds what JSON cannot hold (tensors, modules)."""
+    try:
+        return json.dumps(plain(result), sort_keys=True)
+    except Exception:
+        return None
+
+
+def _evidence_of(check: Check, result: Any, args: tuple) -> Any:
+    try:
+        return plain(check.evidence(result, args))
+    except CheckFailed as exc:
+        return {"__failed__": exc.message, "hint": None if exc.hint is None else str(exc.hint),
+                "hint_id": getattr(exc.hint, "id", None)}
+    except Exception as exc:
+        return {"__failed__": f"could not inspect what {check.function} returned: "
+                              f"{type(exc).__name__}: {str(exc)[:500]}", "hint": None}
 
 
 def _borrowed(function: str, what: str) -> dict:
@@ -362,6 +330,12 @@ def judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
 
 def _judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
     name, label = check.function, case.label
+    if isinstance(evidence, dict) and "__again__" in evidence and "__second__" in evidence:
+        result = _judge_evidence(check, case, evidence["__second__"])
+        if result.passed or evidence["__again__"] is not True:   # True: the same value as from the first call
+            return result
+        return CaseResult(label, False, f"{result.message}; and that is what {name} gave back the first time, "
+                                        "before the objects were changed", "shared.answer_for_objects_as_they_are_now")
     if isinstance(evidence, dict) and "__helpers__" in evidence and "own" in evidence:
         own = _judge_evidence(check, case, evidence["own"])
         if own.passed:
@@ -377,7 +351,7 @@ def _judge_evidence(check: Check, case: Case, evidence: Any) -> CaseResult:
         result = _judge_evidence(check, case, evidence["__value__"])
         with _quiet():
             try:
-                change = None if evidence["__before__"] is None else _state_change(
+                change = None if evidence["__before__"] is None else state_change(
                     evidence["__before__"], evidence["__after__"], modes=check.unchanged != "weights")
             except Exception as exc:
                 change = f"the grader could not compare the arguments before and after ({type(exc).__name__})"

@@ -310,3 +310,15 @@ def with_unread_call(gm: "torch.fx.GraphModule", target: str) -> "torch.fx.Graph
         gm.graph.call_module(target, (x,))
     gm.recompile()
     return gm
+
+
+def negate_in_place(gm: "torch.fx.GraphModule", after: str | None = None) -> None:
+    """gm changed in place, as a pass changes the graph it is given: torch.neg put after node `after` (by default
+    the first value gm returns), and read by every node that read that node; gm recompiled."""
+    nodes = list(gm.graph.nodes)
+    node = (next(n for n in nodes if n.op == "output").all_input_nodes[0] if after is None else
+            next(n for n in nodes if n.name == after))
+    with gm.graph.inserting_after(node):
+        neg = gm.graph.call_function(torch.neg, (node,))
+    node.replace_all_uses_with(neg, delete_user_cb=lambda user: user is not neg)
+    gm.recompile()

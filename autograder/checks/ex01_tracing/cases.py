@@ -3,6 +3,7 @@ expected value; what the judge knows of each case is added in `judging`)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import sys
 
 import torch
@@ -77,7 +78,8 @@ def _count_cases(hidden: bool) -> list[Case]:
 
     def watched_kwargs(kwargs):
         return lambda: {k: _Op(v) if type(v) is str else v for k, v in kwargs().items()}
-    return [Case(c.label, _spied(watched_op(c.make)), watched_kwargs(c.kwargs), c.data)
+    return [dataclasses.replace(c, make=_spied(watched_op(c.make)), kwargs=watched_kwargs(c.kwargs),
+                                again=c.again and (_spied(watched_op(c.again[0])), c.again[1]))
             for c in _plain_count_cases(hidden)]
 
 

@@ -26,6 +26,9 @@ HINTS: dict[str, str] = {
     'shared.leave_recompile_to_caller':
         "only read gm: no gm.recompile(). A graph edited since its last recompile still runs its old code, and when "
         "to make it run the new one is the caller's choice",
+    'shared.answer_for_objects_as_they_are_now':
+        'answer for what you are given as it is now: the caller handed over the same object again after changing '
+        'it in place (as a pass does), so keep nothing from an earlier call (no cache keyed by the object or its id)',
     'shared.work_copy_copy_deepcopy_only':
         'work on a copy (copy.deepcopy) or only read the inputs: the caller still uses them',
     'shared.write_quotes_using_one':

@@ -10,9 +10,9 @@ import torch.nn as nn
 
 from fxplayground import ThreeReluNet, TinyNet
 
-from autograder.checks.framework import Case
+from autograder.checks.framework import Case, given_again
 from autograder.checks.randmodels import (
-    edited_not_recompiled, manual_seed, random_mlp, seeded_randn, split_in_two
+    edited_not_recompiled, manual_seed, negate_in_place, random_mlp, seeded_randn, split_in_two
 )
 from autograder.checks.ex01_tracing.cases import _match_case, _op_cases, _tiny_pair, _traced
 from autograder.checks.ex01_tracing.models import (
@@ -51,7 +51,9 @@ def _graph_cases() -> list[Case]:
         Case("TinyNet with a node a pass inserted, gm not recompiled yet (unseen)",
              lambda: (edited_not_recompiled(TinyNet()),)),
         Case("TinyNet split in two GraphModules by split_module, each with a graph of its own (unseen)",
-             lambda: (split_in_two(_seeded(5, TinyNet), ("x", "fc1")),))]
+             lambda: (split_in_two(_seeded(5, TinyNet), ("x", "fc1")),)),
+        given_again("TinyNet's trace given again, after a pass put torch.neg after its output in place (unseen)",
+                    _traced(TinyNet), negate_in_place)]
 
 
 def _with_tail(model: nn.Module, op: str, target, *args) -> fx.GraphModule:
@@ -144,12 +146,26 @@ def _match_cases() -> list[Case]:
                     grad_read_at_run_time),
         _match_case("a model with a Dropout and its trace, both in training mode (each run drops other values), "
                     "atol=1e-3", dropout_training, atol=1e-3),
+        _given_again(_match_case("TinyNet and its trace given again, after a pass put torch.neg after the trace's "
+                                 "output in place", lambda: _tiny_pair(seed=18))),
     ]
 
 
+def _given_again(case: Case) -> Case:
+    """`case` (a model, its trace, inputs) given again: the second time, the trace returns its output negated."""
+    def change(model, gm, *inputs):
+        for log in model.__dict__["_fxcourse_runs"]:   # the runs and comparisons of the second call alone
+            log.clear()
+        negate_in_place(gm)
+    return given_again(case.label, case.make, change, kwargs=case.kwargs, data=case.data)
+
+
 def _plain_count_cases() -> list[Case]:
-    out = [case for base in _graph_cases() for case in _op_cases(base, ("placeholder", "get_attr", "call_method",
-                                                                         "call_function"))]
+    out = [case for base in _graph_cases() if base.again is None
+           for case in _op_cases(base, ("placeholder", "get_attr", "call_method", "call_function"))]
+    out.append(given_again("TinyNet's trace given again, after a pass put torch.neg after its output in place, "
+                           "op='call_function' (unseen)", lambda: (fx.symbolic_trace(TinyNet()), "call_function"),
+                           lambda gm, op: negate_in_place(gm), data={"op": "call_function"}))
     out.append(Case("TinyNet, op passed by keyword", _traced(TinyNet), kwargs=lambda: {"op": "call_module"},
                     data={"op": "call_module"}))
     out.append(Case("a module called twice and one never called, op='call_module' (unseen)",

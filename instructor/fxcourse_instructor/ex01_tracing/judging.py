@@ -1,6 +1,8 @@
 """The judges of ex01_tracing: node_summary, count_nodes, outputs_match (the judge's side)."""
 from __future__ import annotations
 
+import dataclasses
+
 from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, Check, CheckFailed
 from autograder.checks.evidence import cached_reference, expect, expect_equal, removed_nodes_hint, sole_hint
@@ -160,6 +162,7 @@ _WHY = {
     "nan": "the outputs hold nan, which matches nothing, not even nan (torch.equal and torch.allclose say False)",
     "grad_at_run": "gm reads the grad mode each time it runs, as the model does: under torch.no_grad() both compute "
                    "the same",
+    "negated": "a pass changed gm in place since the first call: it returns its output negated now",
     "dropout": "both are in training mode, where each run of a Dropout drops other values, so the outputs differ",
 }
 
@@ -188,6 +191,8 @@ _MATCH = {
     "a GraphModule that reads the grad mode each time it runs, and the model it computes": (True, "grad_at_run"),
     "a model with a Dropout and its trace, both in training mode (each run drops other values), atol=1e-3":
         (False, "dropout"),
+    "TinyNet and its trace given again, after a pass put torch.neg after the trace's output in place":
+        (False, "negated"),
 }
 
 
@@ -196,7 +201,7 @@ def _match_judged(hidden: bool) -> list[Case]:
     out = []
     for case in _match_cases(hidden):
         expected, why = _MATCH[case.label]
-        out.append(Case(case.label, case.make, case.kwargs, {**case.data, "expected": expected, "why": why}))
+        out.append(dataclasses.replace(case, data={**case.data, "expected": expected, "why": why}))
     return out
 
 

@@ -7,8 +7,10 @@ import torch.nn as nn
 
 from fxplayground import Net, SmallResNet, ThreeReluNet, TinyNet
 
-from autograder.checks.framework import Case
-from autograder.checks.randmodels import edited_not_recompiled, manual_seed, random_mlp, split_in_two
+from autograder.checks.framework import Case, given_again
+from autograder.checks.randmodels import (
+    edited_not_recompiled, manual_seed, negate_in_place, random_mlp, split_in_two, with_unread_call
+)
 from autograder.checks.ex02_nodes.models import (
     CallOrder, DeadBranch, DictOutput, InputNamed, NestedUses, NoModules, Outer, ParamChain, ReadsBias, Relus,
     SecondInputDeeper, SequentialBlock, ShallowFirst, SixOps, Square, Stacked, TwoOutputs, UnusedCall
@@ -52,7 +54,12 @@ def _hist_cases() -> list[Case]:
              lambda: (edited_not_recompiled(TinyNet()),)),
         Case("Net split in two GraphModules by split_module, each with a graph of its own (unseen)",
              _graph_only(_split_net)),
-    ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (21, 22)]
+    ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (21, 22)] + [_negated_again()]
+
+
+def _negated_again() -> Case:
+    return given_again("TinyNet's trace given again, after a pass put torch.neg after its output in place (unseen)",
+                       _traced(TinyNet), negate_in_place)
 
 
 def _called_cases() -> list[Case]:
@@ -76,6 +83,8 @@ def _called_cases() -> list[Case]:
              "nodes were made in)", _graph_only(_module_inserted_first)),
         Case("random model with a shared layer, seed 23",
              _traced(lambda: random_mlp(23, steps=("shared", "relu_mod", "chain", "residual")))),
+        given_again("TinyNet's trace given again, after a pass added a call of fc1 on its input in place (unseen)",
+                    _traced(TinyNet), lambda gm: with_unread_call(gm, "fc1")),
     ]
 
 
@@ -100,6 +109,9 @@ def _cons_cases() -> list[Case]:
                    _graph_only(_two_users_out_of_order), "x"),
         _cons_case("random model, node 'x'",
                    _traced(lambda: random_mlp(24, steps=("residual", "branch", "shared"))), "x"),
+        given_again("TinyNet's trace given again, after a pass put torch.neg after node 'fc2' in place, node 'fc2' "
+                    "(unseen)", lambda: (fx.symbolic_trace(TinyNet()), "fc2"),
+                    lambda gm, name: negate_in_place(gm, name), data={"node": "fc2"}),
     ]
 
 
@@ -118,4 +130,4 @@ def _depth_cases() -> list[Case]:
         Case("two branches interleaved in graph order (hand-made graph)", _graph_only(_interleaved)),
         Case("SmallResNet with two residual blocks (unseen)", _traced(lambda: SmallResNet(channels=4, blocks=2))),
         Case("a dict output holding a tuple holding a list (unseen)", _traced(DictOutput)),
-    ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (25, 26)]
+    ] + [Case(f"random model seed {s}", _traced(lambda s=s: random_mlp(s))) for s in (25, 26)] + [_negated_again()]

@@ -6,8 +6,10 @@ import torch
 
 from fxplayground import ThreeReluNet, TinyNet
 
-from autograder.checks.framework import Case
-from autograder.checks.randmodels import random_convnet, random_mlp, seeded_randn
+from autograder.checks.framework import Case, given_again
+from autograder.checks.randmodels import (
+    negate_in_place, random_convnet, random_mlp, seeded_randn, with_unread_call
+)
 from autograder.checks.ex05_inserting.models import (
     BufferNet, DeadDropNet, DropoutZooNet, EncoderDropNet, EncoderHeadNet, FunctionalDropNet, FunctionalLinearNet,
     OutputDropNet, ReshapeNet, RowsNet, ShapeZoo, SharedDropNet, SharedUse, SideBranch, SingleOut, SubclassLinearNet,
@@ -79,7 +81,14 @@ def _shape_cases() -> list[Case]:
                     ((3, 4),), 8),
         _shape_case("random model seed 51", lambda: random_mlp(51), _width(3), 5),
         _shape_case("random conv model seed 52", lambda: random_convnet(52), ((2, 3, 6, 6),), 6),
+        _given_again(_shape_case("TinyNet on a (3, 4) input, given again after a pass put torch.neg after its "
+                                 "output in place", TinyNet, ((3, 4),), 53), negate_in_place),
     ]
+
+
+def _given_again(case: Case, change) -> Case:
+    """`case` (gm and its inputs) handed over again, after `change(gm)` changed gm in place."""
+    return given_again(case.label, case.make, lambda gm, *inputs: change(gm), kwargs=case.kwargs, data=case.data)
 
 
 def _flops_cases() -> list[Case]:
@@ -97,4 +106,6 @@ def _flops_cases() -> list[Case]:
                     lambda: random_mlp(61, width=6, steps=("shared", "chain", "branch", "linear")),
                     _width(5, 2), 6),
         _flops_case("random model seed 62", lambda: random_mlp(62), _width(4), 7),
+        _given_again(_flops_case("TinyNet on a (3, 4) input, given again after a pass added a call of fc1 on its "
+                                 "input in place", TinyNet, ((3, 4),), 63), lambda gm: with_unread_call(gm, "fc1")),
     ]

@@ -2,13 +2,14 @@
 instructor's side: reached through autograder.checks.keyring.hidden, never installed where learners work)."""
 from __future__ import annotations
 
+import torch
 import torch.fx as fx
 from torch.ao.quantization import disable_fake_quant
 import torch.nn as nn
 
 from fxplayground import ConvBNNet, DropoutNet, Net, QATNet
 
-from autograder.checks.framework import Case
+from autograder.checks.framework import Case, given_again
 from autograder.checks.randmodels import random_mlp, seeded_randn, with_unread_call
 from autograder.checks.ex07_qat.models import BufferNet, SigmoidHead, TiedNet
 from autograder.checks.ex07_qat.cases import (
@@ -53,6 +54,8 @@ def _count_cases() -> list[Case]:
         Case("a hand-built graph: a fake-quant at the nested target 'sub.fq' called twice, a call_function "
              "torch.fake_quantize_per_tensor_affine, a module with a 'fake_quant_enabled' buffer that is no "
              "FakeQuantizeBase", lambda: (_lookalikes(),)),
+        given_again("a hand-built graph given again, after a pass added a call of its fake-quant 'input_quant' on "
+                    "its input in place", lambda: (_handmade(),), lambda gm: with_unread_call(gm, "input_quant")),
     ]
 
 
@@ -94,4 +97,6 @@ def _size_cases() -> list[Case]:
         Case("a model prepared for QAT (fake-quant buffers)",
              lambda: (_prepare_ref(_seeded(Net, 2), (seeded_randn(2, 8),)),)),
         Case("random model seed 12", lambda: (random_mlp(12),)),
+        given_again("random model seed 13 given again, after a buffer of 64 floats was registered on it in place",
+                    lambda: (random_mlp(13),), lambda model: model.register_buffer("extra", torch.ones(64))),
     ]
