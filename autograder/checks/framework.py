@@ -261,7 +261,8 @@ def _collect_unchanged(check: Check, fn: Any, case: Case) -> Any:
 def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
     """(evidence, the arguments the function was called with, their args_state before the call or None)."""
     with _quiet():
-        args, kwargs, first = case.make() if case.again is None else case.again[0](), case.kwargs(), None
+        args = case.make() if case.again is None else case.again[0]()
+        kwargs, first, returned = case.kwargs(), None, None   # given again: the first call's value and result
         for turn in range(1 if case.again is None else 2):
             if turn:   # given again: the same objects, changed in place, a second time (the call judged)
                 case.again[1](*args)
@@ -280,10 +281,13 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
             if course is not None:
                 return _borrowed(check.function, f"{check.function} returned {course}"), args, before
             evidence, value = _evidence_of(check, result, args), _as_text(result) if case.again else None
-            first = value if not turn else first
+            if not turn:
+                first, returned = value, result
         if case.again is None:
             return evidence, args, before
-        return {"__again__": first is not None and first == value, "__second__": evidence}, args, before
+        again = (first is not None and first == value) or (   # the same value, or the very object again
+            returned is result and not any(result is a for a in args))
+        return {"__again__": again, "__second__": evidence}, args, before
 
 
 def _as_text(result: Any) -> str | None:

@@ -1,6 +1,8 @@
 """The cases of ex06_fusing: the seeded inputs each graded function is called on, and their references."""
 from __future__ import annotations
 
+import weakref
+
 
 import torch
 import torch.fx as fx
@@ -27,9 +29,17 @@ def _stash(obj: object, *inputs: torch.Tensor) -> None:
     object.__setattr__(obj, PROBE, tuple(inputs))
 
 
+# gm -> {name: (module, its parameters and buffers)} of the Linear, Conv2d and BatchNorm2d modules a case's gm held
+# when the case made it: the traced model's own objects (symbolic_trace shares them), which a pass must leave as
+# they were. Kept beside gm, not in it, so that an answer that deep-copies gm copies none of it.
+ORIGINALS: "weakref.WeakKeyDictionary[fx.GraphModule, dict]" = weakref.WeakKeyDictionary()
+
+
 def _traced(model: nn.Module, *inputs: torch.Tensor) -> fx.GraphModule:
     gm = fx.symbolic_trace(model)
     _stash(gm, *inputs)
+    ORIGINALS[gm] = {name: (m, {k: v.detach().clone() for k, v in m.state_dict().items()})
+                     for name, m in gm.named_modules() if isinstance(m, (nn.Linear, nn.Conv2d, nn.BatchNorm2d))}
     return gm
 
 
@@ -61,8 +71,10 @@ def _pair_cases(hidden: bool) -> list[Case]:
 
 
 def _model_case(label: str, build, seed: int, shape: tuple[int, ...], dtype=torch.float32,
-                data: dict | None = None, bn: bool = False, var=(0.5, 1.5), train: tuple[str, ...] = ()) -> Case:
-    """A traced model in eval mode, but for the submodules named in `train`, left in training mode."""
+                data: dict | None = None, bn: bool = False, var=(0.5, 1.5), train: tuple[str, ...] = (),
+                spare_bn: bool = False) -> Case:
+    """A traced model in eval mode, but for the submodules named in `train`, left in training mode; with
+    `spare_bn`, its trace holds a BatchNorm2d 'spare_bn' in training mode that the graph does not call."""
     def make():
         manual_seed(seed)
         model = build()
@@ -72,7 +84,10 @@ def _model_case(label: str, build, seed: int, shape: tuple[int, ...], dtype=torc
         for name in train:
             model.get_submodule(name).train()
         x = torch.randn(*shape, generator=_gen(seed + 1), dtype=dtype)
-        return (_traced(model, x),)
+        gm = _traced(model, x)
+        if spare_bn:
+            gm.add_submodule("spare_bn", nn.BatchNorm2d(3).to(dtype).train())
+        return (gm,)
     return Case(label, make, data=data or {})
 
 
@@ -119,9 +134,11 @@ def _fold_cases(hidden: bool) -> list[Case]:
             Case("ConvBNNet: conv1 + bn1, small running_var", convbnnet(1, 1, (1e-3, 1e-2)))]
 
 
-def _train_case(label: str, build, seed: int, shape, where: str, only: str | None = None) -> Case:
+def _train_case(label: str, build, seed: int, shape, where: str, only: str | None = None,
+                spare: bool = False) -> Case:
     """A model that must make fuse_conv_bn raise: all of it in training mode, or (`only`) the model in eval mode
-    but for one submodule, or (only="") but for the model's own flag (what gm.training reads)."""
+    but for one submodule, or (only="") but for the model's own flag (what gm.training reads). With `spare`, its
+    trace holds a submodule 'spare' that the graph does not call (a call that raises must leave it there)."""
     def make():
         manual_seed(seed)
         model = randomize_batchnorm(build(), seed, 0.5, 1.5).eval()
@@ -131,8 +148,11 @@ def _train_case(label: str, build, seed: int, shape, where: str, only: str | Non
             model.get_submodule(only).train()
         else:
             model.training = True
-        return (_traced(model, torch.randn(*shape, generator=_gen(seed))),)
-    return Case(label, make, data={"raises": "ValueError", "where": where})
+        gm = _traced(model, torch.randn(*shape, generator=_gen(seed)))
+        if spare:
+            gm.add_submodule("spare", nn.Linear(2, 2))
+        return (gm,)
+    return Case(label, make, data={"raises": "ValueError", "where": where, "only": only})
 
 
 def _fuse_cases(hidden: bool) -> list[Case]:

@@ -9,7 +9,7 @@ import torch.nn as nn
 
 from autograder.checks.framework import CheckFailed
 from autograder.checks.evidence import expect_type, lint_error, printed, qualified, stale_code
-from autograder.checks.ex06_fusing.cases import PROBE
+from autograder.checks.ex06_fusing.cases import ORIGINALS, PROBE
 
 
 # What a right answer computes, stated without guessing what a wrong one did (the judges add a diagnosis only
@@ -104,7 +104,21 @@ def _pass_evidence(result, args, function: str, kinds: tuple[type, ...]) -> dict
             ev["weights"][name] = {"weight": mod.weight.detach().clone(),
                                    "bias": None if mod.bias is None else mod.bias.detach().clone()}
     ev["output"] = _run(result, _probe(args[0]))
+    ev["originals_changed"] = _originals_changed(args[0])
     return ev
+
+
+def _originals_changed(gm: object) -> list[str]:
+    """The names, in the gm the case made, of the modules it held then whose parameters or buffers have changed
+    since (cases.ORIGINALS): those objects are the traced model's own."""
+    changed = []
+    for name, (module, state) in ORIGINALS.get(gm, {}).items() if isinstance(gm, fx.GraphModule) else ():
+        now = module.state_dict()
+        if now.keys() != state.keys() or not all(
+                isinstance(now[k], torch.Tensor) and now[k].shape == v.shape and now[k].dtype == v.dtype
+                and torch.equal(now[k].detach(), v) for k, v in state.items()):
+            changed.append(name)
+    return changed
 
 
 def _tensors(module: nn.Module):

@@ -256,3 +256,65 @@ class KeywordBN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.bn2(self.conv2(torch.relu(self.bn1(input=self.conv1(x)))))
+
+
+class MoreTakenNames(nn.Module):
+    """A chain a -> b, submodules already called by the names a pass may number its fused layers with
+    (fused_linear_0, merged_0, fused0, linear_0, fused_a_b, fused_ab), each used on a path of its own, and a
+    parameter fused_linear_1: a name is fresh only when gm has no attribute of that name at all."""
+
+    def __init__(self, w: int = 5) -> None:
+        super().__init__()
+        self.a = nn.Linear(w, w)
+        self.b = nn.Linear(w, 3)
+        self.taken = ("fused_linear_0", "merged_0", "fused0", "linear_0", "fused_a_b", "fused_ab")
+        for name in self.taken:
+            setattr(self, name, nn.Linear(w, 3))
+        self.fused_linear_1 = nn.Parameter(torch.linspace(-1.0, 1.0, 3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.b(self.a(x)) + self.fused_linear_1
+        for k, name in enumerate(self.taken):
+            out = out + getattr(self, name)(torch.sin(x * (k + 1)))
+        return out
+
+
+class ConvTwoSitesOneBN(nn.Module):
+    """One conv called from two sites, only the first of them followed by a BatchNorm2d: the conv is shared all
+    the same, so nothing folds (folding bn into it would change the second site's output too)."""
+
+    def __init__(self, c: int = 3) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.conv(self.bn(self.conv(x))))
+
+
+class ConvTransposeBN(nn.Module):
+    """A ConvTranspose2d -> BatchNorm2d pair, which stays (a ConvTranspose2d is no Conv2d: its weight's channels
+    are the other way round), then a Conv2d -> BatchNorm2d pair, which folds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 6, 3)
+        self.bn_up = nn.BatchNorm2d(6)
+        self.conv = nn.Conv2d(6, 5, 1)
+        self.bn = nn.BatchNorm2d(5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(self.conv(self.bn_up(self.up(x))))
+
+
+class SharedBN(nn.Module):
+    """One BatchNorm2d called from two sites: after a conv (that pair folds) and after a relu (that call stays, so
+    the module must stay too)."""
+
+    def __init__(self, c: int = 4) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(torch.relu(self.bn(self.conv(x))))

@@ -77,7 +77,8 @@ HINTS: dict[str, str] = {
         "'call_module')) and fuse a link only when both modules are called once",
     'ex06.register_each_fused_layer_new':
         'register each fused layer as a new submodule under a fresh name (gm.add_submodule(name, fused) with a name '
-        "no submodule has): an original layer's name must keep naming that layer",
+        "gm has no attribute of, hasattr(gm, name) False: no submodule, parameter or buffer): an original name must "
+        'keep naming what it named',
     'ex06.chain_ends_at_linear_whose':
         'a chain ends at a Linear whose output has more than one user: fuse a Linear into the next one only when '
         'len(node.users) == 1',
@@ -103,6 +104,9 @@ HINTS: dict[str, str] = {
     'ex06.skip_batchnorm2d_whose_running_mean':
         'skip a BatchNorm2d whose running_mean is None (track_running_stats=False): in eval mode it still '
         'normalizes with batch statistics',
+    'ex06.only_conv2d_folds':
+        "only an nn.Conv2d folds: '{target}' is a {what}, whose weight is laid out otherwise, so its BatchNorm2d "
+        'stays (test isinstance(module, nn.Conv2d), not a common base class of convs)',
     'ex06.fold_batchnorm2d_only_when_input':
         'fold a BatchNorm2d only when its input node is a call of an nn.Conv2d',
     'ex06.conv_has_groups_so_weight':
@@ -161,6 +165,13 @@ HINTS: dict[str, str] = {
     'ex06.keep_every_setting_conv_stride':
         'keep every setting of the conv (stride, padding, dilation, groups, padding_mode): start from '
         'copy.deepcopy(conv) and only replace its weight and bias',
+    'ex06.say_which_module_trains':
+        "say which module is in training mode: put its name, '{name}' here, in the ValueError's message (the caller "
+        'has to know which one to switch to eval mode)',
+    'ex06.leave_modules_gm_holds':
+        "leave the module objects gm holds as they were: they are the traced model's own (symbolic_trace shares "
+        "them), so '{name}' changed in place changes that model too. Build a new module and register it with "
+        'gm.add_submodule',
     'ex06.raise_valueerror_when_gm_training':
         'raise ValueError when gm.training is True or a BatchNorm2d that the graph calls has .training True',
     'ex06.float64_results_are_compared_at':

@@ -2,6 +2,12 @@
 from fxcourse_instructor.clauses import Clause
 
 CLAUSES = [
+    Clause("fuse_conv_bn", "the traced model's modules are not changed in place", ("TwoBlocks", "TwoUserConv"),
+           source='def fuse_conv_bn(gm: fx.GraphModule) -> fx.GraphModule:\n    """Fold every valid Conv2d -> BatchNorm2d pair; ValueError in training mode."""\n    if gm.training:\n        raise ValueError("the GraphModule is in training mode: call .eval() first")\n    for n in gm.graph.nodes:\n        if n.op == "call_module":\n            m = gm.get_submodule(n.target)\n            if isinstance(m, nn.BatchNorm2d) and m.training:\n                raise ValueError(f"BatchNorm2d \'{n.target}\' is in training mode")\n    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")\n    pairs = []\n    for n in gm.graph.nodes:\n        if n.op != "call_module" or type(gm.get_submodule(n.target)) is not nn.BatchNorm2d:\n            continue\n        if len(n.args) != 1 or n.kwargs or not isinstance(n.args[0], fx.Node):\n            continue\n        bn = gm.get_submodule(n.target)\n        if bn.running_mean is None:\n            continue\n        p = n.args[0]\n        if p.op != "call_module" or type(gm.get_submodule(p.target)) is not nn.Conv2d:\n            continue\n        if len(p.users) != 1 or sites[p.target] != 1:\n            continue\n        pairs.append((p, n))\n    for p, n in pairs:\n        folded = fold_bn_into_conv(gm.get_submodule(p.target), gm.get_submodule(n.target))\n        conv = gm.get_submodule(p.target)\n        conv.weight = folded.weight\n        conv.bias = folded.bias\n        n.replace_all_uses_with(p)\n        gm.graph.erase_node(n)\n    gm.delete_all_unused_submodules()\n    gm.graph.lint()\n    gm.recompile()\n    return gm\n',
+           hint="leave the module objects gm holds as they were"),
+    Clause("fuse_consecutive_linears", "the traced model's modules are not changed in place", ("MixedChain",),
+           source='def fuse_consecutive_linears(gm: fx.GraphModule) -> fx.GraphModule:\n    """Fuse every Linear -> Linear chain whose intermediate outputs have one user into one new Linear."""\n    sites = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")\n\n    def ok(n):\n        return (n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Linear)\n                and sites[n.target] == 1 and len(n.args) == 1 and not n.kwargs\n                and isinstance(n.args[0], fx.Node))\n\n    def nxt(n):\n        if len(n.users) != 1:\n            return None\n        u = next(iter(n.users))\n        if ok(u) and u.args[0] is n:\n            return u\n        return None\n\n    def prev(n):\n        p = n.args[0]\n        if ok(p) and nxt(p) is n:\n            return p\n        return None\n\n    chains = []\n    for n in list(gm.graph.nodes):\n        if not ok(n) or prev(n) is not None:\n            continue\n        chain = [n]\n        while True:\n            u = nxt(chain[-1])\n            if u is None:\n                break\n            chain.append(u)\n        if len(chain) >= 2:\n            chains.append(chain)\n    count = 0\n    for chain in chains:\n        mod = gm.get_submodule(chain[0].target)\n        for c in chain[1:]:\n            mod = fuse_linear_pair(mod, gm.get_submodule(c.target))\n        while hasattr(gm, f"fused_linear_{count}"):\n            count += 1\n        name = f"fused_linear_{count}"\n        first_mod = gm.get_submodule(chain[0].target)\n        first_mod.weight = mod.weight\n        first_mod.bias = mod.bias\n        first_mod.out_features = mod.out_features\n        gm.add_submodule(name, first_mod)\n        last = chain[-1]\n        with gm.graph.inserting_after(last):\n            new = gm.graph.call_module(name, (chain[0].args[0],))\n        last.replace_all_uses_with(new)\n        for c in reversed(chain):\n            gm.graph.erase_node(c)\n    gm.delete_all_unused_submodules()\n    gm.graph.lint()\n    gm.recompile()\n    return gm\n',
+           hint="leave the module objects gm holds as they were"),
     Clause("fuse_consecutive_linears", "a Linear called with its input by keyword (fc(input=h)) is left alone",
            ("KeywordChain",), mutant="keyword input", hint="called with its input by keyword"),
     Clause("fuse_consecutive_linears", "each fused layer is a new submodule under a fresh name",
@@ -203,7 +209,8 @@ TASK_TEXT = {
              "a module called from two call sites is left alone (first of a chain)",
              "a module called twice in a row is left alone"),
         "register each fused layer as a **new** submodule (`gm.add_submodule` with a fresh name);":
-            ("each fused layer is a new submodule under a fresh name",),
+            ("each fused layer is a new submodule under a fresh name",
+             "the traced model's modules are not changed in place"),
         "a Linear called with its input by keyword (`fc(input=h)`) is left alone too.":
             ("a Linear called with its input by keyword (fc(input=h)) is left alone",),
         "`gm` itself may be changed and returned (the grader passes a fresh copy each time); the models' dtypes are "
@@ -256,8 +263,11 @@ TASK_TEXT = {
         "mode: leave it;": ("a BatchNorm2d without running statistics stays",),
         "only `nn.Conv2d` -> `nn.BatchNorm2d` pairs: a `Conv1d` -> `BatchNorm1d` pair, like every other node, stays as "
         "it is;": ("only Conv2d -> BatchNorm2d: a Conv1d -> BatchNorm1d pair stays",),
-        "the `ValueError` comes before any change: a call that raises leaves `gm` exactly as it was.":
+        "the `ValueError` comes before any change: a call that raises leaves `gm` exactly as it was;":
             ("the ValueError comes before any change",),
+        "the modules `gm` holds are the traced model's own objects (`symbolic_trace` shares them): register each "
+        "folded conv (a new module, as `fold_bn_into_conv` returns) with `gm.add_submodule`, and change none of them "
+        "in place.": ("the traced model's modules are not changed in place",),
         "End with `gm.graph.lint()` and `gm.recompile()`.": ("gm.code is regenerated (recompile)",),
         "Fold every valid Conv2d -> BatchNorm2d pair; ValueError in training mode.":
             ("ValueError in training mode", "modules found by type, not name"),

@@ -13,7 +13,7 @@ from autograder.checks.hints import hint_of
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.ex06_fusing.evidence import _input_kind, _module_of, _probe
 from fxcourse_instructor.ex06_fusing.judges import (
-    _close, _common_graph_checks, _expect_output, _few, _float32_of, _shared_changed, _sites,
+    _close, _common_graph_checks, _expect_originals_kept, _expect_output, _few, _float32_of, _shared_changed, _sites,
 )
 
 
@@ -120,6 +120,7 @@ def _chains_judge(case: Case, ev: dict) -> None:
             hint = _chain_weights_diagnosis(gm, calls, original_targets, ev["weights"]) or neutral
     _expect_output(ev["output"], expected_out, "the fused module's output compared with the original's", hint,
                    ev["weights"], diagnosed=hint is not neutral, float32=lambda: _float32_of(gm, *x))
+    _expect_originals_kept(ev, "fuse_consecutive_linears")
 
 
 def _chains_of(gm: fx.GraphModule) -> list[list[fx.Node]]:
@@ -222,6 +223,8 @@ def _chains_raise(case: Case, raised: dict) -> str | None:
     """An IndexError reading node.args[0] of a Linear called with its input by keyword; a lint error for a get_attr
     node whose module the pass deleted."""
     gm, = case.make()
+    if raised["__raised__"] == "KeyError" and "already exists" in raised["message"]:   # add_submodule's refusal
+        return "ex06.register_each_fused_layer_new"
     gone = re.search(r"Node (\w+) target ([\w.]+) references nonexistent attribute", raised["message"])
     if gone:
         return hint_of("ex06.graph_still_reads_deleted_module", node=gone.group(1), target=gone.group(2))

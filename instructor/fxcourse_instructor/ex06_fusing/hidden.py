@@ -5,13 +5,14 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-from fxplayground import ConvBNNet, LinearChain
+from fxplayground import ConvBNNet, LinearChain, SharedConvNet
 
-from autograder.checks.framework import Case
+from autograder.checks.framework import Case, given_again
 from autograder.checks.randmodels import manual_seed, random_convnet, random_mlp
 from autograder.checks.ex06_fusing.models import (
-    BiasRead, BigEps, Conv1dBN, ForkedChain, FunctionalBreak, KeywordBN, KeywordChain, MixedChain, ModuleFedBN,
-    NameClash, NoStatsBN, SelfChain, SharedFirst, SharedSecond, TakenNames, TwoBlocks, TwoUserConv
+    BiasRead, BigEps, Conv1dBN, ConvTransposeBN, ConvTwoSitesOneBN, ForkedChain, FunctionalBreak, KeywordBN,
+    KeywordChain, MixedChain, ModuleFedBN, MoreTakenNames, NameClash, NoStatsBN, SelfChain, SharedBN, SharedFirst,
+    SharedSecond, TakenNames, TwoBlocks, TwoUserConv
 )
 from autograder.checks.ex06_fusing.cases import _conv_bn, _linear, _model_case, _pair, _random_case, _train_case
 
@@ -40,6 +41,13 @@ def _pair_cases() -> list[Case]:
         Case("the 'chain' pair of random model seed 0 (unseen)", from_random_mlp(0)),
         Case("Linear(4->6) then Linear(5->3): the widths do not meet", two(4, 6, 3, True, True, 8, mismatch=5),
              data={"raises": "ValueError"}),
+        Case("float64 Linear(5->7, bias=False) then Linear(7->3)", two(5, 7, 3, False, True, 17, torch.float64)),
+        Case("float64 Linear(4->6, bias=False) then Linear(6->2, bias=False)",
+             two(4, 6, 2, False, False, 18, torch.float64)),
+        Case("Linear(4->6) then Linear(5->4): the widths do not meet, though second's output is first's input",
+             two(4, 6, 4, True, True, 19, mismatch=5), data={"raises": "ValueError"}),
+        given_again("Linear(5->7) then Linear(7->3) given again, after first's weight was doubled in place",
+                    two(5, 7, 3, True, True, 20), _double_first_weight),
     ]
 
 
@@ -62,6 +70,8 @@ def _chains_cases() -> list[Case]:
                     (4, 5)),
         _model_case("BiasRead: b(a(x)) + b.bias, the graph still reads b's bias after fusing a -> b (unseen)",
                     BiasRead, 16, (4, 5)),
+        _model_case("MoreTakenNames: submodules already called fused_linear_0, merged_0, fused0, linear_0, "
+                    "fused_a_b and fused_ab, and a parameter fused_linear_1 (unseen)", MoreTakenNames, 17, (4, 5)),
     ] + [_random_case(f"random model seed {s} (unseen)", random_mlp, s) for s in (39, 10, 16, 0)]
 
 
@@ -99,7 +109,18 @@ def _fold_cases() -> list[Case]:
         Case("Conv2d(3->4, 3, bias=False) + BatchNorm2d(4, eps=0.1)", pair(3, 4, 3, 11, bias=False, eps=0.1)),
         Case("Conv2d(3->4, 3) + BatchNorm2d(4, track_running_stats=False): nothing to fold",
              pair(3, 4, 3, 10, stats=False), data={"raises": "ValueError"}),
+        given_again("Conv2d(3->4, 3) + BatchNorm2d(4) given again, after the BatchNorm's running_mean moved by 0.5 in "
+                    "place", pair(3, 4, 3, 12), _move_running_mean),
     ]
+
+
+def _double_first_weight(first, second) -> None:
+    with torch.no_grad():
+        first.weight.mul_(2.0)
+
+
+def _move_running_mean(conv, bn) -> None:
+    bn.running_mean.add_(0.5)
 
 
 def _fuse_cases() -> list[Case]:
@@ -128,4 +149,20 @@ def _fuse_cases() -> list[Case]:
                     (2, 3, 7), bn=True, train=("bn1d",)),
         _model_case("KeywordBN: conv1 -> bn1(input=...) called by keyword, then conv2 -> bn2 (unseen)", KeywordBN, 15,
                     (2, 3, 6, 6), bn=True),
+        _model_case("ConvTwoSitesOneBN: conv(bn(conv(x))), one conv at two sites, only one of them before a "
+                    "BatchNorm2d (unseen)", ConvTwoSitesOneBN, 16, (2, 3, 6, 6), bn=True),
+        _model_case("ConvTransposeBN: ConvTranspose2d -> BatchNorm2d stays, Conv2d -> BatchNorm2d folds (unseen)",
+                    ConvTransposeBN, 17, (2, 4, 5, 5), bn=True),
+        _model_case("SharedBN: one BatchNorm2d after a conv and after a relu (unseen)", SharedBN, 18, (2, 3, 6, 6),
+                    bn=True),
+        _train_case("SharedConvNet in training mode: nothing it could fold, and still a ValueError (unseen)",
+                    SharedConvNet, 19, (2, 4, 8, 8), "the model is in training mode, though it has no pair to fold"),
+        _train_case("NoStatsBN in eval mode except bn1, a BatchNorm2d without running statistics (unseen)", NoStatsBN,
+                    20, (2, 3, 6, 6), "gm.bn1, a BatchNorm2d the graph calls, is in training mode (that it has no "
+                    "running statistics does not matter)", only="bn1"),
+        _train_case("ConvBNNet in eval mode except bn1, with a submodule 'spare' nobody calls (unseen)", ConvBNNet, 21,
+                    (2, 3, 8, 8), "gm.bn1 is in training mode (gm itself is in eval mode)", only="bn1",
+                    spare=True),
+        _model_case("ConvBNNet with a BatchNorm2d 'spare_bn' nobody calls, in training mode (unseen)", ConvBNNet, 22,
+                    (2, 3, 8, 8), bn=True, spare_bn=True),
     ] + [_random_case(f"random convnet seed {s} (unseen)", random_convnet, s) for s in (5, 11, 0, 9)]

@@ -116,6 +116,14 @@ def _shared_changed(gm: fx.GraphModule, ev: dict, kind: type, what: str) -> None
                 "ex06.module_called_from_more_than")
 
 
+def _expect_originals_kept(ev: dict, function: str) -> None:
+    """The modules the case's gm held (the traced model's own objects) keep their weights and buffers."""
+    changed = ev.get("originals_changed") or []
+    expect(not changed, f"{function} changed the module '{changed[0] if changed else ''}' that gm held in place: "
+                        "that object is the traced model's own, so the model now computes something else",
+           hint_of("ex06.leave_modules_gm_holds", name=changed[0] if changed else ""))
+
+
 def _common_graph_checks(ev: dict, gm: fx.GraphModule, kinds: tuple[type, ...], function: str) -> None:
     expect_lint(ev)
     expect_fresh(ev["stale"], "ex06.call_gm_recompile_after_changing")
@@ -309,6 +317,10 @@ def _fuse_judge(case: Case, ev: dict) -> None:
                    f"raised {ev['__raised__']} ({ev['message'][:200]}), expected {case.data['raises']} because "
                    f"{case.data['where']}",
                    "ex06.raise_valueerror_yourself_before_touching")
+            only = case.data.get("only")
+            expect(not only or only in ev["message"], f"the ValueError's message ({ev['message'][:200]}) does not "
+                   f"name '{only}', the BatchNorm2d in training mode", hint_of("ex06.say_which_module_trains",
+                                                                              name=only))
             return
         raise CheckFailed(f"returned a {type(ev).__name__ if not isinstance(ev, dict) else 'GraphModule'} "
                           f"instead of raising {case.data['raises']}, but {case.data['where']}: folding uses the "
@@ -361,6 +373,7 @@ def _fuse_judge(case: Case, ev: dict) -> None:
                 hint = "ex06.add_bn_eps_running_var"
     _expect_output(got, expected_out, "the fused module's output compared with the original's in eval mode", hint,
                    ev["weights"], diagnosed=hint is not neutral, float32=lambda: _float32_of(gm, *x))
+    _expect_originals_kept(ev, "fuse_conv_bn")
 
 
 def _pair_kind(gm: fx.GraphModule, bn_node: fx.Node) -> tuple:
@@ -384,6 +397,12 @@ def _fuse_raise(case: Case, raised: dict) -> str | None:
     """A ValueError about a submodule that is not a BatchNorm2d the graph calls (a traced container, say, or a
     BatchNorm1d); an IndexError reading node.args[0] of a BatchNorm2d called with its input by keyword."""
     gm, = case.make()
+    convlike = [n.args[0] for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.BatchNorm2d) and n.args
+                and isinstance(n.args[0], fx.Node) and isinstance(_module_of(gm, n.args[0]), nn.modules.conv._ConvNd)
+                and not isinstance(_module_of(gm, n.args[0]), nn.Conv2d)]
+    if convlike and raised["__raised__"] == "RuntimeError":
+        return hint_of("ex06.only_conv2d_folds", target=convlike[0].target,
+                       what=type(_module_of(gm, convlike[0])).__name__)
     if raised["__raised__"] == "IndexError":
         keyword = [n for n in gm.graph.nodes if isinstance(_module_of(gm, n), nn.BatchNorm2d) and not n.args]
         return hint_of("ex06.batchnorm2d_called_by_keyword", target=keyword[0].target) if keyword else None
