@@ -16,7 +16,7 @@ from autograder.checks.evidence import quiet_one_thread
 from autograder.checks import keyring
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import current_salt, generator, manual_seed, RandomMLP, seeded_randn
-from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade, _Lookalikes
+from autograder.checks.ex07_qat.models import _Custom, _Diagnostic, _Handmade, _Lookalikes, _WithImpostor
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -110,6 +110,15 @@ def _handmade() -> fx.GraphModule:
     return fx.GraphModule(root, g)
 
 
+def _with_impostor() -> fx.GraphModule:
+    """A fake-quant, then a module whose class is named FakeQuantizeBase but is no FakeQuantizeBase, then a Linear."""
+    manual_seed(9)
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_module("lin", (g.call_module("impostor", (g.call_module("input_quant", (x,)),)),)))
+    return fx.GraphModule(_WithImpostor(), g)
+
+
 def _lookalikes() -> fx.GraphModule:
     """Counts 3: the fake-quants 'qin' once and 'sub.fq' (inside a submodule) twice. Besides them a call_function
     torch.fake_quantize_per_tensor_affine, a Gate (a buffer named fake_quant_enabled, no FakeQuantizeBase) called
@@ -156,9 +165,10 @@ def _blobs(n: int, features: int, classes: int, seed: int) -> tuple[torch.Tensor
 
 def _ft_case(label: str, build: Callable[[], nn.Module], in_shape: tuple, classes: int, n_batches: int,
              steps: int, lr: float, *, eval_mode: bool = False, seed: int = 0, scale: float = 1.0,
-             stale_grads: bool = False) -> Case:
+             stale_grads: bool = False, set_up: Callable[[fx.GraphModule], Any] | None = None) -> Case:
     """`scale` multiplies the inputs (large inputs, large gradients); `stale_grads`: the model arrives holding the
-    gradients of one loss.backward() on the last batch, as after a loss printed with backward() beforehand."""
+    gradients of one loss.backward() on the last batch, as after a loss printed with backward() beforehand;
+    `set_up(prepared)` changes the prepared model as its caller had (a submodule's mode, observers, frozen weights)."""
     def make():
         batches = []
         for b in range(n_batches):
@@ -175,6 +185,8 @@ def _ft_case(label: str, build: Callable[[], nn.Module], in_shape: tuple, classe
                 torch.nn.functional.cross_entropy(prepared(batches[-1][0]), batches[-1][1]).backward()
         if eval_mode:
             prepared.eval()
+        if set_up is not None:
+            set_up(prepared)
         return prepared, batches, steps, lr
     return Case(label, make, data={"steps": steps, "lr": lr, "n_batches": n_batches, "eval_mode": eval_mode})
 

@@ -103,7 +103,11 @@ def _ft_evidence(result: Any, args: tuple) -> dict:
         "same": result is prepared,
         "training": bool(prepared.training),
         "params": {n: p.detach().clone() for n, p in prepared.named_parameters()},
-        "buffers": {n: b.detach().clone() for n, b in prepared.named_buffers() if b.is_floating_point()},
+        "buffers": {n: b.detach().clone() for n, b in prepared.named_buffers()},   # the observers' switches too
+        "in_eval": [n for n, m in prepared.named_modules() if not m.training][:5],
+        "frozen": [n for n, p in prepared.named_parameters() if not p.requires_grad],
+        "batches_grad": any(isinstance(t, torch.Tensor) and t.requires_grad
+                            for batch in args[1] if isinstance(batch, (tuple, list)) for t in batch),
     }
 
 

@@ -122,3 +122,50 @@ class _Lookalikes(nn.Module):
         self.sub = _Block()
         self.gate = Gate()
         self.lin = nn.Linear(4, 4)
+
+
+class Impostor(nn.Identity):
+    """Not a fake-quantize module, though its class is named FakeQuantizeBase: a class name proves nothing."""
+
+
+Impostor.__name__ = Impostor.__qualname__ = "FakeQuantizeBase"
+
+
+class _WithImpostor(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_quant = FusedMovingAvgObsFakeQuantize()
+        self.impostor = Impostor()
+        self.lin = nn.Linear(4, 4)
+
+
+class DropQATNet(nn.Module):
+    """A classifier with an nn.Dropout(p=0.0) between its Linears: a dropout that drops nothing, so training runs
+    the same whatever the random numbers, and its module's mode still shows whether training left it in train mode."""
+
+    def __init__(self, features: int = 8, hidden: int = 16, classes: int = 3) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(features, hidden)
+        self.drop = nn.Dropout(p=0.0)
+        self.fc2 = nn.Linear(hidden, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.drop(torch.relu(self.fc1(x))))
+
+
+class NonPersistent(nn.Module):
+    """A Linear and a large buffer registered with persistent=False, which state_dict() leaves out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("scratch", torch.zeros(10000), persistent=False)
+
+
+class HasModule(nn.Module):
+    """A submodule named `module` beside a larger one: not a DataParallel wrapper, whatever the name says."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.module = nn.Linear(4, 4)
+        self.head = nn.Linear(64, 64)

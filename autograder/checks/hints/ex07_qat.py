@@ -56,6 +56,15 @@ PROGRESSIVE: dict[str, list[str]] = {
 }
 
 HINTS: dict[str, str] = {
+    'ex07.every_submodule_trains':
+        'call prepared.train() itself, even when prepared.training is already True: it puts every submodule in '
+        'train mode (a submodule the caller left in eval mode too), and change no mode after it',
+    'ex07.leave_quant_switches':
+        'leave every observer and fake-quant switched on or off as the caller had it: no enable_observer, '
+        'disable_observer, enable_fake_quant or disable_fake_quant, before the steps or after them',
+    'ex07.leave_batches_as_given':
+        "leave the caller's batches as they are: no requires_grad_() on them (nothing here needs a gradient of the "
+        'input)',
     'ex07.unread_node_counts_too':
         'a fake-quantize node whose value nothing reads is a node of the graph too: count every call_module node '
         'whose module is a FakeQuantizeBase, with users or not',

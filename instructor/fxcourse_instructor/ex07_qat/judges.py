@@ -264,7 +264,8 @@ def _loop(prepared: nn.Module, batches: list, steps: int, lr: float, variant: st
 
 def _state(model: nn.Module) -> dict:
     return {"params": {n: p.detach().clone() for n, p in model.named_parameters()},
-            "buffers": {n: b.detach().clone() for n, b in model.named_buffers() if b.is_floating_point()}}
+            "buffers": {n: b.detach().clone() for n, b in model.named_buffers()},
+            "frozen": [n for n, p in model.named_parameters() if not p.requires_grad]}
 
 
 def _loss(model: nn.Module, batches: list) -> float:
@@ -333,6 +334,19 @@ def _ft_judge(case: Case, ev: dict) -> None:
         else:
             hint = "ex07.qat_finetune_trains_train_mode"
         raise CheckFailed(msg, hint)
+    expect(not ev.get("in_eval"), f"the model is in train mode after qat_finetune but its submodule "
+           f"'{(ev.get('in_eval') or [''])[0]}' is in eval mode: expected every submodule in train mode",
+           "ex07.every_submodule_trains")
+    expect(ev.get("frozen", []) == ref["final"]["frozen"], f"the parameters that require no grad are "
+           f"{ev.get('frozen', [])} after qat_finetune, expected {ref['final']['frozen']} as the caller left them",
+           "shared.leave_requires_grad_caller_s")
+    expect(not ev.get("batches_grad"), "a batch tensor requires grad after qat_finetune: the caller's batches were "
+           "changed", "ex07.leave_batches_as_given")
+    switches = [n for n in ref["final"]["buffers"] if n.endswith(("observer_enabled", "fake_quant_enabled"))]
+    switched = first_far_tensor({n: ev["buffers"][n] for n in switches if n in ev["buffers"]},
+                                {n: ref["final"]["buffers"][n] for n in switches})
+    expect(switched is None, f"the observers' and fake-quants' switches are not as the caller left them after "
+           f"qat_finetune: {switched}", "ex07.leave_quant_switches")
     mismatch = first_far_tensor(ev["params"], ref["final"]["params"])
     if mismatch is not None:
         expect_trained(ev["params"], ref["initial"]["params"], steps)
