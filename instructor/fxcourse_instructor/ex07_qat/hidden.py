@@ -27,7 +27,13 @@ def _prep_cases() -> list[Case]:
         _prep_case("QATNet with backend='qnnpack'", lambda: _seeded(QATNet, 5), (4, 16), backend="qnnpack"),
         _prep_case("QATNet with backend='onednn' (its own mapping, not x86's)", lambda: _seeded(QATNet, 6), (4, 16),
                    backend="onednn"),
+        given_again("QATNet given again, after its fc2 got a new weight (a new Parameter) in place",
+                    _prep_case("", lambda: _seeded(QATNet, 11), (4, 16)).make, _new_fc2_weight, data={"backend": "x86"}),
     ]
+
+
+def _new_fc2_weight(model, example_inputs) -> None:
+    model.fc2.weight = nn.Parameter(model.fc2.weight.detach() * -0.5)
 
 
 def _count_cases() -> list[Case]:
