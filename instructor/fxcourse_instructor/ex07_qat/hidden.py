@@ -28,7 +28,8 @@ def _prep_cases() -> list[Case]:
         _prep_case("QATNet with backend='onednn' (its own mapping, not x86's)", lambda: _seeded(QATNet, 6), (4, 16),
                    backend="onednn"),
         given_again("QATNet given again, after its fc2 got a new weight (a new Parameter) in place",
-                    _prep_case("", lambda: _seeded(QATNet, 11), (4, 16)).make, _new_fc2_weight, data={"backend": "x86"}),
+                    _prep_case("", lambda: _seeded(QATNet, 11), (4, 16)).make, _new_fc2_weight,
+                    data={"backend": "x86"}),
     ]
 
 
