@@ -261,3 +261,43 @@ class DeadDropNet(nn.Module):
         self.drop(h)
         F.dropout(h, 0.5, training=self.training)
         return h.relu()
+
+
+class TupleOut(nn.Module):
+    """Returns (fc2(h), h): the output node reads h inside a tuple, beside another value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(4, 6)
+        self.fc2 = nn.Linear(6, 3)
+
+    def forward(self, x: torch.Tensor):
+        h = torch.relu(self.fc1(x))
+        return self.fc2(h), h
+
+
+class DropoutNames(nn.Module):
+    """An nn.Dropout(p=0.0) (a dropout all the same), a Linear whose name holds 'drop' (backdrop_proj), and an
+    nn.Dropout called with its input by keyword."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self.quiet = nn.Dropout(p=0.0)
+        self.backdrop_proj = nn.Linear(6, 6)
+        self.drop = nn.Dropout(p=0.3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(input=self.backdrop_proj(self.quiet(self.fc(x))))
+
+
+class OutputNamed(nn.Module):
+    """A submodule named output: its call node is 'output', and the graph's output node is 'output_1'."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.output = nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.output(x))
+

@@ -49,6 +49,12 @@ PROGRESSIVE: dict[str, list[str]] = {
 }
 
 HINTS: dict[str, str] = {
+    'ex05.run_gm_on_the_inputs_given':
+        'run gm on the inputs you are given, every time (ShapeProp(gm).propagate(*inputs) or an fx.Interpreter): the '
+        "tensor_meta already in node.meta is an earlier run's, on inputs of other shapes",
+    'ex05.shape_when_the_node_ran':
+        "take each node's shape when that node has run (in run_node, or ShapeProp's tensor_meta), not from the "
+        'values once the whole graph has run: a later node may change a value in place (unsqueeze_)',
     'ex05.return_total_instead_printing':
         'return the total instead of printing it',
     'ex05.return_total_function_ended_without':

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import torch
 
-from fxplayground import ThreeReluNet, TinyNet
+from torch.fx.passes.shape_prop import ShapeProp
+
+from fxplayground import LinearChain, ThreeReluNet, TinyNet
 
 from autograder.checks.framework import Case, given_again
 from autograder.checks.randmodels import (
     negate_in_place, random_convnet, random_mlp, seeded_randn, with_unread_call
 )
 from autograder.checks.ex05_inserting.models import (
-    BufferNet, DeadDropNet, DropoutZooNet, EncoderDropNet, EncoderHeadNet, FunctionalDropNet, FunctionalLinearNet,
-    OutputDropNet, ReshapeNet, RowsNet, ShapeZoo, SharedDropNet, SharedUse, SideBranch, SingleOut, SubclassLinearNet,
-    TwoInputs, UnusedNodesDropNet
+    BufferNet, DeadDropNet, DropoutNames, DropoutZooNet, EncoderDropNet, EncoderHeadNet, FunctionalDropNet,
+    FunctionalLinearNet, OutputDropNet, OutputNamed, ReshapeNet, RowsNet, ShapeZoo,
+    SharedDropNet, SharedUse, SideBranch, SingleOut, SubclassLinearNet, TupleOut, TwoInputs,
+    UnusedNodesDropNet
 )
 from autograder.checks.ex05_inserting.cases import (
     DropoutLeafTracer, _drop_case, _flops_case, _insert_case, _shape_case, _traced, _width, double
@@ -39,6 +42,13 @@ def _insert_cases() -> list[Case]:
                      UnusedNodesDropNet, ((3, 4),), "sin", torch.tanh, seed=10),
         Case("TinyNet, an unknown node name 'fc9'", lambda: (_traced(TinyNet(), seeded_randn(2, 4)), "fc9", torch.tanh),
              data={"raises": "KeyError", "name": "fc9"}),
+        Case("LinearChain 4->8->2, 'layers.0': a target, no node's name (the node is layers_0)",
+             lambda: (_traced(LinearChain((4, 8, 2)), seeded_randn(2, 4)), "layers.0", torch.tanh),
+             data={"raises": "KeyError", "name": "layers.0"}),
+        _insert_case("TwoInputs, tanh after its first input 'x' (the second placeholder 'y' comes after it)",
+                     TwoInputs, ((2, 7, 3), (2, 7, 4)), "x", torch.tanh, seed=11),
+        _insert_case("tanh after 'relu', which the output reads inside a tuple beside fc2's value", TupleOut,
+                     ((3, 4),), "relu", torch.tanh, seed=13),
     ]
     return cases
 
@@ -64,6 +74,8 @@ def _drop_cases() -> list[Case]:
                    "node calls (eval mode)", EncoderDropNet, ((3, 2, 8),), train=False, seed=10),
         _drop_case("dropouts whose results nothing reads: an nn.Dropout call, an F.dropout call", DeadDropNet,
                    ((3, 4),), train=True, seed=11),
+        _drop_case("an nn.Dropout(p=0.0), a Linear named backdrop_proj, and an nn.Dropout called with input=",
+                   DropoutNames, ((3, 4),), train=True, seed=12),
         _drop_case("a model with no dropout at all (random model seed 42)",
                    lambda: random_mlp(42, steps=("linear", "relu_mod", "branch")), _width(3), train=False, seed=7),
     ]
@@ -83,7 +95,20 @@ def _shape_cases() -> list[Case]:
         _shape_case("random conv model seed 52", lambda: random_convnet(52), ((2, 3, 6, 6),), 6),
         _given_again(_shape_case("TinyNet on a (3, 4) input, given again after a pass put torch.neg after its "
                                  "output in place", TinyNet, ((3, 4),), 53), negate_in_place),
+        _shape_case("a submodule named output: its call node is 'output', the output node 'output_1'", OutputNamed,
+                    ((3, 4),), 55),
+        _stale_meta(_shape_case("TinyNet on a (3, 4) input, its nodes' tensor_meta left by a ShapeProp run on (9, 4)",
+                                TinyNet, ((3, 4),), 56)),
     ]
+
+
+def _stale_meta(case: Case) -> Case:
+    """`case`'s gm after ShapeProp ran it on an input of 9 rows: node.meta holds the shapes of that run."""
+    def make():
+        gm, *inputs = case.make()
+        ShapeProp(gm).propagate(torch.zeros(9, *inputs[0].shape[1:]))
+        return (gm, *inputs)
+    return Case(case.label, make, kwargs=case.kwargs, data=case.data)
 
 
 def _given_again(case: Case, change) -> Case:
@@ -108,4 +133,14 @@ def _flops_cases() -> list[Case]:
         _flops_case("random model seed 62", lambda: random_mlp(62), _width(4), 7),
         _given_again(_flops_case("TinyNet on a (3, 4) input, given again after a pass added a call of fc1 on its "
                                  "input in place", TinyNet, ((3, 4),), 63), lambda gm: with_unread_call(gm, "fc1")),
+        _flops_case("TinyNet on a 4-D (2, 3, 5, 4) input", TinyNet, ((2, 3, 5, 4),), 64),
+        _stale_meta(_flops_case("TinyNet on a (3, 4) input, its nodes' tensor_meta left by a ShapeProp run on (9, 4)",
+                                TinyNet, ((3, 4),), 66)),
+        _given_again(_flops_case("TinyNet on a (3, 4) input, given again after fc1 and fc2 were replaced by wider "
+                                 "Linears in place (gm.code unchanged)", TinyNet, ((3, 4),), 67), _widen),
     ]
+
+
+def _widen(gm) -> None:
+    """fc1 4->16 and fc2 16->2 in place of 4->8 and 8->2: the graph and its code stay as they were."""
+    gm.fc1, gm.fc2 = torch.nn.Linear(4, 16), torch.nn.Linear(16, 2)

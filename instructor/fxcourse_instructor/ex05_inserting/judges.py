@@ -355,8 +355,15 @@ def _values_by_name(gm: fx.GraphModule, *inputs: torch.Tensor) -> dict[str, obje
     return {n.name: v for n, v in interp.env.items()}
 
 
+def _meta_shapes(gm: fx.GraphModule) -> dict[str, tuple]:
+    """The shapes the nodes' tensor_meta held when the case made gm (an earlier ShapeProp run's, if any)."""
+    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes
+            if hasattr(n.meta.get("tensor_meta"), "shape")}
+
+
 def _shape_judge(case: Case, ev) -> None:
     gm, *inputs = case.make()
+    stale = _meta_shapes(gm)   # before the reference runs ShapeProp over them
     expected = reference_shapes(gm, *inputs)
     values = _values_by_name(gm, *inputs)
     nodes = {n.name: n for n in gm.graph.nodes}
@@ -395,8 +402,12 @@ def _shape_judge(case: Case, ev) -> None:
         if ev["kinds"][name] == "list":
             raise CheckFailed(f"node '{name}': the shape is a list, expected a tuple of ints",
                               "ex05.convert_tuple_tensor_shape")
+        final = values.get(name)
         expect(tuple(got[name]) == shape, f"node '{name}': shape {tuple(got[name])}, expected {shape}, the "
-                                          "shape of its value when gm runs on the inputs given")
+                                          "shape of its value when gm runs on the inputs given",
+               "ex05.run_gm_on_the_inputs_given" if stale.get(name) == tuple(got[name]) else
+               "ex05.shape_when_the_node_ran" if isinstance(final, torch.Tensor)
+               and tuple(final.shape) == tuple(got[name]) else None)
 
 
 def _buffer_reads(gm: fx.GraphModule) -> dict[str, str]:
@@ -452,11 +463,25 @@ def _flops_variants(gm: fx.GraphModule, *inputs: torch.Tensor) -> dict[str, int]
     return out
 
 
+def _stale_flops(gm: fx.GraphModule, stale: dict[str, tuple]) -> int | None:
+    """The count from the shapes node.meta held before the call (None where some Linear's input has none)."""
+    try:
+        return sum(2 * math.prod(stale[n.args[0].name][:-1]) * m.in_features * m.out_features
+                   for n in gm.graph.nodes if n.op == "call_module"
+                   for m in [gm.get_submodule(n.target)] if isinstance(m, nn.Linear))
+    except (KeyError, IndexError, AttributeError):
+        return None
+
+
 def _flops_judge(case: Case, got) -> None:
     gm, *inputs = case.make()
+    stale = _meta_shapes(gm)   # before the reference runs ShapeProp over them
     expected = reference_linear_flops(gm, *inputs)
     if got == expected:
         return
+    if stale and got == _stale_flops(gm, stale):
+        raise CheckFailed(f"counted {got} FLOPs, expected {expected}: the count of the shapes node.meta held "
+                          "before the call", "ex05.run_gm_on_the_inputs_given")
     variants = _flops_variants(*case.make())
     called = {n.target for n in gm.graph.nodes if n.op == "call_module"}
     subclass = next((f"'{t}' is a {type(m).__name__}" for t in sorted(called) for m in [gm.get_submodule(t)]
@@ -476,8 +501,10 @@ def _flops_judge(case: Case, got) -> None:
     matches = [h for key, h in hints if variants[key] == got and variants[key] != expected]
     if len(matches) == 1:
         raise CheckFailed(f"counted {got} FLOPs, expected {expected}", matches[0])
+    deep = any(x.dim() > 3 for x in inputs)   # rows from some leading dimensions only shows on such inputs
     raise CheckFailed(f"counted {got} FLOPs, expected {expected}: the sum of 2 * rows * in_features * "
-                      "out_features over the nn.Linear calls, rows from the input each call receives")
+                      "out_features over the nn.Linear calls, rows from the input each call receives",
+                      "ex05.rows_product_all_leading_dimensions" if deep else None)
 
 
 def _insert_raise(case: Case, raised: dict) -> str | None:

@@ -340,7 +340,7 @@ def insert_after(gm, node_name, fn):
 class _NoDropout(fx.Transformer):
     def call_module(self, target, args, kwargs):
         if isinstance(self.fetch_attr(target), DROPOUT_MODULES):
-            return args[0]
+            return args[0] if args else kwargs["input"]
         return super().call_module(target, args, kwargs)
 
     def call_function(self, target, args, kwargs):
