@@ -194,3 +194,48 @@ def _handmade_qdq(per_channel_only: bool = False, rounds: int = 2, aten_ops: boo
             h = g.call_function(torch.ops.aten.dequantize.self, (eager,))
     g.output(h)
     return fx.GraphModule(root, g)
+
+
+def _more_fake_quants() -> fx.GraphModule:
+    """One fake-quant registered under two names (fq_a and fq_b, one module: named_modules() lists it once) and
+    called by both, two call_function torch.fake_quantize_per_tensor_affine (no module), and a call of a nested
+    GraphModule whose own graph calls a fake-quant (a node of that graph, not of this one): answer 2. Looking
+    targets up in named_modules() gives 1 (3 with the call_functions); the nested graph's node counted gives 3."""
+    manual_seed(13)
+    root = nn.Module()
+    root.fq_a = FusedMovingAvgObsFakeQuantize()
+    root.fq_b = root.fq_a
+    inner_root = nn.Module()
+    inner_root.fq = FusedMovingAvgObsFakeQuantize()
+    inner = fx.Graph()
+    inner.output(inner.call_module("fq", (inner.placeholder("x"),)))
+    root.inner = fx.GraphModule(inner_root, inner)
+    g = fx.Graph()
+    h = g.call_module("fq_a", (g.placeholder("x"),))
+    for _ in range(2):
+        h = g.call_function(torch.fake_quantize_per_tensor_affine, (h, 0.1, 0, -128, 127))
+    g.output(g.call_module("fq_b", (g.call_module("inner", (h,)),)))
+    return fx.GraphModule(root, g)
+
+
+def _more_qdq() -> fx.GraphModule:
+    """Q/DQ nodes in forms the counts must cover too: the .tensor2 overloads (scale, zero point and range as
+    tensors), a quantize node whose value nobody reads, and a call of a nested GraphModule whose own graph holds a
+    Q/DQ pair (nodes of that graph, not of this one): answer (2, 1)."""
+    root = nn.Module()
+    for name, value in (("s", torch.tensor(0.05)), ("z", torch.tensor(0)), ("lo", torch.tensor(-128)),
+                        ("hi", torch.tensor(127))):
+        root.register_buffer(name, value)
+    inner = fx.Graph()
+    x = inner.placeholder("x")
+    q = inner.call_function(QD.quantize_per_tensor.default, (x, 0.05, 0, -128, 127, torch.int8))
+    inner.output(inner.call_function(QD.dequantize_per_tensor.default, (q, 0.05, 0, -128, 127, torch.int8)))
+    root.inner = fx.GraphModule(nn.Module(), inner)
+    g = fx.Graph()
+    x = g.placeholder("x")
+    s, z, lo, hi = (g.get_attr(n) for n in ("s", "z", "lo", "hi"))
+    g.call_function(QD.quantize_per_tensor.default, (x, 0.05, 0, -128, 127, torch.int8))   # nobody reads it
+    q = g.call_function(QD.quantize_per_tensor.tensor2, (x, s, z, lo, hi, torch.int8))
+    h = g.call_function(QD.dequantize_per_tensor.tensor2, (q, s, z, lo, hi, torch.int8))
+    g.output(g.call_module("inner", (h,)))
+    return fx.GraphModule(root, g)

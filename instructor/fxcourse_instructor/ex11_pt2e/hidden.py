@@ -7,7 +7,8 @@ import torch
 from autograder.checks.framework import Case
 from autograder.checks.randmodels import random_mlp, with_unread_call
 from autograder.checks.ex11_pt2e.models import (
-    PairNet, SigmoidHead, _diagnostic, _dropout, _handmade_qdq, _nested_fake_quants, _qatnet, _seeded, _x
+    PairNet, SigmoidHead, _diagnostic, _dropout, _handmade_qdq, _more_fake_quants, _more_qdq, _nested_fake_quants,
+    _qatnet, _seeded, _x
 )
 from autograder.checks.ex11_pt2e.cases import (
     _HIDDEN_ORDER, _calibrated, _converted, _fresh, _ft_case, _prep_case, _prepared
@@ -50,6 +51,8 @@ def _count_cases() -> list[Case]:
              lambda: (_switched_off("DropoutNet"),)),
         Case("the hand-built graph with a fake-quant call on the input whose value nobody reads",
              lambda: (with_unread_call(_diagnostic(), "activation_post_process_0"),)),
+        Case("a hand-built graph: one fake-quant under two names, two call_function fake-quantizes, a nested "
+             "GraphModule calling a fake-quant of its own (unseen)", lambda: (_more_fake_quants(),)),
     ]
 
 
@@ -83,4 +86,6 @@ def _count_qdq_cases() -> list[Case]:
              "quantize's ATen ops (unseen)", lambda: (_handmade_qdq(aten_ops=True),)),
         Case("QATNet exported, never quantized", lambda: (_fresh("exported QATNet", lambda: torch.export.export(
             _qatnet(), (_x(4, 16),)).module()),)),
+        Case("a hand-built graph: .tensor2 overloads, a quantize node nobody reads, a nested GraphModule holding a "
+             "Q/DQ pair of its own (unseen)", lambda: (_more_qdq(),)),
     ]
