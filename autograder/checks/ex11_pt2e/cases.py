@@ -138,10 +138,14 @@ def _batches(key: str, n: int, classes: int, seed: int) -> list:
     return out
 
 
-def _ft_case(label: str, key: str, classes: int, n_batches: int, steps: int, lr: float, seed: int = 0) -> Case:
+def _ft_case(label: str, key: str, classes: int, n_batches: int, steps: int, lr: float, seed: int = 0,
+             stale_grads: bool = False) -> Case:
+    """`stale_grads`: the model arrives holding the gradients of one loss.backward() on the last batch."""
     def make():
         prepared = _prepared(key)
         batches = _batches(key, n_batches, classes, seed)
+        if stale_grads:
+            torch.nn.functional.cross_entropy(prepared(batches[-1][0]), batches[-1][1]).backward()
         manual_seed(seed)   # dropout draws the same masks in the learner's run and the reference's
         return prepared, batches, steps, lr
     return Case(label, make, data={"steps": steps, "lr": lr, "n_batches": n_batches})

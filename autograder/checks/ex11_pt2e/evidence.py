@@ -126,7 +126,7 @@ def _count_evidence(result: Any, args: tuple) -> int:
 
 def _state(model: nn.Module) -> dict:
     return {"params": {n: p.detach().clone() for n, p in model.named_parameters()},
-            "buffers": {n: b.detach().clone() for n, b in model.named_buffers() if b.is_floating_point()}}
+            "buffers": {n: b.detach().clone() for n, b in model.named_buffers()}}   # the observers' switches too
 
 
 def _ft_evidence(result: Any, args: tuple) -> dict:

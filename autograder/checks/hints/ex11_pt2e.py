@@ -53,6 +53,9 @@ PROGRESSIVE: dict[str, list[str]] = {
 }
 
 HINTS: dict[str, str] = {
+    'ex11.leave_quant_switches':
+        'leave every observer and fake-quant switched on or off as it arrived: no disable_observer or '
+        'enable_observer before the steps or after them (the model stays as ready to train as it came)',
     'ex11.return_number_nodes_int_len':
         'return the number of nodes, an int (len(...) or sum(...))',
     'ex11.return_prepared_same_object_trained':

@@ -64,6 +64,8 @@ def _ft_cases() -> list[Case]:
                  0.2, seed=2),
         _ft_case("QATNet prepared, 2 batches cycled over steps=5, lr=0.3", "QATNet", 4, 2, 5, 0.3, seed=3),
         _ft_case("QATNet prepared, steps=0 (nothing to do)", "QATNet", 4, 2, 0, 0.1, seed=4),
+        _ft_case("QATNet prepared, holding the gradients of an earlier loss.backward(), steps=3, lr=0.1", "QATNet",
+                 4, 2, 3, 0.1, seed=5, stale_grads=True),
     ]
 
 

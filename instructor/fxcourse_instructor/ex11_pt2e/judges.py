@@ -7,7 +7,7 @@ import torch
 
 from autograder.checks.framework import Case, CheckFailed
 from autograder.checks.evidence import (
-    TRAINING_LOOP_HINTS, expect_trained, first_far_tensor, max_difference as _max_diff, training_loop,
+    TRAINING_LOOP_HINTS, expect, expect_trained, first_far_tensor, max_difference as _max_diff, training_loop,
 )
 from autograder.checks.ex11_pt2e.models import (
     FakeQuantizeBase, FusedMovingAvgObsFakeQuantize, ObserverBase, convert_pt2e, move_exported_model_to_eval,
@@ -251,6 +251,11 @@ def _ft_judge(case: Case, ev: dict) -> None:
             hint = WEIGHT_DECAY_HINT
         raise CheckFailed(f"after {steps} steps the parameters differ from plain SGD on cross-entropy: {mismatch}",
                           hint or "ex11.each_step_x_y_batches")
+    switches = [n for n in ref["final"]["buffers"] if n.endswith(("observer_enabled", "fake_quant_enabled"))]
+    switched = first_far_tensor({n: ev["buffers"][n] for n in switches if n in ev["buffers"]},
+                                {n: ref["final"]["buffers"][n] for n in switches})
+    expect(switched is None, f"the observers' and fake-quants' switches are not as they arrived after "
+           f"pt2e_finetune: {switched}", "ex11.leave_quant_switches")
     mismatch = first_far_tensor(ev["buffers"], ref["final"]["buffers"])
     if mismatch is not None:
         raise CheckFailed(f"the parameters match but the fake-quant statistics do not: {mismatch}",
