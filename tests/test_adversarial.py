@@ -659,3 +659,19 @@ def test_a_fifo_as_the_notebook_is_refused_without_blocking(tmp_path):
     os.mkfifo(path)  # nobody ever writes to it: a plain open() would wait for ever
     with pytest.raises(NotebookError, match="is a named pipe, not a regular file"):
         grade(path)
+
+
+def test_a_first_call_that_wrecks_its_arguments_fails_the_case_given_again_and_the_worker_goes_on(tmp_path):
+    """The change between the two calls of a case given again runs on what the first call left: a count_nodes that
+    swaps gm's graph for an empty one (no output node) leaves nothing to change, and that case fails with a
+    message, not a crashed worker."""
+    wreck = ("import torch.fx\n"
+             "def count_nodes(gm, op=None):\n"
+             "    n = sum(1 for node in gm.graph.nodes if op is None or node.op == op)\n"
+             "    gm.graph = torch.fx.Graph()\n"
+             "    return n\n")
+    report, scores = grade(submit(tmp_path, {"count_nodes": wreck}))
+    expect(scores, {"test_count_nodes": 0.0})   # node_summary, outputs_match and the quiz keep their points
+    (test,) = [t for t in report.tests if t.id == "test_count_nodes"]
+    # the first failing case is named, as for any answer that changes its input: no crashed worker
+    assert "must leave its inputs as they were" in test.message and "exited" not in test.message, test.message

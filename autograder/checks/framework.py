@@ -265,7 +265,12 @@ def _collect(check: Check, fn: Any, case: Case) -> tuple[Any, tuple, Any]:
         kwargs, first, returned = case.kwargs(), None, None   # given again: the first call's value and result
         for turn in range(1 if case.again is None else 2):
             if turn:   # given again: the same objects, changed in place, a second time (the call judged)
-                case.again[1](*args)
+                try:
+                    case.again[1](*args)
+                except Exception as exc:   # the first call left them so that the change cannot be made
+                    return {"__failed__": f"{check.function}'s first call left its arguments so that the grader "
+                                          f"could not change them for the second ({type(exc).__name__}): it must "
+                                          "leave them as they were", "hint": None}, args, before
             try:
                 before = plain(args_state(args)) if check.unchanged else None
             except Exception:   # arguments the snapshot cannot describe: nothing to compare, never a crash
