@@ -15,7 +15,7 @@ from autograder.checks.evidence import (
     deleted_while_called_hint, describe_graph, expect, expect_close, expect_fresh, expect_lint, qualified,
 )
 from fxcourse_instructor.ex05_inserting.references import (
-    _reference_outputs, reference_insert_after, reference_linear_flops, reference_shapes,
+    _meta_shapes, _reference_outputs, _stale_flops, reference_insert_after, reference_linear_flops, reference_shapes,
 )
 
 
@@ -355,12 +355,6 @@ def _values_by_name(gm: fx.GraphModule, *inputs: torch.Tensor) -> dict[str, obje
     return {n.name: v for n, v in interp.env.items()}
 
 
-def _meta_shapes(gm: fx.GraphModule) -> dict[str, tuple]:
-    """The shapes the nodes' tensor_meta held when the case made gm (an earlier ShapeProp run's, if any)."""
-    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes
-            if hasattr(n.meta.get("tensor_meta"), "shape")}
-
-
 def _shape_judge(case: Case, ev) -> None:
     gm, *inputs = case.make()
     stale = _meta_shapes(gm)   # before the reference runs ShapeProp over them
@@ -461,16 +455,6 @@ def _flops_variants(gm: fx.GraphModule, *inputs: torch.Tensor) -> dict[str, int]
                      if len(once) < len(calls) else None)
     out["functional"] = reference_linear_flops(gm, *inputs) + sum(2 * r * i * o for r, i, o in fcalls)
     return out
-
-
-def _stale_flops(gm: fx.GraphModule, stale: dict[str, tuple]) -> int | None:
-    """The count from the shapes node.meta held before the call (None where some Linear's input has none)."""
-    try:
-        return sum(2 * math.prod(stale[n.args[0].name][:-1]) * m.in_features * m.out_features
-                   for n in gm.graph.nodes if n.op == "call_module"
-                   for m in [gm.get_submodule(n.target)] if isinstance(m, nn.Linear))
-    except (KeyError, IndexError, AttributeError):
-        return None
 
 
 def _flops_judge(case: Case, got) -> None:

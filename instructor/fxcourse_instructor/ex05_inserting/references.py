@@ -61,3 +61,21 @@ def reference_linear_flops(gm: fx.GraphModule, *inputs: torch.Tensor) -> int:
     with torch.no_grad():
         Counter(gm).run(*inputs)
     return total
+
+
+# What the answers that trust the tensor_meta a case's gm arrived with compute (to name that mistake).
+
+def _meta_shapes(gm: fx.GraphModule) -> dict[str, tuple]:
+    """The shapes the nodes' tensor_meta held when the case made gm (an earlier ShapeProp run's, if any)."""
+    return {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes
+            if hasattr(n.meta.get("tensor_meta"), "shape")}
+
+
+def _stale_flops(gm: fx.GraphModule, stale: dict[str, tuple]) -> int | None:
+    """The count from the shapes node.meta held before the call (None where some Linear's input has none)."""
+    try:
+        return sum(2 * math.prod(stale[n.args[0].name][:-1]) * m.in_features * m.out_features
+                   for n in gm.graph.nodes if n.op == "call_module"
+                   for m in [gm.get_submodule(n.target)] if isinstance(m, nn.Linear))
+    except (KeyError, IndexError, AttributeError):
+        return None
