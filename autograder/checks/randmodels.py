@@ -286,10 +286,7 @@ def edited_not_recompiled(model: nn.Module) -> "torch.fx.GraphModule":
     """model's trace after a pass put torch.neg after its first torch.relu node and did not call recompile() yet:
     the graph has the node, gm.code (what gm runs) does not, until the caller recompiles."""
     gm = torch.fx.symbolic_trace(model)
-    relu = next(n for n in gm.graph.nodes if n.target is torch.relu)
-    with gm.graph.inserting_after(relu):
-        neg = gm.graph.call_function(torch.neg, (relu,))
-    relu.replace_all_uses_with(neg, delete_user_cb=lambda user: user is not neg)
+    negate_in_place(gm, next(n.name for n in gm.graph.nodes if n.target is torch.relu), recompile=False)
     return gm
 
 
@@ -302,23 +299,25 @@ def split_in_two(model: nn.Module, first: tuple[str, ...]) -> "torch.fx.GraphMod
     return split_module(gm, model, lambda node: 0 if node.name in first else 1)
 
 
-def with_unread_call(gm: "torch.fx.GraphModule", target: str) -> "torch.fx.GraphModule":
+def with_unread_call(gm: "torch.fx.GraphModule", target: str, recompile: bool = True) -> "torch.fx.GraphModule":
     """gm with one more call of its submodule `target`, on its first input, whose value nothing reads (tracing keeps
-    such calls, and so do passes that leave dead code alone)."""
+    such calls, and so do passes that leave dead code alone); without `recompile`, gm.code does not have it yet."""
     x = next(n for n in gm.graph.nodes if n.op == "placeholder")
     with gm.graph.inserting_after(x):
         gm.graph.call_module(target, (x,))
-    gm.recompile()
+    if recompile:
+        gm.recompile()
     return gm
 
 
-def negate_in_place(gm: "torch.fx.GraphModule", after: str | None = None) -> None:
+def negate_in_place(gm: "torch.fx.GraphModule", after: str | None = None, recompile: bool = True) -> None:
     """gm changed in place, as a pass changes the graph it is given: torch.neg put after node `after` (by default
-    the first value gm returns), and read by every node that read that node; gm recompiled."""
+    the first value gm returns), and read by every node that read that node; gm recompiled unless not `recompile`."""
     nodes = list(gm.graph.nodes)
     node = (next(n for n in nodes if n.op == "output").all_input_nodes[0] if after is None else
             next(n for n in nodes if n.name == after))
     with gm.graph.inserting_after(node):
         neg = gm.graph.call_function(torch.neg, (node,))
     node.replace_all_uses_with(neg, delete_user_cb=lambda user: user is not neg)
-    gm.recompile()
+    if recompile:
+        gm.recompile()

@@ -75,11 +75,8 @@ def _count_cases() -> list[Case]:
 def _inserted_not_recompiled(gm: fx.GraphModule) -> fx.GraphModule:
     """gm with one more call of its first fake-quant on its input, nobody reading it, and no recompile() yet: the
     graph has the node, gm.code does not."""
-    x = next(n for n in gm.graph.nodes if n.op == "placeholder")
     target = next(n.target for n in gm.graph.nodes if n.op == "call_module" and "post_process" in n.target)
-    with gm.graph.inserting_after(x):
-        gm.graph.call_module(target, (x,))
-    return gm
+    return with_unread_call(gm, target, recompile=False)
 
 
 def _first_fake_quant_to_lin(gm: fx.GraphModule) -> None:
