@@ -180,8 +180,11 @@ def max_difference(got: torch.Tensor, expected: torch.Tensor) -> float:
     return float((got.double() - expected.double()).abs().max()) if got.numel() else 0.0
 
 
-def first_far_tensor(got: dict, expected: dict, atol: float = 1e-5, rtol: float = 1e-4) -> str | None:
-    """The first tensor of `expected` (a name -> tensor dict) that `got` does not match, in words, or None."""
+def first_far_tensor(got: dict, expected: dict, atol: float = 1e-5, rtol: float = 1e-4, only: tuple = ()) -> str | None:
+    """The first tensor of `expected` (name -> tensor; `only`: names ending so) that `got` does not match, or None."""
+    if only:
+        expected = {n: t for n, t in expected.items() if n.endswith(only)}
+        got = {n: got[n] for n in expected if n in got}
     if set(got) != set(expected):
         missing = sorted(set(expected) - set(got))
         return (f"tensors {missing[:3]} are missing" if missing

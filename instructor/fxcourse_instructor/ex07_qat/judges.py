@@ -342,9 +342,7 @@ def _ft_judge(case: Case, ev: dict) -> None:
            "shared.leave_requires_grad_caller_s")
     expect(not ev.get("batches_grad"), "a batch tensor requires grad after qat_finetune: the caller's batches were "
            "changed", "ex07.leave_batches_as_given")
-    switches = [n for n in ref["final"]["buffers"] if n.endswith(("observer_enabled", "fake_quant_enabled"))]
-    switched = first_far_tensor({n: ev["buffers"][n] for n in switches if n in ev["buffers"]},
-                                {n: ref["final"]["buffers"][n] for n in switches})
+    switched = first_far_tensor(ev["buffers"], ref["final"]["buffers"], only=("observer_enabled", "fake_quant_enabled"))
     expect(switched is None, f"the observers' and fake-quants' switches are not as the caller left them after "
            f"qat_finetune: {switched}", "ex07.leave_quant_switches")
     mismatch = first_far_tensor(ev["params"], ref["final"]["params"])

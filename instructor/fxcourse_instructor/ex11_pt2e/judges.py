@@ -251,9 +251,7 @@ def _ft_judge(case: Case, ev: dict) -> None:
             hint = WEIGHT_DECAY_HINT
         raise CheckFailed(f"after {steps} steps the parameters differ from plain SGD on cross-entropy: {mismatch}",
                           hint or "ex11.each_step_x_y_batches")
-    switches = [n for n in ref["final"]["buffers"] if n.endswith(("observer_enabled", "fake_quant_enabled"))]
-    switched = first_far_tensor({n: ev["buffers"][n] for n in switches if n in ev["buffers"]},
-                                {n: ref["final"]["buffers"][n] for n in switches})
+    switched = first_far_tensor(ev["buffers"], ref["final"]["buffers"], only=("observer_enabled", "fake_quant_enabled"))
     expect(switched is None, f"the observers' and fake-quants' switches are not as they arrived after "
            f"pt2e_finetune: {switched}", "ex11.leave_quant_switches")
     mismatch = first_far_tensor(ev["buffers"], ref["final"]["buffers"])
