@@ -105,6 +105,9 @@ class _Course:
         (tmp / "jupyter-config").mkdir()
         base = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"), PYTHONWARNINGS="ignore")
         base.pop("JUPYTER_CONFIG_PATH", None)
+        # Both pipelines run as an installed Python does, caching the bytecode of what they import (an environment
+        # with PYTHONDONTWRITEBYTECODE set would have every command compile the course's modules again).
+        base.pop("PYTHONDONTWRITEBYTECODE", None)
         self.hard_env = base
         self.plain_env = dict(base, JUPYTER_CONFIG_PATH=str(self.plain))
         for a in assignments:

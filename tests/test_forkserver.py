@@ -324,13 +324,15 @@ def test_the_commands_of_one_user_and_code_share_one_fork_server(monkeypatch):
 
 SEEN_CHECKS = """
 import sys
-loaded = sorted(m for m in sys.modules if m.startswith("autograder.checks.ex") and m.count(".") == 2)
+loaded = sorted(m for m in sys.modules if m.startswith("autograder.checks.ex") and m.count(".") == 2
+                or m in ("torch.fx.experimental.symbolic_shapes", "torch._dynamo"))
 raise RuntimeError("loaded: " + ",".join(loaded))
 """
 
 
 def _checks_the_server_holds() -> list[str]:
-    """The exercise check modules a newly forked worker finds imported: those the server imported."""
+    """The exercise check modules a newly forked worker finds imported: those the server imported (and two of the
+    exercises' warm_imports, which it imports with them)."""
     outcome = run_worker([_cell(SEEN_CHECKS, "seen")], [], limits=LIMITS)
     error = _cell_errors(outcome)[0]["error"]
     return [m for m in error.split("loaded: ", 1)[1].strip().split(",") if m]
@@ -340,7 +342,20 @@ def test_the_server_imports_an_exercises_checks_on_the_first_job_that_calls_them
     assert _checks_the_server_holds() == []  # nothing up front: one check of ex01 waits for no torchao
     report = check_notebook(ROOT / "solutions" / "ex01_tracing" / "ex01_tracing.ipynb", Course(ROOT))
     assert report.score == report.max_score
-    assert _checks_the_server_holds() == ["autograder.checks.ex01_tracing"]
+    # with what ex01's answers and checks import lazily (its warm_imports), and nothing a later exercise needs
+    assert _checks_the_server_holds() == ["autograder.checks.ex01_tracing", "torch.fx.experimental.symbolic_shapes"]
+
+
+def test_every_exercises_checks_and_warm_imports_import_in_the_server_and_start_no_thread():
+    """The server refuses to fork once a thread appeared: what it imports for any exercise must start none."""
+    code = ("from autograder.grader.jail import forking; from autograder.coursedata.exercises import EXERCISES; "
+            "forking._prepare(); before = forking._threads(); forking._import_checks([e.id for e in EXERCISES]); "
+            "import sys; print(before, forking._threads(), "
+            "all(m in sys.modules for e in EXERCISES for m in e.warm_imports))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    before, after, imported = r.stdout.split()[-3:]
+    assert (after, imported) == (before, "True"), r.stdout
 
 
 def test_the_server_imports_only_the_courses_own_check_modules():

@@ -51,17 +51,20 @@ def _prepare() -> None:
 
 def _import_checks(names: list[str]) -> None:
     """The worker's parts of the exercises a job calls (their cases, evidence and models, never their judges or
-    references: what is imported here is in every worker's memory), imported in the server on the first job that
-    needs each (course code only: a name that is not an exercise id of the course is refused)."""
+    references: what is imported here is in every worker's memory), and the torch modules their answers and checks
+    import lazily (the exercise's `warm_imports`), imported in the server on the first job that needs each (course
+    code only: a name that is not an exercise id of the course is refused)."""
     import importlib
 
     from autograder.coursedata.exercises import EXERCISES
 
-    known = {ex.id for ex in EXERCISES}
+    known = {ex.id: ex for ex in EXERCISES}
     for name in names:
         if name not in known:
             raise ValueError(f"{name!r} is not an exercise of the course")
         importlib.import_module(f"autograder.checks.{name}")
+        for module in known[name].warm_imports:
+            importlib.import_module(module)
 
 
 def _threads() -> int:
