@@ -62,8 +62,7 @@ def _import_checks(names: list[str]) -> None:
     for name in names:
         if name not in known:
             raise ValueError(f"{name!r} is not an exercise of the course")
-        importlib.import_module(f"autograder.checks.{name}")
-        for module in known[name].warm_imports:
+        for module in (f"autograder.checks.{name}", *known[name].warm_imports):
             importlib.import_module(module)
 
 
